@@ -1,0 +1,7 @@
+"""`python -m irscope`: the same as the `irscope` command."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

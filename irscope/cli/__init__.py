@@ -1,0 +1,98 @@
+"""The `irscope` command: `main(argv) -> int`, the only place that prints errors and picks exit codes.
+
+Each subcommand lives in its own module with `add_parser(subparsers)` and `run(args, ui) -> int`;
+modules import their heavy dependencies (Triton, Textual) inside `run`, so `irscope --help` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import IO, Sequence
+
+from .. import __version__
+from ..errors import ExitCode, IrscopeError, UsageError
+from ..render import Style, wants_color
+
+# Subcommand modules, in the order `irscope --help` lists them.
+COMMANDS = ("compile", "show", "targets", "kernels")
+
+
+class UI:
+    """Where a command writes: stdout for results, stderr for progress, with colour decided once."""
+
+    def __init__(self, out: IO, err: IO, color_mode: str = "auto"):
+        self.out = out
+        self.err = err
+        self.color_mode = color_mode
+        self.color = wants_color(out, color_mode)
+        self.style = Style(self.color)
+        self.err_style = Style(wants_color(err, color_mode))
+
+    def print(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+
+    def warn(self, text: str) -> None:
+        self.err.write(f"irscope: {self.err_style('warning', 'yellow')}: {text}\n")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing usage and exiting."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message, f"see `{self.prog} --help`")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="irscope", description="See what Triton compiles your kernels to, for any GPU, without one.")
+    parser.add_argument("--version", action="version", version=f"irscope {__version__}")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour output (default: auto, on when writing to a terminal)")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f".{name}", __name__).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(os.environ.get("IRSCOPE_DEBUG"))
+    ui = UI(out, err)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        ui = UI(out, err, args.color)
+        if not getattr(args, "run", None):
+            parser.print_help(out)
+            return ExitCode.USAGE if not argv else ExitCode.OK
+        return int(args.run(args, ui) or 0)
+    except IrscopeError as e:
+        _report(ui, e.message, e.hint)
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        err.write("\nirscope: interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:  # `irscope show ... | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return int(ExitCode.OK)
+    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback unless asked
+        if debug:
+            raise
+        _report(ui, f"internal error: {type(e).__name__}: {e}",
+                "this is a bug in irscope; rerun with --debug for the traceback and report it")
+        return int(ExitCode.INTERNAL)
+
+
+def _report(ui: UI, message: str, hint: str | None) -> None:
+    s = ui.err_style
+    first = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    ui.err.write(f"irscope: {s('error', 'red', 'bold')}: {first}\n")
+    if hint:
+        ui.err.write(f"irscope: {s('hint', 'cyan')}: {hint}\n")

@@ -1,0 +1,82 @@
+"""`irscope compile KERNEL... --target T`: compile without a GPU and save every stage as a snapshot folder."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import CompileError
+from ..render import ProgressLine, resources_line, stage_sizes, table
+from .options import add_compile_options, options_from_args
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compile", help="compile kernels for GPU targets (no GPU needed) into snapshot folders",
+                       description="Compile kernels the way Triton's JIT would for a typical launch, for any "
+                                   "target, and save every stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco, sass).")
+    p.add_argument("kernels", nargs="+", metavar="KERNEL",
+                   help="a built-in kernel (`irscope kernels` lists them) or FILE.py:FUNCTION")
+    p.add_argument("--target", "-t", default="sm_90a",
+                   help="target(s): sm_90a, a comma-separated list, or all (default: sm_90a; `irscope targets`)")
+    add_compile_options(p)
+    p.add_argument("--out", "-o", metavar="DIR", help="where snapshots go (default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--name", metavar="NAME", help="name of the variant folder (default: the config plus what you changed)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="give up on a compile after this long (default: 300)")
+    p.add_argument("--update-goldens", action="store_true",
+                   help="allow writing into a folder of committed goldens (snapshots/)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, ui) -> int:
+    from ..pipeline import Point, compile_points, default_out
+    from ..store import load_snapshot
+    from ..targets import parse_targets
+
+    targets = parse_targets(args.target)
+    options = options_from_args(args)
+    out = Path(args.out) if args.out else default_out()
+    points = [Point(k, t.name, options) for k in args.kernels for t in targets]
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        names = ", ".join(f"{pt.kernel} {pt.target}" for pt, _ in p.running)
+        progress.update(f"[{p.done}/{p.total}] compiling {names}" if names else f"[{p.done}/{p.total}]")
+
+    try:
+        outcomes = compile_points(points, out, workers=args.jobs, timeout=args.timeout,
+                                  allow_goldens=args.update_goldens, on_progress=on_progress)
+    finally:
+        progress.close()
+
+    s = ui.style
+    snaps = []
+    for o in outcomes:
+        snap = load_snapshot(o.path) if o.path else None
+        snaps.append(snap)
+        status = s("ok", "green") if o.ok else s(o.status, "red", "bold")
+        label = o.label
+        ui.print(f"{s(label, 'bold')}  {status}  {o.seconds:.1f} s")
+        if snap and snap.ok:
+            ui.print(f"  stages   {stage_sizes(snap)}")
+            ui.print(f"  usage    {resources_line(snap)}")
+        if o.error:
+            ui.print(f"  {s('error', 'red')}    at {o.error.get('stage')}: {_first_line(o.error.get('message', ''))}")
+        if o.path:
+            ui.print(f"  folder   {o.path}")
+    failed = [o for o in outcomes if not o.ok]
+    if len(outcomes) > 1:
+        ui.print()
+        ui.print(table(["", "ok", "failed"], [["snapshots", len(outcomes) - len(failed), len(failed)]], right=(1, 2)))
+    if failed:
+        first = failed[0]
+        where = f" at stage {first.error.get('stage')}" if first.error else ""
+        msg = _first_line(first.error.get("message", "")) if first.error else first.status
+        raise CompileError(f"{len(failed)} of {len(outcomes)} compiles failed; first: {first.label}{where}: {msg}",
+                           "the stages that compiled are kept in each failed snapshot's folder: irscope show FOLDER")
+    return 0
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0] if lines else ""

@@ -1,0 +1,90 @@
+"""`irscope show SNAPSHOT [--stage S]`: a snapshot's summary, or one of its stages."""
+from __future__ import annotations
+
+import json
+
+from ..render import highlight, human_bytes, resources_line, table
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("show", help="print a snapshot's summary or one stage (coloured on a terminal)")
+    p.add_argument("snapshot", metavar="SNAPSHOT", help="a snapshot folder, Triton cache entry or kernel-dump folder")
+    p.add_argument("--stage", "-s", help="print this stage: python, source, ttir, ttgir, llir, ptx, amdgcn, sass")
+    p.add_argument("--json", action="store_true", help="print the snapshot's metadata as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args, ui) -> int:
+    from ..errors import SnapshotError
+    from ..store import load_snapshot
+
+    snap = load_snapshot(args.snapshot)
+    if args.json:
+        ui.print(json.dumps(snap.meta, indent=1, default=str))
+        return 0
+    if args.stage:
+        stage = args.stage.lower()
+        if stage == "python":
+            text = snap.python_source()
+            if text is None:
+                raise SnapshotError(f"{snap.label} keeps no Python source", "only irscope snapshots do")
+        elif stage == "sass" and "sass" not in snap.stage_files and "cubin" in snap.stage_files:
+            from ..tools import disassemble
+            text = disassemble(snap.read_bytes("cubin"))
+        else:
+            text = snap.read(stage)
+        ui.out.write(highlight(text, stage, ui.color))
+        return 0
+    _summary(snap, ui)
+    return 0
+
+
+def _summary(snap, ui) -> None:
+    s = ui.style
+    m = snap.meta
+    status = s("ok", "green") if snap.ok else s("FAILED", "red", "bold")
+    ui.print(f"{s(snap.label, 'bold')}  {status}  ({snap.origin}: {snap.path})")
+    if m.get("description"):
+        ui.print(f"  {m['description']}")
+    if snap.error:
+        ui.print(f"  {s('error', 'red')} at stage {snap.error.get('stage')}: {snap.error.get('message', '').strip()}")
+    t = snap.target
+    if t:
+        ui.print(f"  target   {t.name} ({t.family}: {t.products}), warp {t.warp_size}")
+    co = m.get("compile_options") or {}
+    if co:
+        cx = " ".join(f"{k}={v}" for k, v in (co.get("constexprs") or {}).items())
+        ui.print(f"  options  num_warps={co.get('num_warps')} num_stages={co.get('num_stages')} {cx}".rstrip())
+    ui.print(f"  usage    {resources_line(snap)}")
+    spec_rows = []
+    for a in m.get("specialisation", []):
+        if a.get("kind") == "constexpr":
+            continue
+        note = a.get("why", "")
+        if a.get("attrs"):
+            note = " ".join(f"{k}={v}" for k, v in a["attrs"].items())
+        spec_rows.append([a["name"], a["type"], a.get("value", ""), a.get("divisibility", "-") if a["kind"] != "constant"
+                          else "const", note])
+    if spec_rows:
+        ui.print("\n  specialisation (what a typical launch gives the JIT):")
+        ui.print(_indent(table(["argument", "type", "typical value", "divisibility", "note"], spec_rows, style=s)))
+    stages = m.get("stages") or {}
+    rows = []
+    times = m.get("times_ms", {})
+    for stage, path in snap.stage_files.items():
+        info = stages.get(stage, {})
+        size = path.stat().st_size
+        lines = info.get("lines")
+        rows.append([stage, path.name, human_bytes(size), "" if lines is None else f"{lines:,}",
+                     f"{times[stage]:.0f} ms" if stage in times else ""])
+    ui.print("\n  stages:")
+    ui.print(_indent(table(["stage", "file", "size", "lines", "compile time"], rows, right=(2, 3, 4), style=s)))
+    v = m.get("versions") or {}
+    if v:
+        ui.print("\n  versions " + ", ".join(f"{k} {val}" for k, val in v.items() if k != "ptxas_binary"))
+    if m.get("content_key"):
+        ui.print(f"  key      {m['content_key'][:16]}")
+
+
+def _indent(text: str, n: int = 4) -> str:
+    return "\n".join(" " * n + line for line in text.splitlines())

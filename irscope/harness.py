@@ -1,0 +1,408 @@
+"""The one module that calls Triton's compiler: specialise a kernel like the JIT would, compile it for a
+`GPUTarget` with no GPU, and collect every stage.
+
+Triton's internal API moves between releases; every difference between the versions irscope supports
+(3.6 on the GPU machine, 3.9 here) is handled in this file and nowhere else.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import io
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import __version__, tools
+from .errors import CompileError, EnvironmentProblem, UsageError
+from .resources import Resources, from_triton_metadata, parse_amdgcn, parse_ptxas_log, parse_res_usage
+from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, Tensor, resolve, variant_name
+from .targets import Target
+
+# Stage names in pipeline order, as Triton's CompiledKernel.asm names them, plus our sass.
+STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
+BINARY_STAGES = ("cubin", "hsaco")
+
+# A typical tensor's size in bytes, for AMD's buffer-op specialisation (tensors under 2 GB get
+# tt.pointer_range=32 at launch).
+_TYPICAL_TENSOR_BYTES = 1 << 26
+
+
+@dataclass
+class CompileResult:
+    """Everything one compile produced, before it is written to a snapshot folder."""
+
+    spec: KernelSpec
+    target: Target
+    options: CompileOptions
+    variant: str
+    stages: dict[str, str | bytes] = field(default_factory=dict)  # stage name -> text or bytes, in order
+    specialisation: list[dict] = field(default_factory=list)
+    compile_options: dict = field(default_factory=dict)  # what the compiler was given (num_warps, constexprs...)
+    backend_options: dict = field(default_factory=dict)  # Triton's full option set after parsing
+    triton_metadata: dict = field(default_factory=dict)
+    times_ms: dict[str, float] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)  # ptxas -v log, cuobjdump res-usage, compiler stderr
+    versions: dict[str, str] = field(default_factory=dict)
+    resources: Resources = field(default_factory=Resources)
+    content_key: str = ""
+    python_source: str = ""
+    error: dict | None = None  # {"stage", "type", "message"} when the compile failed
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class _FakeTensor:
+    """What the JIT's specialiser looks at in a tensor: its address, dtype and (on AMD) its size."""
+
+    def __init__(self, tensor: Tensor, address: int):
+        self.dtype = tensor.dtype
+        self._address = address
+
+    def data_ptr(self) -> int:
+        return self._address
+
+    def ptr_range(self) -> int:  # AMD: HIPBackend.is_within_2gb
+        return _TYPICAL_TENSOR_BYTES
+
+
+def triton_version() -> str:
+    import triton
+    return triton.__version__
+
+
+def gpu_target(target: Target):
+    from triton.backends.compiler import GPUTarget
+    return GPUTarget(target.backend, target.arch, target.warp_size)
+
+
+def _make_backend(target: Target):
+    from triton.compiler.compiler import make_backend
+    try:
+        return make_backend(gpu_target(target))
+    except Exception as e:  # noqa: BLE001 - Triton raises bare RuntimeError/ValueError here
+        raise EnvironmentProblem(f"Triton {triton_version()} cannot compile for {target.name}: {e}",
+                                 "install a Triton with the nvidia and amd backends (pip install triton)") from None
+
+
+def _jit_kwargs(fn) -> dict:
+    """The options the JIT adds to every launch (JITFunction.run), in the spelling of this Triton."""
+    from triton import knobs
+    kwargs: dict[str, Any] = {"debug": bool(getattr(fn, "debug", False)) or bool(knobs.runtime.debug)}
+    for name in ("instrumentation_mode", "fpsan_homomorphic_casts"):  # 3.6 has the first, 3.9 both
+        if hasattr(knobs.compilation, name):
+            kwargs[name] = getattr(knobs.compilation, name)
+    return kwargs
+
+
+def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
+    """Specialise like a real launch: returns (backend, options, signature, constexprs, attrs, record).
+
+    The JIT's own binder (`create_function_from_signature`) and `_pack_args` do the work on stand-in
+    tensors, so the rules are Triton's, including `do_not_specialize` and AMD's buffer-op ranges.
+    """
+    from triton.runtime.jit import create_function_from_signature
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, without its warning
+    fn = spec.fn
+    params = list(fn.params)
+    constexpr_names = [p.name for p in params if p.is_constexpr]
+    resolved = resolve(spec, opts, [p.name for p in params], constexpr_names)
+    backend = _make_backend(target)
+    _disable_amd_torch_probe()
+
+    call_args = []
+    for i, p in enumerate(params):
+        if p.is_constexpr:
+            value = resolved.constexprs.get(p.name, p.default)
+        else:
+            value = resolved.args[p.name]
+            if isinstance(value, Tensor):
+                value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096)
+        call_args.append(value)
+    kwargs = _jit_kwargs(fn)
+    if resolved.num_warps is not None:
+        kwargs["num_warps"] = resolved.num_warps
+    if resolved.num_stages is not None:
+        kwargs["num_stages"] = resolved.num_stages
+    kwargs.update(resolved.backend_options)
+
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    try:
+        bound, specialization, binder_opts = binder(*call_args, **kwargs)
+        options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, binder_opts)
+    except KeyError as e:
+        known = sorted(backend.parse_options({}).__dict__)
+        raise UsageError(f"unknown backend option {e}", f"options Triton knows for {target.name}: "
+                         f"{', '.join(known)}") from None
+    except (TypeError, AssertionError, ValueError) as e:
+        raise UsageError(f"cannot specialise {spec.fn_name} for {target.name}: {e}",
+                         "check the --arg, --constexpr and --option values") from None
+
+    record = []
+    global_div = [d for name, d in opts.divisibility if name is None]
+    per_arg = {name: d for name, d in opts.divisibility if name is not None}
+    for i, p in enumerate(params):
+        ty = signature[p.name]
+        key = (i,)
+        entry: dict[str, Any] = {"name": p.name, "type": ty}
+        value = call_args[i]
+        if p.is_constexpr:
+            entry.update(kind="constexpr", value=_jsonable(value))
+        elif ty == "constexpr":
+            entry.update(kind="constant", value=_jsonable(value),
+                         why="an integer equal to 1 is specialised into the kernel as a constant")
+        else:
+            is_ptr = ty.startswith("*")
+            entry["kind"] = "tensor" if is_ptr else "scalar"
+            entry["value"] = str(resolved.args[p.name]) if is_ptr else _jsonable(resolved.args[p.name])
+            if key in attrs:
+                d = per_arg.get(p.name)
+                if d is None and global_div and not p.do_not_specialize:
+                    d = global_div[-1]
+                    typical = TYPICAL_POINTER_ALIGNMENT if is_ptr else value
+                    if isinstance(typical, int) and not isinstance(typical, bool) and typical % d:
+                        d = 1
+                if d is not None:
+                    rest = [a for a in attrs[key] if a[0] != "tt.divisibility"]
+                    attrs[key] = ([["tt.divisibility", d]] if d > 1 else []) + rest
+                div = [a[1] for a in attrs[key] if a[0] == "tt.divisibility"]
+                entry["divisibility"] = div[0] if div else 1
+                extra = {a[0]: a[1] for a in attrs[key] if a[0] != "tt.divisibility"}
+                if extra:
+                    entry["attrs"] = extra
+        record.append(entry)
+    return backend, options, signature, constexprs, attrs, record
+
+
+def _disable_amd_torch_probe() -> None:
+    # HIPBackend.is_within_2gb imports torch on first use just to isinstance-check; our stand-ins
+    # answer through ptr_range(), so skip the (slow) import.
+    try:
+        from triton.backends.amd.compiler import HIPBackend
+        if getattr(HIPBackend, "_torch_available", True) is None:
+            HIPBackend._torch_available = False
+    except ImportError:
+        pass
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def content_key(spec: KernelSpec, target: Target, compile_options: dict, record: list[dict], line_info: bool) -> str:
+    """A hash of everything that decides a compile's output: the kernel's source (with the jit functions
+    it calls), the target, the options, the specialisation and the Triton version."""
+    payload = json.dumps({"fn": spec.fn.cache_key, "target": target.as_dict(), "options": compile_options,
+                          "specialisation": record, "triton": triton_version(), "line_info": line_info},
+                         sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, dict, list[dict]]:
+    """The content key, compile options and specialisation of a compile, without compiling."""
+    backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
+    compile_options = _compile_options(spec, options, constexprs)
+    return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
+
+
+def _compile_options(spec: KernelSpec, options, constexprs: dict) -> dict:
+    names = spec.fn.arg_names
+    out = {"num_warps": options.num_warps, "num_stages": getattr(options, "num_stages", None),
+           "constexprs": {names[k[0]]: _jsonable(v) for k, v in constexprs.items() if len(k) == 1}}
+    return out
+
+
+def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, capture_fds: bool = False) -> CompileResult:
+    """Compile one kernel for one target. Failures are returned in `result.error`, with the stages that
+    did compile; only bad requests (unknown names, malformed values) raise.
+
+    `capture_fds` also redirects file descriptors 1 and 2, so that MLIR and LLVM diagnostics (written by
+    C++ straight to stderr) land in the result: only safe in a child process.
+    """
+    import triton
+    from triton import knobs
+    from triton.compiler import ASTSource
+
+    backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
+    result = CompileResult(spec=spec, target=target, options=opts, variant=variant_name(spec, opts))
+    result.specialisation = record
+    result.compile_options = _compile_options(spec, options, constexprs)
+    result.backend_options = {k: _jsonable(v) for k, v in sorted(options.__dict__.items()) if k != "extern_libs"}
+    result.python_source = _python_source(spec)
+    result.content_key = content_key(spec, target, result.compile_options, record, opts.line_info)
+    result.versions = _versions(target)
+
+    captured: dict[str, Any] = {}
+
+    def listener(**event: Any) -> None:
+        captured["times"] = event.get("times")
+
+    cache_dir = Path(tempfile.mkdtemp(prefix="irscope-triton-cache-"))
+    stdout = io.StringIO()
+    failure: Exception | None = None
+    started = time.perf_counter()
+    try:
+        with knobs.cache.scope(), knobs.compilation.scope(), knobs.nvidia.scope(), \
+                _captured_fds(capture_fds) as fd_log, contextlib.redirect_stdout(stdout):
+            knobs.cache.dir = str(cache_dir)
+            knobs.compilation.always_compile = True
+            knobs.compilation.disable_line_info = not opts.line_info
+            knobs.compilation.listener = listener
+            knobs.nvidia.dump_ptxas_log = True
+            try:
+                kernel = triton.compile(ASTSource(spec.fn, signature, constexprs, attrs), target=gpu_target(target),
+                                        options=options.__dict__)
+            except Exception as e:  # noqa: BLE001 - any compiler failure becomes a failed snapshot
+                failure = e
+        if failure is not None:
+            _record_failure(result, failure, cache_dir, spec.fn_name, target, fd_log.getvalue(), stdout.getvalue())
+            return result
+        result.times_ms["total"] = (time.perf_counter() - started) * 1e3
+        _collect(result, kernel, target, captured.get("times"), stdout.getvalue(), fd_log.getvalue())
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    return result
+
+
+class _FdLog:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def getvalue(self) -> str:
+        return self.text
+
+
+@contextlib.contextmanager
+def _captured_fds(enabled: bool) -> Iterator[_FdLog]:
+    log = _FdLog()
+    if not enabled:
+        yield log
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield log
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            tmp.seek(0)
+            log.text = tmp.read().decode(errors="replace")
+
+
+def _python_source(spec: KernelSpec) -> str:
+    path = spec.path or inspect.getsourcefile(spec.fn.fn) or ""
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return getattr(spec.fn, "src", "")
+
+
+def _versions(target: Target) -> dict[str, str]:
+    versions = {"triton": triton_version(), "irscope": __version__, "python": platform.python_version()}
+    if target.vendor == "nvidia":
+        try:
+            from triton.backends.nvidia.compiler import get_ptxas
+            tool = get_ptxas(target.arch)
+            versions["ptxas"] = str(tool.version)
+            versions["ptxas_binary"] = Path(tool.path).name
+        except Exception:  # noqa: BLE001 - a missing ptxas shows up as a failed cubin stage instead
+            pass
+    return versions
+
+
+def _collect(result: CompileResult, kernel, target: Target, times, stdout: str, fd_log: str) -> None:
+    asm = kernel.asm
+    for stage in STAGE_ORDER:
+        if stage in asm and stage != "sass":
+            result.stages[stage] = asm[stage]
+    meta = kernel.metadata._asdict()
+    meta["target"] = target.as_dict()
+    result.triton_metadata = {k: _jsonable(v) if not isinstance(v, (list, dict)) else v for k, v in meta.items()}
+    if times is not None:
+        result.times_ms["frontend"] = times.ir_initialization / 1e3
+        for stage, us in times.lowering_stages:
+            result.times_ms[stage] = us / 1e3
+    resources = from_triton_metadata(meta)
+    if "cubin" in result.stages:
+        result.logs["ptxas"] = _ptxas_section(stdout)
+        resources = parse_ptxas_log(result.logs["ptxas"]).merged(resources)
+        try:
+            result.logs["res-usage"] = tools.resource_usage(result.stages["cubin"])
+            resources = resources.merged(parse_res_usage(result.logs["res-usage"]))
+            started = time.perf_counter()
+            result.stages["sass"] = tools.disassemble(result.stages["cubin"])
+            result.times_ms["sass"] = (time.perf_counter() - started) * 1e3
+        except EnvironmentProblem as e:
+            result.logs["sass-error"] = e.message
+    if "amdgcn" in result.stages:
+        resources = parse_amdgcn(result.stages["amdgcn"]).merged(resources)
+    result.resources = resources
+    if fd_log.strip():
+        result.logs["compiler"] = fd_log
+
+
+def _ptxas_section(stdout: str) -> str:
+    lines = [ln for ln in stdout.splitlines() if "ptxas" in ln or ln.startswith("    ")]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_name: str, target: Target,
+                    log: str, stdout: str) -> None:
+    done: dict[str, str | bytes] = {}
+    for stage in STAGE_ORDER:
+        path = next(cache_dir.glob(f"*/{fn_name}.{stage}"), None)
+        if path is not None:
+            done[stage] = path.read_bytes() if stage in BINARY_STAGES else path.read_text()
+    result.stages = done
+    pipeline = ["source", "ttir", "ttgir", "llir", target.asm_stage, target.binary_stage]
+    failed = next((s for s in pipeline if s not in done), pipeline[-1])
+    message = _error_message(exc)
+    if log.strip():
+        result.logs["compiler"] = log
+    if stdout.strip():
+        result.logs["stdout"] = stdout
+    diagnostics = [ln for ln in log.splitlines() if "error" in ln.lower()]
+    if diagnostics and "PassManager" in message:
+        message = diagnostics[0].strip() + " (" + message + ")"
+    result.error = {"stage": failed, "type": type(exc).__name__, "message": message}
+
+
+def _error_message(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if type(exc).__name__ == "PTXASError":
+        lines = [ln for ln in text.splitlines() if "error" in ln.lower() and "Repro command" not in ln]
+        return (lines[0] if lines else text.splitlines()[0]).strip()
+    return text
+
+
+def raise_for(result: CompileResult) -> None:
+    """Turn a failed result into the CompileError the CLI reports."""
+    if result.error is None:
+        return
+    err = result.error
+    first = err["message"].strip().splitlines()
+    summary = first[-1] if err["type"] == "CompilationError" and first else (first[0] if first else err["type"])
+    raise CompileError(f"{result.spec.name} failed to compile for {result.target.name} at stage {err['stage']}: "
+                       f"{summary}", "the stages that compiled are kept in the snapshot folder; `irscope show` it",
+                       stage=err["stage"], log=err["message"])

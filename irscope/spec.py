@@ -1,0 +1,252 @@
+"""What irscope knows about a kernel before compiling it: its spec, its configs, and the options asked for.
+
+A kernel file declares a `KernelSpec` next to its `@triton.jit` function. The spec gives the values a
+typical launch passes (so irscope can specialise the kernel the way Triton's JIT would), the constexpr
+defaults, and a menu of named configs. `CompileOptions` is what the user asked for on top of that.
+Nothing here imports Triton.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from .errors import UsageError
+
+# Typical addresses of the tensors a launch passes: torch's caching allocator hands out blocks aligned
+# to 512 bytes, so a real launch sees every pointer 16-byte aligned unless the tensor is a view at an
+# odd offset. irscope assumes the common case and lets the user say otherwise (--divisibility).
+TYPICAL_POINTER_ALIGNMENT = 512
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A pointer argument of a typical launch: a tensor of `dtype` (Triton's names: fp16, bf16, fp32, i8...)."""
+
+    dtype: str
+    const: bool = False  # a `*k` pointer (read-only), as Triton marks `tl.const` arguments
+
+    def __str__(self) -> str:
+        return f"*{self.dtype}"
+
+
+@dataclass(frozen=True)
+class Config:
+    """A named point of a kernel's menu: constexprs plus launch options, like a `triton.Config`."""
+
+    name: str
+    constexprs: Mapping[str, Any] = field(default_factory=dict)
+    num_warps: int | None = None
+    num_stages: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # other backend options: maxnreg, kpack...
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel irscope can compile: the `@triton.jit` function and how a typical launch calls it."""
+
+    name: str
+    fn: Any  # triton.runtime.jit.JITFunction
+    args: Mapping[str, Any]  # typical launch value of every non-constexpr parameter: Tensor, int, float, bool
+    configs: Sequence[Config] = (Config("default"),)
+    constexprs: Mapping[str, Any] = field(default_factory=dict)  # defaults under every config
+    description: str = ""
+    workload: Any = None  # how to run it on a GPU or in the interpreter (irscope.workload.Workload)
+    path: str = ""  # the file the spec was loaded from; set by irscope.library
+
+    @property
+    def fn_name(self) -> str:
+        return getattr(self.fn, "__name__", None) or self.fn.fn.__name__
+
+    @property
+    def default_config(self) -> Config:
+        return self.configs[0]
+
+    def config(self, name: str | None) -> Config:
+        """The named config, or the default one."""
+        if name is None:
+            return self.default_config
+        for cfg in self.configs:
+            if cfg.name == name:
+                return cfg
+        names = [c.name for c in self.configs]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (f"did you mean {', '.join(close)}? " if close else "") + f"configs of {self.name}: {', '.join(names)}"
+        raise UsageError(f"kernel '{self.name}' has no config '{name}'", hint)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What the user asked for on top of a kernel's spec. Tuples keep it hashable and picklable."""
+
+    config: str | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+    constexprs: tuple[tuple[str, Any], ...] = ()
+    backend_options: tuple[tuple[str, Any], ...] = ()  # maxnreg=128, enable_fp_fusion=False, kpack=2 ...
+    divisibility: tuple[tuple[str | None, int], ...] = ()  # (None, 1): every argument; ("x_ptr", 4): one
+    args: tuple[tuple[str, Any], ...] = ()  # typical launch values that differ from the spec's
+    line_info: bool = True
+    name: str | None = None  # the variant folder's name, if the user chose one
+
+    def with_(self, **changes) -> "CompileOptions":
+        return replace(self, **changes)
+
+
+def parse_value(text: str) -> Any:
+    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"), anything else -> the string."""
+    text = text.strip()
+    if text.startswith("*"):
+        dtype = text[1:]
+        const = dtype.startswith("k")
+        dtype = dtype[1:] if const and dtype[1:] in DTYPES else dtype
+        if dtype not in DTYPES:
+            raise UsageError(f"unknown tensor dtype '{text}'", f"use one of: {', '.join('*' + d for d in DTYPES)}")
+        return Tensor(dtype, const=const)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (int, float, str, bool)) else text
+
+
+DTYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16",
+          "i32", "i64", "u8", "u16", "u32", "u64")
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, Any]:
+    """`NAME=VALUE` from the command line -> (name, parsed value)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name) or not value.strip():
+        raise UsageError(f"malformed {what} '{text}'", f"write it as NAME=VALUE, e.g. {EXAMPLES.get(what, 'BLOCK=128')}")
+    return name, parse_value(value)
+
+
+EXAMPLES = {"constexpr": "--constexpr BLOCK_M=128", "argument": "--arg K=4096 or --arg a_ptr=*fp16",
+            "option": "--option maxnreg=128"}
+
+
+def parse_divisibility(items: Sequence[str]) -> tuple[tuple[str | None, int], ...]:
+    """`16`, `1`, `x_ptr=4` -> ((None, 16), (None, 1), ("x_ptr", 4)); values must be powers of two."""
+    out = []
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        try:
+            d = int(value)
+        except ValueError:
+            d = 0
+        if d < 1 or d & (d - 1) or (sep and not _NAME.match(name)):
+            raise UsageError(f"bad --divisibility '{item}'",
+                             "give a power of two for every argument (16, 1) or NAME=VALUE for one (x_ptr=4)")
+        out.append((name if sep else None, d))
+    return tuple(out)
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    """`2,4,8` -> [2, 4, 8] for an option named `what`."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise UsageError(f"bad {what} '{text}'", f"give positive integers, comma-separated: {what} 2,4,8")
+    return values
+
+
+def variant_name(spec: KernelSpec, opts: CompileOptions) -> str:
+    """The folder name of a compile variant: the config's name plus what the user changed.
+
+    `default`, `m128n256k64.w2`, `default.div1`, `default.s4.BLOCK_K=32` -- readable and stable, so the
+    same options always land in the same folder.
+    """
+    if opts.name:
+        return opts.name
+    parts = [opts.config or spec.default_config.name]
+    if opts.num_warps is not None:
+        parts.append(f"w{opts.num_warps}")
+    if opts.num_stages is not None:
+        parts.append(f"s{opts.num_stages}")
+    for name, d in opts.divisibility:
+        parts.append(f"div{d}" if name is None else f"{name}.div{d}")
+    parts += [f"{k}={_slug(v)}" for k, v in opts.constexprs]
+    parts += [f"{k}={_slug(v)}" for k, v in opts.backend_options]
+    parts += [f"arg.{k}={_slug(v)}" for k, v in opts.args]
+    if not opts.line_info:
+        parts.append("noline")
+    return ".".join(parts)
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_+-]", "_", str(value))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A spec and options merged into exactly what the compiler gets (before specialisation)."""
+
+    constexprs: dict[str, Any]
+    args: dict[str, Any]  # typical launch values of the non-constexpr parameters
+    num_warps: int | None
+    num_stages: int | None
+    backend_options: dict[str, Any]
+
+
+def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
+            constexpr_names: Sequence[str]) -> Resolved:
+    """Merge spec defaults, the chosen config and the user's overrides; check every name exists."""
+    cfg = spec.config(opts.config)
+    constexprs = {**spec.constexprs, **cfg.constexprs}
+    for name, value in opts.constexprs:
+        _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
+        constexprs[name] = value
+    args = dict(spec.args)
+    for name, value in opts.args:
+        _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--arg")
+        args[name] = value
+    for name, _ in opts.divisibility:
+        if name is not None:
+            _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--divisibility")
+    missing = [p for p in param_names if p not in constexpr_names and p not in args]
+    if missing:
+        raise UsageError(f"kernel '{spec.name}' needs a typical value for argument '{missing[0]}'",
+                         f"pass --arg {missing[0]}=VALUE (a number, or *fp16 for a tensor), or declare it in the "
+                         "kernel's KernelSpec(args=...)")
+    missing = [p for p in constexpr_names if p not in constexprs and not _has_default(spec.fn, p)]
+    if missing:
+        raise UsageError(f"kernel '{spec.name}' needs a value for constexpr '{missing[0]}'",
+                         f"pass --constexpr {missing[0]}=VALUE or choose a config with --config")
+    backend_options = dict(cfg.options)
+    backend_options.update(opts.backend_options)
+    num_warps = opts.num_warps if opts.num_warps is not None else cfg.num_warps
+    num_stages = opts.num_stages if opts.num_stages is not None else cfg.num_stages
+    for what, value in (("--num-warps", num_warps), ("--num-stages", num_stages)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise UsageError(f"bad {what} {value}", f"{what} takes a positive integer")
+    if num_warps is not None and num_warps & (num_warps - 1):
+        raise UsageError(f"bad --num-warps {num_warps}: not a power of two", "Triton takes 1, 2, 4, 8, 16 or 32")
+    return Resolved(constexprs, args, num_warps, num_stages, backend_options)
+
+
+def _has_default(fn: Any, name: str) -> bool:
+    for p in getattr(fn, "params", ()):
+        if p.name == name:
+            return p.has_default
+    return False
+
+
+def _check_name(spec: KernelSpec, name: str, known: Sequence[str], what: str, flag: str) -> None:
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise UsageError(f"{spec.fn_name} has no {what} '{name}'",
+                     hint + f"{what}s of {spec.fn_name}: {', '.join(known) or '(none)'} ({flag})")
+

@@ -1,0 +1,169 @@
+"""`irscope compile`, `show`, `targets`, `kernels` through the real CLI entry point."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+
+USER = DATA / "user_kernels.py"
+
+
+def test_compile_writes_a_snapshot_and_prints_a_summary(cli, tmp_path):
+    code, out, err = cli("compile", "add", "--target", "sm_90a,gfx942")
+    assert code == 0, err
+    assert "add/default/sm_90a  ok" in out and "add/default/gfx942  ok" in out
+    assert "registers" in out and "vgpr" in out and "irscope-snapshots/add/default/sm_90a" in out
+    meta = json.loads((tmp_path / "irscope-snapshots/add/default/sm_90a/irscope.json").read_text())
+    assert meta["status"] == "ok" and meta["target"]["name"] == "sm_90a"
+    assert set(meta["stages"]) == {"source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass"}
+    assert meta["resources"]["registers"] > 0 and "spill_stores" in meta["resources"]
+    assert meta["versions"]["triton"] and meta["versions"]["ptxas"]
+    assert {"ttir", "ttgir", "llir", "ptx", "cubin"} <= set(meta["times_ms"])
+    assert len(meta["content_key"]) == 64
+
+
+def test_options_name_the_variant_folder_and_are_recorded(cli, tmp_path):
+    code, out, err = cli("compile", "matmul", "--config", "m64n32k32.w2.s5", "--num-stages", "2",
+                         "--divisibility", "1", "--constexpr", "GROUP_M=4", "--option", "maxnreg=128",
+                         "--no-line-info", "--out", "o")
+    assert code == 0, err
+    folder = tmp_path / "o/matmul/m64n32k32.w2.s5.s2.div1.GROUP_M=4.maxnreg=128.noline/sm_90a"
+    meta = json.loads((folder / "irscope.json").read_text())
+    assert meta["compile_options"]["num_warps"] == 2 and meta["compile_options"]["num_stages"] == 2
+    assert meta["compile_options"]["constexprs"]["GROUP_M"] == 4
+    assert meta["backend_options"]["maxnreg"] == 128
+    assert all(a.get("divisibility", 1) == 1 for a in meta["specialisation"] if a["kind"] in ("tensor", "scalar"))
+    assert ".loc" not in (folder / "matmul_kernel.ptx").read_text()
+
+
+def test_user_kernel_with_a_spec_in_its_file(cli, tmp_path):
+    code, out, err = cli("compile", f"{USER}:copy_rows", "--target", "sm_80")
+    assert code == 0, err
+    assert (tmp_path / "irscope-snapshots/copy_rows/default/sm_80/copy_rows.ptx").is_file()
+
+
+def test_user_kernel_with_its_signature_on_the_command_line(cli, tmp_path):
+    code, out, err = cli("compile", f"{USER}:scale", "--arg", "x_ptr=*fp32", "--arg", "out_ptr=*fp32",
+                         "--arg", "n=4096", "--arg", "factor=2.0", "--constexpr", "BLOCK=256", "-t", "gfx90a")
+    assert code == 0, err
+    assert "scale/default.BLOCK=256.arg.x_ptr=_fp32" in out
+
+
+def _error(err):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines[0].startswith("irscope: error: ") and lines[1].startswith("irscope: hint: "), err
+    assert "Traceback" not in err
+    return lines[0], lines[1]
+
+
+@pytest.mark.parametrize("argv,exit_code,message,hint", [
+    (["compile", "matmull"], 2, "unknown kernel 'matmull'", "did you mean matmul"),
+    (["compile", "add", "--target", "sm_91"], 2, "unknown target 'sm_91'", "gfx950"),
+    (["compile", "add", "--constexpr", "BLOCK_SIZE"], 2, "malformed constexpr", "NAME=VALUE"),
+    (["compile", "add", "--constexpr", "BLOCK=64"], 2, "no constexpr 'BLOCK'", "BLOCK_SIZE"),
+    (["compile", "add", "--num-warps", "3"], 2, "not a power of two", "1, 2, 4"),
+    (["compile", "add", "--num-warps", "four"], 2, "invalid int value", "--help"),
+    (["compile", "add", "--divisibility", "3"], 2, "bad --divisibility", "power of two"),
+    (["compile", "add", "--config", "huge"], 2, "no config 'huge'", "b4096"),
+    (["compile", f"{USER}:scale"], 2, "needs a typical value for argument 'x_ptr'", "--arg x_ptr="),
+    (["compile", f"{USER}:nope"], 2, "has no kernel 'nope'", "scale"),
+    (["compile", "missing.py:k"], 2, "does not exist", "FILE.py:KERNEL"),
+    (["compile", "add", "--option", "maxnrg=1"], 2, "unknown backend option", "maxnreg"),
+    (["show", "nowhere"], 4, "does not exist", "snapshot"),
+    (["frobnicate"], 2, "invalid choice", "--help"),
+])
+def test_bad_input_gets_one_line_and_a_hint(cli, tmp_path, argv, exit_code, message, hint):
+    code, out, err = cli(*argv)
+    first, second = _error(err)
+    assert code == exit_code
+    assert message in first and hint in second
+    assert not (tmp_path / "irscope-snapshots").exists()  # nothing half-written
+
+
+def test_a_kernel_that_fails_to_compile_keeps_its_stages_in_a_failed_folder(cli, tmp_path):
+    code, out, err = cli("compile", f"{USER}:type_error")
+    first, _ = _error(err)
+    assert code == 3 and "type_error/default/sm_90a at stage source" in first
+    meta = json.loads((tmp_path / "irscope-snapshots/type_error/default/sm_90a/irscope.json").read_text())
+    assert meta["status"] == "failed" and meta["error"]["stage"] == "source"
+    code, out, err = cli("show", "irscope-snapshots/type_error/default/sm_90a")
+    assert code == 0 and "FAILED" in out and "undefined_name" in out
+
+
+def test_a_crashing_compile_fails_alone_while_the_others_finish(cli, tmp_path):
+    code, out, err = cli("compile", f"{USER}:crashes", "add", "--target", "sm_80")
+    assert code == 3
+    assert "crashes/default/sm_80  crashed" in out and "SIGABRT" in out
+    assert "add/default/sm_80  ok" in out
+
+
+def test_a_hanging_compile_is_killed_at_the_timeout(cli, tmp_path):
+    started = time.monotonic()
+    code, out, err = cli("compile", f"{USER}:hangs", "--timeout", "3")
+    assert code == 3 and "timeout" in out and time.monotonic() - started < 30
+
+
+def test_goldens_are_not_overwritten_unless_asked(cli, tmp_path):
+    (tmp_path / "goldens").mkdir()
+    (tmp_path / "goldens" / ".irscope-goldens").write_text("")
+    code, out, err = cli("compile", "add", "--out", "goldens")
+    assert code == 2 and "golden" in err and not (tmp_path / "goldens/add").exists()
+    code, out, err = cli("compile", "add", "--out", "goldens", "--update-goldens")
+    assert code == 0 and (tmp_path / "goldens/add/default/sm_90a/irscope.json").is_file()
+
+
+def test_show_prints_summary_stage_and_json(cli, compiled):
+    snap = compiled / "matmul" / "default" / "sm_90a"
+    code, out, err = cli("show", snap)
+    assert code == 0 and "specialisation" in out and "stride_ak" in out and "ptxas" in out
+    code, out, err = cli("show", snap, "--stage", "ptx")
+    assert code == 0 and out.startswith("//") and "wgmma" in out and "\x1b[" not in out  # plain when piped
+    code, out, err = cli("--color", "always", "show", snap, "--stage", "llir")
+    assert "\x1b[" in out
+    code, out, err = cli("show", snap, "--json")
+    assert json.loads(out)["kernel"] == "matmul"
+    code, out, err = cli("show", snap, "--stage", "amdgcn")
+    assert code == 4 and "no stage 'amdgcn'" in err
+
+
+def test_targets_and_kernels_list(cli):
+    code, out, _ = cli("targets")
+    assert code == 0 and "sm_90a *" in out and "227 KiB" in out and "gfx950" in out
+    code, out, _ = cli("kernels")
+    assert code == 0 and "matmul" in out and "add" in out
+    code, out, _ = cli("kernels", "matmul")
+    assert "m64n32k32.w2.s5" in out and "stride_ak=1" in out
+
+
+def _irscope(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "irscope", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
+    proc = _irscope("compile", "matmul", "--target", "sm_90a,sm_100a", cwd=tmp_path, start_new_session=True)
+    time.sleep(3.0)  # inside the compiles: the parent has forked its workers
+    os.killpg(proc.pid, sig)
+    out, err = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    root = tmp_path / "irscope-snapshots"
+    for folder in root.rglob("*") if root.exists() else []:
+        assert not folder.name.startswith("."), f"left behind: {folder}"
+        if folder.is_dir() and folder.parent.name == "default":
+            assert (folder / "irscope.json").is_file(), f"incomplete: {folder}"
+    rerun = _irscope("compile", "matmul", "--target", "sm_90a", cwd=tmp_path)
+    assert rerun.wait(timeout=120) == 0
+    assert (root / "matmul/default/sm_90a/irscope.json").is_file()
+
+
+def test_python_dash_m_and_the_console_script_are_the_same_program(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "irscope", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("irscope ")

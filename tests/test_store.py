@@ -1,0 +1,126 @@
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from irscope.errors import SnapshotError, UsageError
+from irscope.store import (GOLDEN_MARKER, check_writable, find_snapshots, load_snapshot, write_folder)
+
+
+def test_write_folder_creates_then_replaces_whole(tmp_path):
+    dest = tmp_path / "k" / "v" / "sm_90a"
+    write_folder(dest, {"a.txt": "one", "logs/b.log": b"two"})
+    assert (dest / "a.txt").read_text() == "one" and (dest / "logs" / "b.log").read_bytes() == b"two"
+    write_folder(dest, {"c.txt": "three"})
+    assert sorted(p.name for p in dest.iterdir()) == ["c.txt"]
+    assert [p.name for p in dest.parent.iterdir()] == ["sm_90a"]  # no temporary or old folders left
+
+
+def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
+    dest = tmp_path / "snap"
+    write_folder(dest, {"a.txt": "old"})
+
+    class Exploding(dict):
+        def items(self):
+            yield "a.txt", "new"
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_folder(dest, Exploding())
+    assert (dest / "a.txt").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["snap"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from irscope.store import write_folder
+    dest, n = sys.argv[1], 0
+    print("ready", flush=True)
+    while True:
+        tag = str(n % 2)
+        write_folder(dest, {f"f{i:04d}.txt": tag * 2000 for i in range(400)})
+        n += 1
+""")
+
+
+def test_killing_a_writer_at_random_moments_never_leaves_a_mixed_folder(tmp_path):
+    dest = tmp_path / "snap"
+    for attempt in range(12):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(dest)], stdout=subprocess.PIPE)
+        proc.stdout.readline()
+        import time
+        time.sleep(0.05 + 0.037 * attempt)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if dest.exists():
+            contents = {p.read_text() for p in dest.iterdir()}
+            assert len(contents) == 1 and len(list(dest.iterdir())) == 400, f"mixed folder after kill {attempt}"
+    visible = [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert visible == ["snap"]
+    write_folder(dest, {"x": "y"})  # the next write sweeps the dead writers' hidden leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]
+
+
+def test_goldens_are_refused_unless_asked(tmp_path):
+    (tmp_path / GOLDEN_MARKER).write_text("")
+    with pytest.raises(UsageError, match="golden"):
+        check_writable(tmp_path / "matmul" / "default" / "sm_90a", allow_goldens=False)
+    check_writable(tmp_path / "matmul" / "default" / "sm_90a", allow_goldens=True)
+
+
+def test_snapshot_of_a_real_compile_has_every_stage(compiled):
+    snap = load_snapshot(compiled / "matmul" / "default" / "sm_90a")
+    assert snap.ok and snap.origin == "irscope"
+    assert snap.stages == ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass")
+    assert snap.kernel == "matmul" and snap.fn_name == "matmul_kernel" and snap.target_name == "sm_90a"
+    assert "def matmul_kernel" in snap.python_source()
+    assert "ptxas" in snap.log("ptxas")
+
+
+def test_missing_and_damaged_snapshots_say_what_is_wrong(tmp_path, compiled):
+    with pytest.raises(SnapshotError, match="does not exist"):
+        load_snapshot(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SnapshotError, match="not a snapshot"):
+        load_snapshot(tmp_path / "empty")
+    broken = tmp_path / "broken"
+    shutil.copytree(compiled / "add" / "default" / "sm_80", broken)
+    (broken / "add_kernel.ptx").unlink()
+    with pytest.raises(SnapshotError, match="add_kernel.ptx is missing"):
+        load_snapshot(broken)
+    (broken / "irscope.json").write_text("{not json")
+    with pytest.raises(SnapshotError, match="damaged"):
+        load_snapshot(broken)
+
+
+def test_a_triton_cache_entry_opens_as_a_snapshot(tmp_path, compiled):
+    src = compiled / "add" / "default" / "gfx942"
+    entry = tmp_path / "cache" / "5CWQ5QCJZ3M2Q"
+    entry.mkdir(parents=True)
+    for p in src.glob("add_kernel.*"):
+        shutil.copy(p, entry / p.name)
+    (entry / "__grp__add_kernel.json").write_text("{}")
+    snap = load_snapshot(entry)
+    assert snap.origin == "triton-cache" and snap.target_name == "gfx942"
+    assert "amdgcn" in snap.stages and snap.resources.registers is not None
+    assert [s.path for s in find_snapshots(tmp_path / "cache")] == [entry]
+
+
+def test_a_kernel_dump_folder_opens_with_its_target_read_from_the_ptx(tmp_path, compiled):
+    src = compiled / "add" / "default" / "sm_100a"
+    dump = tmp_path / "dump" / "HASH"
+    dump.mkdir(parents=True)
+    for stage in ("ttir", "ttgir", "llir", "ptx"):
+        shutil.copy(src / f"add_kernel.{stage}", dump)
+    snap = load_snapshot(dump)
+    assert snap.origin == "triton-dump" and snap.target_name == "sm_100a"
+
+
+def test_find_snapshots_walks_kernel_variant_target_and_skips_hidden(compiled):
+    labels = sorted(s.label for s in find_snapshots(compiled))
+    assert len(labels) == 14 and "matmul/default/gfx950" in labels
