@@ -42,6 +42,9 @@ class Config:
     num_stages: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # other backend options: maxnreg, kpack...
     note: str = ""
+    # Targets this config is not meant for, with the reason (target name -> why): it fails to compile
+    # there, or needs more shared memory than a block may have. Stated here rather than hidden.
+    not_for: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
