@@ -1,0 +1,60 @@
+"""`irscope run --interpret`: the check half of the runner, through the real CLI and the real interpreter."""
+import pytest
+
+from tests.conftest import DATA
+
+WRONG = DATA / "wrong_kernels.py"
+
+
+def test_run_interpret_checks_every_ci_size_and_passes(cli):
+    code, out, err = cli("run", "add", "--interpret")
+    assert code == 0, err
+    assert "size small (n=8192)" in out and "size ragged (n=5001)" in out
+    assert out.count("PASS") == 2 and "2 passed, 0 failed" in out
+    assert "launch  add grid=(5,)" in out  # 5001 elements in blocks of 1024: the ragged tail has a program
+    assert "Triton interpreter on the CPU" in out
+
+
+def test_a_kernel_with_wrong_arithmetic_fails_with_exit_1(cli):
+    code, out, err = cli("run", f"{WRONG}:add_off_by_one", "--interpret", "--size", "small")
+    assert code == 1, out + err
+    assert "FAIL" in out and "elements outside tolerance" in out
+    assert "0 NaN" in out  # every element was written, just wrong
+
+
+def test_outputs_are_poisoned_so_an_unwritten_tail_fails(cli):
+    # n=256 is two whole blocks: the floor-sized grid happens to cover it; n=300 leaves 44 elements unwritten.
+    code, out, err = cli("run", f"{WRONG}:add_no_tail", "--interpret", "--size", "small")
+    assert code == 0, out + err
+    code, out, err = cli("run", f"{WRONG}:add_no_tail", "--interpret", "--size", "ragged")
+    assert code == 1
+    assert "44 of 300 elements outside tolerance (44 NaN: never written)" in out
+
+
+def test_size_overrides_apply_over_the_first_preset(cli):
+    code, out, err = cli("run", "softmax", "--interpret", "--size", "cols=100")
+    assert code == 0, err
+    assert "(rows=16, cols=100)" in out and out.count("PASS") == 1
+
+
+def test_bad_requests_fail_before_any_process_starts(cli):
+    code, _, err = cli("run", "add", "--interpret", "--size", "m=3")
+    assert code == 2 and "bad --size item 'm=3'" in err and "dimensions are n" in err
+    code, _, err = cli("run", "add", "--interpret", "--config", "b4097")
+    assert code == 2 and "did you mean b4096" in err
+    code, _, err = cli("run", "nosuchkernel", "--interpret")
+    assert code == 2 and "unknown kernel" in err
+
+
+def test_a_kernel_without_a_workload_cannot_run(cli):
+    code, _, err = cli("run", f"{DATA / 'user_kernels.py'}:copy_rows", "--interpret")
+    assert code == 2 and "has no workload" in err and "docs/kernel-spec.md" in err
+
+
+def test_without_a_gpu_run_asks_for_interpret(cli):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present: this checks the message on machines without one")
+    code, out, err = cli("run", "add")
+    assert code == 5
+    assert "no CUDA GPU" in err and "pass --interpret" in err
