@@ -21,6 +21,14 @@ def test_readers_import_neither_triton_nor_textual():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_runner_and_workload_import_neither_torch_nor_triton():
+    # torch is a test extra and Triton the compiler: both are imported inside the functions that run kernels.
+    code = ("import sys; import irscope.workload, irscope.runner, irscope.cli.run; "
+            "bad = [m for m in ('triton', 'torch') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def _module_level_imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     names = set()
@@ -37,7 +45,10 @@ def test_only_the_harness_imports_triton_and_only_inside_functions():
     assert offenders == []
     mentions = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                       if "from triton" in p.read_text() or "import triton" in p.read_text())
-    assert mentions == ["harness.py"], mentions
+    # harness.py: the compiler. runner.py: the interpreter check's process patches the interpreter's bf16
+    # tl.dot (triton#11584), and the GPU runner will time with triton.testing; kernels launch through
+    # the JIT from workload.jit_launch without importing Triton.
+    assert mentions == ["harness.py", "runner.py"], mentions
 
 
 def test_core_modules_never_print():
