@@ -179,8 +179,7 @@ class Workload:
                                  f"write e.g. --size {key}=1000") from None
             if size[key] < 1:
                 raise UsageError(f"bad --size value '{item}': must be positive", f"write e.g. --size {key}=1000")
-        label = ",".join(f"{k}={v}" for k, v in size.items())
-        return label, size
+        return text, size
 
     def with_(self, **changes) -> "Workload":
         return replace(self, **changes)

@@ -164,13 +164,23 @@ def _cfg(m, n, warps, stages, note="", not_for=None):
                   note=note, not_for=not_for or {})
 
 
-CONFIGS = (
-    Config("default", {"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3,
-           note="two warpgroups of 64 query rows each on Hopper; K and V triple-buffered"),
-    _cfg(128, 128, 8, 3, note="wider key blocks: fewer rescales, more shared memory"),
-    _cfg(128, 64, 4, 3, note="one warpgroup for 128 rows: more registers per thread"),
-    _cfg(64, 64, 4, 2, note="small tiles for small shared memories (consumer Blackwell, AMD LDS)"),
-)
+_LDS = "a workgroup gets 64 KiB of LDS there"
+DEFAULT = Config("default", {"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3,
+                 note="two warpgroups of 64 query rows each on Hopper; K and V triple-buffered",
+                 not_for={t: f"its K and V buffers need 80 KiB; {_LDS} (m128n64.w4.s3 fits)"
+                          for t in ("gfx90a", "gfx942")})
+WIDE = _cfg(128, 128, 8, 3, note="wider key blocks: fewer rescales, twice the shared memory",
+            not_for={"sm_120a": "needs 160 KiB of shared memory; a block gets 99 KiB there",
+                     "gfx90a": f"needs 160 KiB; {_LDS}", "gfx942": f"needs 160 KiB; {_LDS}",
+                     "gfx950": "needs 230 KiB of LDS; a workgroup gets 160 KiB there"})
+ONE_WARPGROUP = _cfg(128, 64, 4, 3, note="one warpgroup for 128 rows: more registers per thread")
+SMALL = _cfg(64, 64, 4, 2, note="small tiles for small shared memories (consumer Blackwell, AMD LDS)")
+
+# The fp16 non-causal spec carries the whole menu; the causal one all but the widest tile (its diagonal
+# blocks are masked, so wide key blocks waste more); bf16 takes the same instructions and buffer sizes
+# as fp16, so its specs carry the default and the small tile that fits every target.
+MENUS = {("fp16", False): (DEFAULT, WIDE, ONE_WARPGROUP, SMALL), ("fp16", True): (DEFAULT, ONE_WARPGROUP, SMALL),
+         ("bf16", False): (DEFAULT, SMALL), ("bf16", True): (DEFAULT, SMALL)}
 
 SPECS = []
 for _dtype in ("fp16", "bf16"):
@@ -179,7 +189,5 @@ for _dtype in ("fp16", "bf16"):
         SPECS.append(KernelSpec(
             name=_name, fn=attention_fwd_kernel,
             description=f"flash attention forward, {_dtype}, {'causal' if _causal else 'non-causal'}",
-            args=_args(_dtype), constexprs={"HEAD_DIM": 128, "IS_CAUSAL": _causal},
-            # bf16 compiles to the same schedule as fp16: the menu's ends are enough to show it
-            configs=CONFIGS if _dtype == "fp16" else (CONFIGS[0], CONFIGS[3]),
+            args=_args(_dtype), constexprs={"HEAD_DIM": 128, "IS_CAUSAL": _causal}, configs=MENUS[(_dtype, _causal)],
             workload=_workload(_dtype, _causal)))

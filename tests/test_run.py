@@ -58,3 +58,28 @@ def test_without_a_gpu_run_asks_for_interpret(cli):
     code, out, err = cli("run", "add")
     assert code == 5
     assert "no CUDA GPU" in err and "pass --interpret" in err
+
+
+def test_size_presets_and_overrides_parse():
+    from irscope.errors import UsageError
+    from irscope.library import load_kernel
+    w = load_kernel("matmul").workload
+    assert w.parse_size(None, "small") == ("small", {"M": 128, "N": 256, "K": 128})
+    assert w.parse_size("ragged", "small") == ("ragged", {"M": 100, "N": 200, "K": 70})
+    assert w.parse_size("K=17", "small") == ("K=17", {"M": 128, "N": 256, "K": 17})
+    assert w.parse_size("bench:M=33,N=65", "small")[1] == {"M": 33, "N": 65, "K": 4096}
+    for bad in ("Q=3", "K=x", "K=0", "nosuch", "nosuch:K=3"):
+        with pytest.raises(UsageError):
+            w.parse_size(bad, "small")
+
+
+def test_a_workload_names_the_other_specs_it_launches():
+    from irscope.errors import UsageError
+    from irscope.library import load_kernel
+    from irscope.runner import params_of
+    spec = load_kernel("blur.col")
+    p = params_of(spec, spec.workload, "h32w64")
+    assert p["BLOCK_H"] == 32 and p.num_warps == 8
+    assert p.of("blur.row")["BLOCK_W"] == 128 and p.of("blur.gray").kernel == "blur.gray"
+    with pytest.raises(UsageError):
+        p.of("blur")

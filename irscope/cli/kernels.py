@@ -20,10 +20,16 @@ def run(args, ui) -> int:
         ui.print("typical launch (decides the JIT's specialisation):")
         ui.print("  " + ", ".join(f"{k}={v}" for k, v in spec.args.items()))
         rows = [[c.name, " ".join(f"{k}={v}" for k, v in {**spec.constexprs, **c.constexprs}.items()),
-                 c.num_warps or "-", c.num_stages or "-", c.note] for c in spec.configs]
+                 c.num_warps or "-", c.num_stages or "-", _note(c)] for c in spec.configs]
         ui.print()
         ui.print(table(["config", "constexprs", "warps", "stages", "note"], rows, style=ui.style))
         return 0
     rows = [[s.name, s.fn_name, len(s.configs), s.description] for s in library.builtin_specs()]
     ui.print(table(["kernel", "function", "configs", "description"], rows, right=(2,), style=ui.style))
     return 0
+
+
+def _note(cfg) -> str:
+    if not cfg.not_for:
+        return cfg.note
+    return "; ".join(filter(None, [cfg.note, f"not for {', '.join(cfg.not_for)} (see the spec for why)"]))

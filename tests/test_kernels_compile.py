@@ -1,0 +1,53 @@
+"""Every built-in kernel and every config compiles for all seven targets, or its spec says why not.
+
+A config that a target cannot take (the compile fails, or it needs more shared memory than a block may
+have there, so it would never launch) must be listed in that config's `not_for` with the reason; the
+test checks exactly that list, so a limit is neither hidden nor claimed when it no longer holds.
+"""
+import pytest
+
+from irscope import library
+from irscope.pipeline import Point, compile_points
+from irscope.spec import CompileOptions
+from irscope.store import load_snapshot
+from irscope.targets import CORE, get_target
+
+SPECS = library.builtin_specs()
+POINTS = [(s.name, c.name) for s in SPECS for c in s.configs]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """(kernel, config, target) -> (Outcome, Snapshot or None), compiled two at a time."""
+    out = tmp_path_factory.mktemp("library")
+    points = [Point(k, t, CompileOptions(config=c)) for k, c in POINTS for t in CORE]
+    done = compile_points(points, out, workers=2, timeout=600)
+    return {(o.point.kernel, o.point.options.config, o.point.target): (o, load_snapshot(o.path) if o.path else None)
+            for o in done}
+
+
+def _fits(outcome, snap, target) -> tuple[bool, str]:
+    if not outcome.ok:
+        return False, f"{outcome.status} at {(outcome.error or {}).get('stage')}: {(outcome.error or {}).get('message', '')[:200]}"
+    shared = snap.resources.shared or 0
+    if shared > target.shared_per_block:
+        return False, f"shared memory {shared} B over the per-block limit {target.shared_per_block} B"
+    return True, ""
+
+
+@pytest.mark.parametrize("kernel,config", POINTS, ids=[f"{k}-{c}" for k, c in POINTS])
+def test_config_compiles_for_every_target_it_is_meant_for(outcomes, kernel, config):
+    cfg = library.load_kernel(kernel).config(config)
+    unknown = set(cfg.not_for) - set(CORE)
+    assert not unknown, f"not_for names targets outside the seven: {unknown}"
+    problems = []
+    for name in CORE:
+        outcome, snap = outcomes[(kernel, config, name)]
+        fits, why = _fits(outcome, snap, get_target(name))
+        if name in cfg.not_for:
+            assert cfg.not_for[name].strip(), f"{kernel} {config}: not_for[{name}] gives no reason"
+            if fits:
+                problems.append(f"{name}: listed in not_for ({cfg.not_for[name]}) but compiles and fits")
+        elif not fits:
+            problems.append(f"{name}: {why} (list it in the config's not_for, with the reason, or fix it)")
+    assert not problems, f"{kernel} {config}:\n" + "\n".join(problems)
