@@ -26,8 +26,10 @@ The launch contract (what a runner may rely on):
   which works through the JIT on a GPU and under TRITON_INTERPRET=1 on the CPU. A runner that launches
   a prebuilt binary (a cubin from a snapshot) passes its own callable, matches `call.kernel` (the spec
   name) or `call.fn` to the binary it holds, and must check that `call.constexprs` equal the ones the
-  binary was compiled with: a launch may derive constexprs from the size (softmax's BLOCK_SIZE is the
-  row length rounded up to a power of two, attention's HEAD_DIM is the size's `d`).
+  binary was compiled with (a launch may derive constexprs from the size: softmax's BLOCK_SIZE is the
+  row length rounded up to a power of two, attention's HEAD_DIM is the size's `d`), and that the
+  arguments keep the specialisation the binary assumed: an integer the binary took as divisible by 16
+  (or as the constant 1) must be so at the run's size, or the binary computes something else.
 - Tensors are torch tensors on the runner's device; arguments that are not tensors are Python ints and
   floats, as a real launch passes them.
 
