@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import inspect
 import io
 import json
@@ -190,10 +191,14 @@ def _disable_amd_torch_probe() -> None:
     # answer through ptr_range(), so skip the (slow) import.
     try:
         from triton.backends.amd.compiler import HIPBackend
-        if getattr(HIPBackend, "_torch_available", True) is None:
-            HIPBackend._torch_available = False
     except ImportError:
-        pass
+        return
+    if hasattr(HIPBackend, "_torch_available"):  # Triton 3.9: imports torch once, unless told it is absent
+        if HIPBackend._torch_available is None:
+            HIPBackend._torch_available = False
+    elif importlib.util.find_spec("torch") is None:  # Triton 3.6: imports torch unconditionally
+        HIPBackend.is_within_2gb = staticmethod(
+            lambda arg: hasattr(arg, "ptr_range") and arg.ptr_range() <= 2**31 - 1)
 
 
 def _jsonable(value: Any) -> Any:
