@@ -79,7 +79,7 @@ class Analysis:
             "occupancy": self.occupancy.as_dict() if self.occupancy else None,
             "launch": self.launch.as_dict(),
             "layouts": [_layout_dict(lay) for lay in self.layouts],
-            "allocations": [dataclasses.asdict(a) for a in self.allocations],
+            "allocations": [_allocation_dict(a) for a in self.allocations],
         }
 
 
@@ -170,6 +170,12 @@ def _triton_metadata(snapshot: Snapshot) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _allocation_dict(a: Allocation) -> dict:
+    # dataclasses.asdict deep-copies field by field: too slow for the thousands a huge TTGIR can hold.
+    return {"name": a.name, "shape": list(a.shape), "dtype": a.dtype, "bytes": a.bytes, "buffers": a.buffers,
+            "space": a.space, "encoding": a.encoding, "barrier": a.barrier}
+
+
 def _layout_dict(layout: Layout) -> dict:
     return {"kind": layout.kind, "alias": layout.alias, "params": dict(layout.params), "text": layout.text}
 
@@ -227,7 +233,7 @@ class _Cache:
             "fingerprint": fp, "counters": facts.counters,
             "layouts": [{"kind": lay.kind, "params": [list(p) for p in lay.params], "alias": lay.alias,
                          "text": lay.text} for lay in facts.layouts],
-            "allocations": [dataclasses.asdict(a) for a in facts.allocations],
+            "allocations": [_allocation_dict(a) for a in facts.allocations],
         }
         self.dirty = True
 

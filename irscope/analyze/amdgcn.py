@@ -7,7 +7,8 @@ import re
 from collections import Counter
 
 # Instructions are indented mnemonics; directives start with a dot, labels sit at column 0.
-_INSTR = re.compile(r"^[ \t]+([a-z][a-z0-9_]*)(?=[ \t]|$)", re.M)
+# (Led by a newline, not `^`, so the regex engine jumps from line to line.)
+_INSTR = re.compile(r"\n[ \t]+([a-z][a-z0-9_]*)(?=[ \t\n])")
 # Loads that write straight into LDS (gfx950's async copies): `buffer_load_dwordx4 v0, s[8:11], 0 offen lds`.
 _TO_LDS = re.compile(r"^[ \t]+(?:buffer|global)_load_\w+[^\n;]*[ \t]lds[ \t]*$", re.M)
 _TOKEN_BYTES = {"dwordx4": 16, "dwordx3": 12, "dwordx2": 8, "dword": 4, "b128": 16, "b96": 12, "b64": 8, "b32": 4,
@@ -17,7 +18,7 @@ _TOKEN_BYTES = {"dwordx4": 16, "dwordx3": 12, "dwordx2": 8, "dword": 4, "b128": 
 
 def count(text: str) -> dict[str, int]:
     """AMDGCN counters (see docs/analyzers.md)."""
-    found = Counter(_INSTR.findall(text))
+    found = Counter(_INSTR.findall("\n" + text + "\n"))
     out: Counter[str] = Counter()
     for op, n in found.items():
         out["amdgcn.instructions"] += n

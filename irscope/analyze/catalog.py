@@ -32,7 +32,7 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
        ("ttgir.warp_group_dot", "ttng.warp_group_dot: Hopper's asynchronous warp-group MMA (wgmma)"),
        ("ttgir.warp_group_dot_wait", "ttng.warp_group_dot_wait"),
        ("ttgir.tcgen05_mma", "ttng.tc_gen5_mma(_scaled): Blackwell's tensor-memory MMA"),
-       ("ttgir.nvidia_mma.version", "versionMajor of the #ttg.nvidia_mma layout: 2 = mma.sync, 3 = wgmma, 5 = tcgen05"),
+       ("ttgir.nvidia_mma.version", "versionMajor of the #ttg.nvidia_mma layout: 2 = mma.sync (Ampere-style), 3 = wgmma (Hopper)"),
        ("ttgir.amd_mfma.version", "version of the #ttg.amd_mfma layout (2 = CDNA2, 3 = CDNA3, 4 = CDNA4)"),
        ("ttgir.amd_wmma.version", "version of the #ttg.amd_wmma layout (RDNA)"))
     + _g("TTGIR · memory", ("ttgir.async_copy", "asynchronous global-to-shared copies: ttg.async_copy_global_to_local, "

@@ -6,8 +6,9 @@ import re
 from collections import Counter
 
 # An instruction line: optional predicate (`@%p1`, `@!complete`), then the dotted opcode. Labels
-# (`waitLoop:`), directives (`.reg`), comments and braces never match.
-_INSTR = re.compile(r"^[ \t]*(?:@!?%?\w+[ \t]+)?([a-z][a-z0-9_]*(?:(?:\.|::)[a-z0-9_]+)*)(?=[ \t;]|$)", re.M)
+# (`waitLoop:`), directives (`.reg`), comments and braces never match. Patterns start at a newline rather
+# than `^`: the regex engine then jumps from line to line instead of trying every character.
+_INSTR = re.compile(r"\n[ \t]*(?:@!?%?\w+[ \t]+)?([a-z][a-z0-9_]*(?:(?:\.|::)[a-z0-9_]+)*)(?=[ \t;\n])")
 # The copy size of cp.async is its third operand: 4, 8 or 16 bytes.
 _CP_ASYNC = re.compile(r"cp\.async\.(ca|cg)\.shared(?:::\w+)?\.global(?:\.[\w:]+)*[ \t]*\[[^\]]*\][ \t]*,"
                        r"[ \t]*\[[^\]]*\][ \t]*,[ \t]*(0x[0-9a-fA-F]+|\d+)")
@@ -18,7 +19,7 @@ _SCALAR = re.compile(r"^[bsuf](\d+)$")
 
 def count(text: str) -> dict[str, int]:
     """PTX counters (see docs/analyzers.md for every key)."""
-    opcodes = Counter(_INSTR.findall(text))
+    opcodes = Counter(_INSTR.findall("\n" + text + "\n"))
     out: Counter[str] = Counter()
     out["ptx.instructions"] = sum(opcodes.values())
     for op, n in opcodes.items():

@@ -5,8 +5,8 @@ import re
 from collections import Counter
 
 # `/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, ...`: offset, optional predicate, opcode and its modifiers.
-_INSTR = re.compile(r"^[ \t]*/\*[0-9a-f]{4,}\*/[ \t]+(?:@!?U?P[T0-9][ \t]+)?([A-Z][A-Z0-9_]*)((?:\.[A-Za-z0-9_]+)*)",
-                    re.M)
+# (Led by a newline, not `^`, so the regex engine jumps from line to line.)
+_INSTR = re.compile(r"\n[ \t]*/\*[0-9a-f]{4,}\*/[ \t]+(?:@!?U?P[T0-9][ \t]+)?([A-Z][A-Z0-9_]*)((?:\.[A-Za-z0-9_]+)*)")
 _WIDTHS = {"8": 1, "U8": 1, "S8": 1, "16": 2, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
 _MEMORY = ("LDG", "STG", "LDS", "STS", "LDGSTS", "LDL", "STL")
 _NAMED = ("LDSM", "STSM", "BAR", "SYNCS", "WARPGROUP", "USETMAXREG", "ELECT", "MEMBAR", "DEPBAR", "ATOMG", "RED",
@@ -15,7 +15,7 @@ _NAMED = ("LDSM", "STSM", "BAR", "SYNCS", "WARPGROUP", "USETMAXREG", "ELECT", "M
 
 def count(text: str) -> dict[str, int]:
     """SASS counters (see docs/analyzers.md)."""
-    found = Counter(_INSTR.findall(text))
+    found = Counter(_INSTR.findall("\n" + text))
     out: Counter[str] = Counter()
     out["sass.instructions"] = sum(found.values())
     for (op, mods), n in found.items():

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 # An op: optional results (`%a = `, `%0:2 = `), then `dialect.name`, in custom or generic ("...") form.
-_OP = re.compile(r"^[ \t]*(?:%[^=\n]*?=[ \t]*)?\"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)\"?(?=[ \t(<{:\"]|$)", re.M)
+# (Led by a newline, not `^`, so the regex engine jumps from line to line.)
+_OP = re.compile(r"\n[ \t]*(?:%[^=\n]*?=[ \t]*)?\"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)\"?(?=[ \t(<{:\"\n])")
 _PARTITION = re.compile(r"^[ \t]*partition\d+\(", re.M)
 # A layout or memory-space attribute, inline or in an alias definition: #ttg.blocked<{...}>.
 _ATTR = re.compile(r"#(?:ttg|ttng|amdg)\.([a-z_0-9]+)(<(?:[^<>]|<[^<>]*>)*>)?")
@@ -95,7 +96,7 @@ class TtgirFacts:
 
 
 def analyze(text: str) -> TtgirFacts:
-    ops = Counter(_OP.findall(text))
+    ops = Counter(_OP.findall("\n" + text + "\n"))
     out: Counter[str] = Counter()
     out["ttgir.ops"] = sum(ops.values())
     for op, n in ops.items():

@@ -82,21 +82,12 @@ def run(args, ui) -> int:
 
 
 def _list(points, out: Path, ui) -> int:
-    from .. import harness, library
-    from ..spec import variant_name
-    from ..store import snapshot_dir
-    from ..sweep import _recorded_key
-    from ..targets import get_target
+    from ..sweep import plan_points
 
-    rows = []
-    for p in points:
-        spec = library.load_kernel(p.kernel)
-        key = harness.plan(spec, get_target(p.target), p.options)[0]
-        folder = snapshot_dir(out, spec.name, variant_name(spec, p.options), p.target)
-        fresh = _recorded_key(folder / "irscope.json") == key
-        rows.append([folder.relative_to(out).as_posix(), "fresh" if fresh else "to compile"])
+    planned = plan_points(points, out)
+    rows = [[pp.folder.relative_to(out).as_posix(), "fresh" if pp.fresh else "to compile"] for pp in planned]
     ui.print(table(["point", "cache"], rows, style=ui.style))
-    ui.print(f"\n{len(rows)} points, {sum(r[1] == 'fresh' for r in rows)} fresh, under {out}")
+    ui.print(f"\n{len(rows)} points, {sum(pp.fresh for pp in planned)} fresh, under {out}")
     return 0
 
 
