@@ -238,9 +238,13 @@ def test_parsers_on_text_edge_cases():
     assert c["ptx.bar.warp"] == 1 and "ptx.bar" not in c and c["ptx.instructions"] == 4
     sass = "        /*0040*/  @!P0 LDG.E.64 R2, desc[UR4][R2.64] ;\n        /*0050*/  STL [R1], R0 ;\n"
     assert count_ops("sass", sass) == {"sass.instructions": 2, "sass.LDG": 1, "sass.LDG.8B": 1, "sass.STL": 1}
-    amd = "\tds_read2st64_b64 v[0:3], v1 offset1:1\n\tds_store_2addr_b32 v1, v2, v3\n.LBB0_1:\n\t.p2align 4\n"
+    amd = ("\tds_read2st64_b64 v[0:3], v1 offset1:1\n\tds_store_2addr_b32 v1, v2, v3\n.LBB0_1:\n\t.p2align 4\n"
+           "\tglobal_load_dwordx4 v[4:7], v0, s[2:3]\n\tbuffer_load_dword v0, s[8:11], 0 offen lds\n"
+           "\tv_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[6:7], v[0:3]\n\ts_waitcnt vmcnt(0)\n")
     c = count_ops("amdgcn", amd)
-    assert c["amdgcn.ds_read.16B"] == 1 and c["amdgcn.ds_write.8B"] == 1 and c["amdgcn.instructions"] == 2
+    assert c["amdgcn.ds_read.16B"] == 1 and c["amdgcn.ds_write.8B"] == 1 and c["amdgcn.instructions"] == 6
+    assert c["amdgcn.global_load.16B"] == 1 and c["amdgcn.buffer_load.4B"] == 1 and c["amdgcn.load_to_lds"] == 1
+    assert c["amdgcn.v_mfma.f32_16x16x16_bf16"] == 1 and c["amdgcn.s_waitcnt"] == 1
 
 
 def test_stage_results_are_cached_in_the_snapshot_and_refreshed_when_the_stage_changes(compiled, tmp_path):

@@ -94,8 +94,8 @@ def test_summary_counts_points_that_cannot_launch(cli, compiled):
     code, out, err = cli("sweep", sweep, "--out", compiled)
     assert code == 0, err
     assert "0 compiled now, 4 from the cache" in out
-    assert "gfx942: 1 points, 1 compiled, 1 cannot launch (LDS)" in out
-    assert "gfx950: 1 points, 1 compiled, all launchable" in out and "sm_90a: 1 points, 1 compiled, all launchable" in out
+    assert "gfx942: 1 point, 1 ok, 1 cannot launch (LDS)" in out
+    assert "gfx950: 1 point, 1 ok, all launchable" in out and "sm_90a: 1 point, 1 ok, all launchable" in out
 
 
 def test_a_crashing_compile_is_that_points_failure_only(cli, tmp_path):

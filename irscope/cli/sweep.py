@@ -151,11 +151,11 @@ def render_summary(result, ui) -> str:
     s = ui.style
     n = len(result.rows)
     failed = sum(r.status != "ok" for r in result.rows)
-    lines = [f"{n} points: {result.compiled} compiled now, {result.cached} from the cache"
+    lines = [f"{_plural(n, 'point')}: {result.compiled} compiled now, {result.cached} from the cache"
              + (f", {s(str(failed) + ' failed', 'red', 'bold')}" if failed else "")
              + f"; this run took {_dur(result.wall_seconds)} wall, {_dur(result.cpu_seconds)} CPU"]
     for t in result.summary():
-        msg = f"  {t.target}: {t.points} points, {t.ok} compiled"
+        msg = f"  {t.target}: {_plural(t.points, 'point')}, {t.ok} ok"
         if t.failed:
             msg += f", {t.failed} failed"
         if t.unlaunchable:
@@ -170,6 +170,10 @@ def render_summary(result, ui) -> str:
                      f"disassembly {_dur(rec['disassembly'] / 1e3)})")
     lines.append(f"snapshots under {result.out}")
     return "\n".join(lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _dur(seconds: float) -> str:

@@ -145,8 +145,8 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
     out = Path(out)
     started, cpu0 = time.perf_counter(), _cpu()
     planned = plan_points(points, out, force=force, on_progress=on_progress)
-    stale = [pp for pp in planned if not pp.fresh]
-    outcomes: dict[int, Any] = {}
+    stale = list({pp.folder: pp for pp in planned if not pp.fresh}.values())  # a folder is compiled once
+    outcomes: dict[Path, Any] = {}
     if stale:
         for pp in stale:
             check_writable(pp.folder, False)
@@ -159,8 +159,8 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
 
         results = compile_points([pp.point.pipeline_point() for pp in stale], out, workers=workers, timeout=timeout,
                                  on_progress=progress)
-        outcomes = {id(pp): o for pp, o in zip(stale, results)}
-    rows = [_row(pp, outcomes.get(id(pp)), out) for pp in planned]
+        outcomes = {pp.folder: o for pp, o in zip(stale, results)}
+    rows = [_row(pp, outcomes.get(pp.folder), out) for pp in planned]
     return SweepResult(tuple(rows), len(stale), len(planned) - len(stale), time.perf_counter() - started,
                        _cpu() - cpu0, out)
 
