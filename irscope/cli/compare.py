@@ -2,6 +2,7 @@
 print the counters side by side, highlighting what flips between neighbouring points."""
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 from pathlib import Path
@@ -11,17 +12,18 @@ from .options import add_compile_options
 
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="compile a kernel across targets and options and show the counters side by side",
-                       description="Every comma-separated option is an axis; every combination is compiled (in "
-                                   "parallel, cached by content like `sweep`) and the counters are printed side by "
-                                   "side, the last axis varying fastest. Cells that differ from their left "
-                                   "neighbour are highlighted, and a list of what flips (appears, disappears) "
-                                   "between neighbours follows.",
+                       description="Every comma-separated option is an axis; every combination is compiled\n"
+                                   "(in parallel, cached by content like `sweep`) and the counters are printed side\n"
+                                   "by side, the last axis varying fastest. Cells that differ from their left\n"
+                                   "neighbour are highlighted, and a list of what flips (appears, disappears)\n"
+                                   "between neighbours follows. --config, --constexpr, --arg and --option take\n"
+                                   "comma-separated values too (--constexpr BLOCK_K=32,64).",
                        epilog="examples:\n"
                               "  irscope compare matmul --target sm_90a --num-warps 2,4,8   # wgmma or mma.sync?\n"
                               "  irscope compare matmul --target sm_80 --divisibility 1,4,8,16   # cp.async width\n"
                               "  irscope compare matmul --num-stages 2,3,4 --only 'ttgir.shared.*'\n"
                               "  irscope compare matmul --target all --only '*mma*,*mfma*,*wmma*'",
-                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="KERNEL", help="built-in kernel or FILE.py:FUNCTION")
     p.add_argument("--target", "-t", default="sm_90a", help="targets: sm_90a,gfx942 or all (default: sm_90a)")
     p.add_argument("--num-warps", metavar="N,N", help="num_warps values, e.g. 2,4,8")
