@@ -218,7 +218,7 @@ def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, d
     return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
 
 
-def warm_up(targets: "tuple[Target, ...] | list[Target]" = ()) -> None:
+def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:
     """Do once, before forking compile workers, what every compile would otherwise repeat in its own
     process: hashing Triton's files for its cache key (about 0.5 s) and asking ptxas for its version.
     Children forked afterwards inherit the results."""
