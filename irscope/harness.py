@@ -56,7 +56,7 @@ class CompileResult:
     content_key: str = ""
     python_source: str = ""
     error: dict | None = None  # {"stage", "type", "message"} when the compile failed
-    passes: Any = None  # irscope.passdump.PassCapture when options.passes asked for the pass timeline
+    passes: Any = None  # irscope.passes.record.PassCapture when options.passes asked for the pass timeline
 
     @property
     def ok(self) -> bool:
@@ -258,8 +258,9 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     started = time.perf_counter()
     try:
         with knobs.cache.scope(), knobs.compilation.scope(), knobs.nvidia.scope(), \
-                _pass_dumps(opts.passes) as recorder, _captured_fds(capture_fds or recorder is not None, recorder) \
-                as fd_log, contextlib.redirect_stdout(stdout):
+                _pass_dumps(opts.passes) as recorder, \
+                _captured_fds(capture_fds or recorder is not None, recorder) as fd_log, \
+                contextlib.redirect_stdout(stdout):
             knobs.cache.dir = str(cache_dir)
             knobs.compilation.always_compile = True
             knobs.compilation.disable_line_info = not opts.line_info
@@ -325,14 +326,19 @@ def _pass_dumps(level: str) -> Iterator[Any]:
     MLIR_DUMP_PATH is cleared because Triton opens that file once per process and buffers it.
     Each pass manager's pipeline string tells the passes it runs from those nested inside them.
     LLVM_IR_ENABLE_DUMP (level "all") adds LLVM's print-after-all. docs/passes.md has the details.
+    Like the fd capture, this changes process-wide state for the length of one compile.
     """
     if not level:
         yield None
         return
+    if level not in ("mlir", "all"):
+        raise UsageError(f"unknown pass capture '{level}'", "--passes records Triton's MLIR passes; --passes all "
+                         "adds LLVM's")
     from triton import knobs
     from triton._C.libtriton import ir
 
-    from .passdump import PassRecorder, final_marker, pipeline_marker, stage_marker
+    from .passes.dump import final_marker, pipeline_marker, stage_marker
+    from .passes.record import PassRecorder
 
     previous = knobs.runtime.add_stages_inspection_hook
     original_run = ir.pass_manager.run

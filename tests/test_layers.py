@@ -11,7 +11,7 @@ PKG = Path(irscope.__file__).parent
 # Modules that read snapshots must work where Triton is not installed (a laptop browsing a GPU box's
 # snapshots) and stay quick to import.
 READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.render", "irscope.targets",
-           "irscope.spec", "irscope.errors", "irscope.cli", "irscope.passes", "irscope.passdump"]
+           "irscope.spec", "irscope.errors", "irscope.cli", "irscope.passes", "irscope.passes.record"]
 
 
 def test_readers_import_neither_triton_nor_textual():

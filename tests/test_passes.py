@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from irscope.errors import UsageError
-from irscope.passdump import PassRecorder, final_marker, parse_pipeline, pipeline_marker, stage_marker
+from irscope.passes.dump import final_marker, parse_pipeline, pipeline_marker, stage_marker
+from irscope.passes.record import PassRecorder
 from irscope.passes import Timeline, compile_pattern, count_ops, find_pattern, line_origin, normalize_line
 
 # Module text as Triton prints it before each pass (MLIR_ENABLE_DUMP=1, Triton 3.9), with locations.

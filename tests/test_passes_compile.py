@@ -102,6 +102,14 @@ def test_pipeline_command_compares_two_snapshots(with_passes, cli):
     assert "inside tritongpu-automatic-warp-specialization" in only_blackwell
 
 
+def test_pipeline_command_compiles_a_kernel_for_two_targets(cli):
+    code, out, err = cli("passes", "--pipeline", "sm_90a", "sm_100a", "add")
+    assert code == 0, err
+    assert out.startswith("pass pipelines: sm_90a (") and "only sm_100a runs" in out
+    assert "triton-nvidia-gpu-lower-clc" in out.split("only sm_100a runs")[1]
+    assert not list(Path.cwd().iterdir())  # compiled into a temporary folder, gone
+
+
 def test_first_prints_the_pass_and_its_diff(with_passes, cli):
     code, out, err = cli("passes", with_passes["sm_90a"], "--first", "ttg.async_copy_global_to_local")
     assert code == 0, err

@@ -190,6 +190,9 @@ def _pipeline(args, ui) -> int:
 
     a, b = args.pipeline
     paths = [Path(x) for x in (a, b)]
+    if any(p.is_dir() for p in paths) and not all(p.is_dir() for p in paths):
+        raise UsageError(f"--pipeline compares two snapshots or two targets, not one of each ({a}, {b})",
+                         "irscope passes --pipeline sm_90a sm_100a [KERNEL], or --pipeline SNAP_A SNAP_B")
     if all(p.is_dir() for p in paths):
         if args.snapshot:
             raise UsageError("--pipeline with two snapshots takes no KERNEL", "drop the KERNEL argument")

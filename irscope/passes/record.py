@@ -1,27 +1,13 @@
-"""Turn Triton's per-pass IR dumps into a pass timeline: the IR after every pass, stored compactly.
+"""Build the pass timeline from Triton's dump stream (irscope.passes.dump reads it) and store it
+compactly: each distinct IR once, as line numbers into a table of distinct lines (`passes/index.json`,
+`lines.xz`, `irs.xz`). What each step changed is counted here, once, so listing reads only the index.
+No Triton import: the harness feeds the recorder the captured stream.
 
-The harness switches the dumps on and hands this module the compiler's captured stderr. What Triton
-writes there (measured on Triton 3.9; docs/passes.md):
-
-- `MLIR_ENABLE_DUMP=1` without `MLIR_DUMP_PATH`: every `pm.enable_debug()` pass manager (make_ttir,
-  make_ttgir, make_llir) prints the whole module *before* each pass (`// -----// IR Dump Before
-  Class: argument{options} ('op' operation) //----- //`), and *after* a pass only when it fails.
-  Newer Triton also prints after each pass; both are read. Passes that run a nested pipeline
-  (the inliner's `default-pipeline=canonicalize`) print before each nested run on a function.
-  The software pipeliner prints `SoftwarePipeliner internal IR Dump After: LowerLoops` between.
-- `LLVM_IR_ENABLE_DUMP=1`: LLVM's print-after-all, for the optimisation pipeline (`; *** IR Dump
-  After Pass on scope ***`: the module, one function, or only a loop's blocks) and then, because
-  the option stays set, for code generation (`*** IR Dump After Name (arg) ***` and, for machine
-  code, `# *** IR Dump After ... ***:`).
-
-So the IR after MLIR pass N is the dump before pass N+1, and after the last pass of a stage it is
-the module the stage returns (the harness prints it between markers). LLVM dumps are after-dumps;
-function dumps are spliced into the last module, so those steps hold whole modules; a loop pass
-prints only its loop, kept as printed (the next function dump's step then says it includes them).
-
-A `PassCapture` stores each distinct IR once as a list of line numbers into a table of distinct
-lines (files `passes/index.json`, `lines.xz`, `irs.xz`). The stream is read line by line: a 150 MB
-LLVM dump is never held in memory. No Triton import.
+The IR after MLIR pass N is the dump before pass N+1, and after the last pass of a stage the module
+the stage returns. LLVM dumps are after-dumps; function dumps are spliced into the last module, so
+those steps hold whole modules; a loop pass prints only its loop, kept as printed (the next whole
+function's step says it includes those loop passes). The stream is read line by line: 150 MB of
+LLVM dumps are never held in memory.
 """
 from __future__ import annotations
 
@@ -31,143 +17,18 @@ import json
 import lzma
 import re
 import sys
+import time
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
-from .passes import INDEX_FILE, IRS_FILE, LINES_FILE, comparable_lines, normalize_line, op_of
-from .store import PASSES_DIR
+from ..store import PASSES_DIR
+from .dump import Dump, read_dumps
+from .text import comparable_lines, normalize_line, op_of
+from .timeline import FORMAT, INDEX_FILE, IRS_FILE, LINES_FILE
 
-FORMAT = 1
-MARK = "//@@irscope"
-
-_MLIR_HEAD = re.compile(r"^// -----// IR Dump (?P<when>Before|After) (?P<cls>.+?)(?P<failed> Failed)?: "
-                        r"(?P<arg>unknown<.*?>|[^{ ]+)(?P<opts>\{.*\})? \('(?P<op>[^']+)' operation"
-                        r"(?:: (?P<sym>[^)]*))?\) //----- //\s*$")
-_MLIR_OTHER = re.compile(r"^// -----// (?P<text>.*?)\s*(?://----- //)?\s*$")
-_LLVM_HEAD = re.compile(r"^; \*\*\* IR Dump After (?P<cls>\S+) on (?P<scope>.*?) \*\*\*(?P<rest>.*)$")
-_LLVM_INVALID = re.compile(r"^; \*\*\* IR Pass (?P<cls>\S+) on (?P<scope>.*?) invalidated \*\*\*")
-_LEGACY_HEAD = re.compile(r"^(?P<mir># )?\*\*\* IR Dump After (?P<desc>.*) \((?P<arg>[\w.-]+)\) \*\*\*:?\s*$")
-_NOISE = re.compile(r"^(?:Running (?:pass|analysis)|Invalidating (?:analysis|all non-preserved)|Clearing all analysis"
-                    r"|Skipping pass)")
-_MARKER = re.compile(r"^//@@irscope (?P<what>stage|final|end|pipeline) ?(?P<stage>\w*)@@(?P<rest>.*)$")
 _DEFINE = re.compile(r"^define .*?@(?P<name>\"[^\"]+\"|[\w.$-]+)\(")
 _MIR_FUNC = re.compile(r"^# Machine code for function (?P<name>[^:]+):")
-
-
-def stage_marker(stage: str) -> bytes:
-    """What the harness writes to the dump stream when a stage starts."""
-    return f"\n{MARK} stage {stage}@@\n".encode()
-
-
-def pipeline_marker(pipeline: str) -> bytes:
-    """What the harness writes before a pass manager runs: its textual pipeline (one line)."""
-    return f"\n{MARK} pipeline@@ {' '.join(pipeline.split())}\n".encode()
-
-
-def parse_pipeline(text: str) -> list[tuple[str, str]]:
-    """`any(inline{...},llvm.func(canonicalize-llvm-ir),cse)` -> [('inline', 'any'),
-    ('canonicalize-llvm-ir', 'llvm.func'), ('cse', 'any')]: the passes a pass manager runs itself, in
-    order, each with the op it is anchored on."""
-    passes: list[tuple[str, str]] = []
-    anchors: list[str] = []
-    braces = 0
-    word = ""
-    for ch in text:
-        if braces:
-            braces += {"{": 1, "}": -1}.get(ch, 0)
-            continue
-        if ch == "{":
-            braces = 1
-        elif ch == "(":
-            anchors.append(word.strip())
-            word = ""
-        elif ch in ",)":
-            if word.strip():
-                passes.append((word.strip(), anchors[-1] if anchors else "any"))
-            word = ""
-            if ch == ")" and anchors:
-                anchors.pop()
-        else:
-            word += ch
-    if word.strip():
-        passes.append((word.strip(), anchors[-1] if anchors else "any"))
-    return passes
-
-
-def final_marker(stage: str, module_text: str) -> bytes:
-    """What the harness writes when an MLIR stage ends: the module its last pass left."""
-    return f"\n{MARK} final {stage}@@\n{module_text.rstrip()}\n{MARK} end@@\n".encode()
-
-
-@dataclass
-class _Dump:
-    """One block of the stream: a header (or marker) and the lines up to the next one."""
-
-    kind: str  # mlir, mlir-internal, llvm, llvm-invalid, legacy, mir, final, stage
-    head: dict
-    lines: list[str] = field(default_factory=list)
-
-
-def read_dumps(lines: Iterable[str], log: list[str]) -> Iterator[_Dump]:
-    """Split a stream of stderr lines into dumps; lines that belong to no dump go to `log`."""
-    current: _Dump | None = None
-    in_final = False
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if line.startswith(MARK):
-            m = _MARKER.match(line)
-            if m:
-                if current is not None:
-                    yield current
-                    current = None
-                what = m.group("what")
-                in_final = what == "final"
-                if what == "stage":
-                    yield _Dump("stage", {"stage": m.group("stage")})
-                elif what == "pipeline":
-                    yield _Dump("pipeline", {"passes": parse_pipeline(m.group("rest"))})
-                elif what == "final":
-                    current = _Dump("final", {"stage": m.group("stage")})
-                continue
-        if in_final:
-            current.lines.append(line)
-            continue
-        dump = _classify(line)
-        if dump is not None:
-            if current is not None:
-                yield current
-            current = dump
-        elif _NOISE.match(line):
-            continue
-        elif current is not None:
-            current.lines.append(line)
-        elif line.strip():
-            log.append(line)
-    if current is not None:
-        yield current
-
-
-def _classify(line: str) -> _Dump | None:
-    if line.startswith("// -----// "):
-        m = _MLIR_HEAD.match(line)
-        if m:
-            return _Dump("mlir", m.groupdict())
-        m = _MLIR_OTHER.match(line)
-        return _Dump("mlir-internal", {"text": m.group("text") if m else line[11:]})
-    if "*** IR " not in line[:20]:
-        return None
-    m = _LLVM_HEAD.match(line)
-    if m:
-        return _Dump("llvm", m.groupdict())
-    m = _LLVM_INVALID.match(line)
-    if m:
-        return _Dump("llvm-invalid", m.groupdict())
-    m = _LEGACY_HEAD.match(line)
-    if m:
-        return _Dump("mir" if m.group("mir") else "legacy", m.groupdict())
-    return None
-
 
 @dataclass
 class _Open:
@@ -186,6 +47,8 @@ class PassRecorder:
 
     def __init__(self, level: str = "mlir"):
         self.level = level
+        self.dump_bytes = 0  # how much Triton printed
+        self.read_seconds = 0.0
         self._line_ids: dict[str, int] = {}
         self._lines: list[str] = []
         self._ir_ids: dict[bytes, int] = {}
@@ -214,14 +77,20 @@ class PassRecorder:
 
     def read(self, stream: BinaryIO) -> str:
         """Consume a captured stderr stream; returns what in it was not a dump (warnings, errors)."""
+        started = time.perf_counter()
         log: list[str] = []
-        lines = (raw.decode("utf-8", errors="replace") for raw in stream)
-        for dump in read_dumps(lines, log):
+        for dump in read_dumps(self._decoded(stream), log):
             self._take(dump)
         self._close_open(None)
+        self.read_seconds += time.perf_counter() - started
         return "\n".join(log) + ("\n" if log else "")
 
-    def _take(self, d: _Dump) -> None:
+    def _decoded(self, stream: Iterable[bytes]) -> Iterator[str]:
+        for raw in stream:
+            self.dump_bytes += len(raw)
+            yield raw.decode("utf-8", errors="replace")
+
+    def _take(self, d: Dump) -> None:
         if d.kind == "stage":
             self._close_open(None)
             self._stage = d.head["stage"]
@@ -239,7 +108,7 @@ class PassRecorder:
         elif d.kind == "mir":
             self._take_mir(d)
 
-    def _take_mlir(self, d: _Dump) -> None:
+    def _take_mlir(self, d: Dump) -> None:
         h = d.head
         name = h["arg"] if not h["arg"].startswith("unknown<") else h["cls"].split("::")[-1]
         on_function = h["op"] != "builtin.module"
@@ -284,7 +153,7 @@ class PassRecorder:
             return None
         return ""
 
-    def _take_internal(self, d: _Dump) -> None:
+    def _take_internal(self, d: Dump) -> None:
         """A pass's own intermediate dump (the pipeliner's LowerLoops, ExpandLoops): a step of its own."""
         if self._open is None:
             return
@@ -304,7 +173,7 @@ class PassRecorder:
             step["part"] = "finish"
         self._add(step, o.before, after, slot=o.slot)
 
-    def _take_llvm(self, d: _Dump) -> None:
+    def _take_llvm(self, d: Dump) -> None:
         h = d.head
         if d.kind == "legacy":
             name, cls, scope = h["arg"], h["desc"], ""
@@ -334,7 +203,7 @@ class PassRecorder:
             self._loop_since = self._loop_ir = None
         self._add(step, before, self._llvm_ir)
 
-    def _take_mir(self, d: _Dump) -> None:
+    def _take_mir(self, d: Dump) -> None:
         body = _trim(d.lines)
         name = next((m.group("name") for m in map(_MIR_FUNC.match, body) if m), "?")
         self._mir[name] = body
@@ -424,7 +293,7 @@ class PassRecorder:
 
     def capture(self) -> "PassCapture":
         return PassCapture(self.level, self.steps, self._initial, self._ir_info, self._ir_offsets, self._flat,
-                           self._lines)
+                           self._lines, self.dump_bytes, self.read_seconds)
 
 
 def _trim(lines: list[str]) -> list[str]:
@@ -489,10 +358,12 @@ class PassCapture:
     offsets: list[tuple[int, int]]
     flat: array.array
     lines: list[str]
+    dump_bytes: int = 0
+    read_seconds: float = 0.0
 
     def summary(self) -> dict:
         return {"level": self.level, "steps": len(self.steps), "changed": sum(1 for s in self.steps if s.get("changed")),
-                "distinct_irs": len(self.irs)}
+                "distinct_irs": len(self.irs), "dump_bytes": self.dump_bytes, "read_s": round(self.read_seconds, 3)}
 
     def files(self) -> dict[str, bytes]:
         """The files of `passes/`: the index (JSON), the distinct lines and the IRs as line numbers (xz)."""
