@@ -104,6 +104,9 @@ def _list(tl, args, ui) -> None:
     if args.json:
         ui.print(json.dumps([{**_as_dict(st), "label": st.label, "status": st.status} for st in steps], indent=1))
         return
+    if not tl.steps:
+        ui.print(f"{s(tl.label, 'bold')}: no pass ran (the compile stopped before its first pass: irscope show it)")
+        return
     counts = ", ".join(f"{k} {v}" for k, v in tl.stage_counts().items())
     changed = sum(1 for st in tl.steps if st.status == "changed")
     what = "Triton's MLIR passes" if tl.level == "mlir" else "MLIR and LLVM passes"

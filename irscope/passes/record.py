@@ -30,6 +30,7 @@ from .timeline import FORMAT, INDEX_FILE, IRS_FILE, LINES_FILE
 _DEFINE = re.compile(r"^define .*?@(?P<name>\"[^\"]+\"|[\w.$-]+)\(")
 _MIR_FUNC = re.compile(r"^# Machine code for function (?P<name>[^:]+):")
 
+
 @dataclass
 class _Open:
     """An MLIR pass whose after-IR has not been seen yet (LLVM's dumps may come first: its slot in
@@ -39,7 +40,6 @@ class _Open:
     before: int
     nests: bool  # runs a nested pipeline: function-scoped dumps until the next top-level pass are its own
     slot: int
-    within: str = ""  # the pass that runs this one inside itself (a dynamic pipeline)
 
 
 class PassRecorder:
@@ -130,7 +130,7 @@ class PassRecorder:
                 "stage": self._stage, "form": "mlir", "scope": h["op"] + (f" {h['sym']}" if h["sym"] else "")}
         if within:
             step["within"] = within
-        self._open = _Open(step, ir, "pipeline=" in (h["opts"] or ""), self._reserve(), within)
+        self._open = _Open(step, ir, "pipeline=" in (h["opts"] or ""), self._reserve())
         if not within:
             self._top = name
 
@@ -182,8 +182,9 @@ class PassRecorder:
             scope = h["scope"]
         body = _trim(d.lines)
         kind = "invalidated" if d.kind == "llvm-invalid" else _llvm_kind(body, scope)
+        detail = scope[len("loop "):] if scope.startswith("loop ") else scope
         step = {"name": name, "pass": cls, "stage": self._stage, "form": "llvm",
-                "scope": kind + (f" {scope}" if scope and kind != "module" else "")}
+                "scope": kind + (f" {detail}" if detail and kind != "module" else "")}
         if kind in ("loop", "invalidated"):
             # A loop pass prints only the loop's blocks: kept as printed, compared with the loop as
             # the previous loop pass printed it; the next whole-function dump catches up.
