@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import inspect
 import io
 import json
@@ -56,6 +57,7 @@ class CompileResult:
     content_key: str = ""
     python_source: str = ""
     error: dict | None = None  # {"stage", "type", "message"} when the compile failed
+    passes: Any = None  # irscope.passes.record.PassCapture when options.passes asked for the pass timeline
 
     @property
     def ok(self) -> bool:
@@ -190,10 +192,14 @@ def _disable_amd_torch_probe() -> None:
     # answer through ptr_range(), so skip the (slow) import.
     try:
         from triton.backends.amd.compiler import HIPBackend
-        if getattr(HIPBackend, "_torch_available", True) is None:
-            HIPBackend._torch_available = False
     except ImportError:
-        pass
+        return
+    if hasattr(HIPBackend, "_torch_available"):  # Triton 3.9: imports torch once, unless told it is absent
+        if HIPBackend._torch_available is None:
+            HIPBackend._torch_available = False
+    elif importlib.util.find_spec("torch") is None:  # Triton 3.6: imports torch unconditionally
+        HIPBackend.is_within_2gb = staticmethod(
+            lambda arg: hasattr(arg, "ptr_range") and arg.ptr_range() <= 2**31 - 1)
 
 
 def _jsonable(value: Any) -> Any:
@@ -218,6 +224,21 @@ def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, d
     return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
 
 
+def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:
+    """Do once, before forking compile workers, what every compile would otherwise repeat in its own
+    process: hashing Triton's files for its cache key (about 0.5 s) and asking ptxas for its version.
+    Children forked afterwards inherit the results."""
+    from triton.runtime.cache import triton_key
+    triton_key()
+    for target in targets:
+        if target.vendor == "nvidia":
+            try:
+                from triton.backends.nvidia.compiler import get_ptxas
+                get_ptxas(target.arch)
+            except Exception:  # noqa: BLE001 - a missing ptxas shows up in the compile itself
+                pass
+
+
 def _compile_options(spec: KernelSpec, options, constexprs: dict) -> dict:
     names = spec.fn.arg_names
     out = {"num_warps": options.num_warps, "num_stages": getattr(options, "num_stages", None),
@@ -230,7 +251,8 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     did compile; only bad requests (unknown names, malformed values) raise.
 
     `capture_fds` also redirects file descriptors 1 and 2, so that MLIR and LLVM diagnostics (written by
-    C++ straight to stderr) land in the result: only safe in a child process.
+    C++ straight to stderr) land in the result: only safe in a child process. `opts.passes` turns on
+    Triton's per-pass dumps, which come the same way (so it redirects them even in this process).
     """
     import triton
     from triton import knobs
@@ -256,7 +278,9 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     started = time.perf_counter()
     try:
         with knobs.cache.scope(), knobs.compilation.scope(), knobs.nvidia.scope(), \
-                _captured_fds(capture_fds) as fd_log, contextlib.redirect_stdout(stdout):
+                _pass_dumps(opts.passes) as recorder, \
+                _captured_fds(capture_fds or recorder is not None, recorder) as fd_log, \
+                contextlib.redirect_stdout(stdout):
             knobs.cache.dir = str(cache_dir)
             knobs.compilation.always_compile = True
             knobs.compilation.disable_line_info = not opts.line_info
@@ -267,6 +291,7 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
                                         options=options.__dict__)
             except Exception as e:  # noqa: BLE001 - any compiler failure becomes a failed snapshot
                 failure = e
+        result.passes = recorder.capture() if recorder is not None else None
         if failure is not None:
             _record_failure(result, failure, cache_dir, spec.fn_name, target, fd_log.getvalue(), stdout.getvalue())
             return result
@@ -286,7 +311,9 @@ class _FdLog:
 
 
 @contextlib.contextmanager
-def _captured_fds(enabled: bool) -> Iterator[_FdLog]:
+def _captured_fds(enabled: bool, recorder=None) -> Iterator[_FdLog]:
+    """Redirect fds 1 and 2 to a file; its text becomes the log, or goes through `recorder` (pass
+    dumps, read as a stream: they can be 150 MB), which returns what is left."""
     log = _FdLog()
     if not enabled:
         yield log
@@ -307,7 +334,79 @@ def _captured_fds(enabled: bool) -> Iterator[_FdLog]:
             for fd in saved:
                 os.close(fd)
             tmp.seek(0)
-            log.text = tmp.read().decode(errors="replace")
+            log.text = recorder.read(tmp) if recorder is not None else tmp.read().decode(errors="replace")
+
+
+@contextlib.contextmanager
+def _pass_dumps(level: str) -> Iterator[Any]:
+    """Turn on Triton's per-pass IR dumps (to stderr, which the caller captures) and mark where each
+    stage starts and what IR it ends with; yields the PassRecorder that reads them (None: off).
+
+    MLIR_ENABLE_DUMP prints the module before every pass of each `pm.enable_debug()` pass manager;
+    MLIR_DUMP_PATH is cleared because Triton opens that file once per process and buffers it.
+    Each pass manager's pipeline string tells the passes it runs from those nested inside them.
+    LLVM_IR_ENABLE_DUMP (level "all") adds LLVM's print-after-all. docs/passes.md has the details.
+    Like the fd capture, this changes process-wide state for the length of one compile.
+    """
+    if not level:
+        yield None
+        return
+    if level not in ("mlir", "all"):
+        raise UsageError(f"unknown pass capture '{level}'", "--passes records Triton's MLIR passes; --passes all "
+                         "adds LLVM's")
+    from triton import knobs
+    from triton._C.libtriton import ir
+
+    from .passes.dump import final_marker, pipeline_marker, stage_marker
+    from .passes.record import PassRecorder
+
+    previous = knobs.runtime.add_stages_inspection_hook
+    original_run = ir.pass_manager.run
+
+    def run_pipeline(pm, *args, **kwargs):  # say which passes this pass manager runs at its top level
+        os.write(2, pipeline_marker(pm.get_pipeline_str()))
+        return original_run(pm, *args, **kwargs)
+
+    def marked(stage: str, fn):
+        def run(src, metadata):
+            os.write(2, stage_marker(stage))
+            out = fn(src, metadata)
+            if hasattr(src, "get_int_attr"):  # an MLIR module, changed in place: the IR its last pass left
+                os.write(2, final_marker(stage, str(src)))
+            return out
+        return run
+
+    def hook(*args):
+        if not args:  # Triton 3.9 asks for a part of the cache key first (3.6 does not)
+            key, digest = previous() if previous is not None else ("", "")
+            return key + "+irscope-passes", digest
+        if previous is not None:
+            previous(*args)
+        stages = args[1]
+        for name, fn in list(stages.items()):
+            stages[name] = marked(name, fn)
+
+    env = {"MLIR_ENABLE_DUMP": "1", "MLIR_DUMP_PATH": None, "LLVM_IR_ENABLE_DUMP": "1" if level == "all" else None}
+    saved = _set_environ(env)
+    try:
+        with knobs.runtime.scope():
+            knobs.runtime.add_stages_inspection_hook = hook
+            ir.pass_manager.run = run_pipeline
+            yield PassRecorder(level)
+    finally:
+        ir.pass_manager.run = original_run
+        _set_environ(saved)
+
+
+def _set_environ(values: dict[str, str | None]) -> dict[str, str | None]:
+    """Set (None: unset) environment variables the C++ side reads; returns their previous values."""
+    saved = {k: os.environ.get(k) for k in values}
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    return saved
 
 
 def _python_source(spec: KernelSpec) -> str:

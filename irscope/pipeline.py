@@ -143,6 +143,7 @@ def snapshot_meta(result) -> dict:
         "versions": result.versions,
         "content_key": result.content_key,
         "stages": stages,
+        **({"passes": result.passes.summary()} if result.passes is not None else {}),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -157,6 +158,8 @@ def _request(opts: CompileOptions) -> dict:
             out[name] = {k: str(v) if not isinstance(v, (int, float, bool)) else v for k, v in getattr(opts, name)}
     if opts.divisibility:
         out["divisibility"] = [[n, d] for n, d in opts.divisibility]
+    if opts.passes:
+        out["passes"] = opts.passes
     return out
 
 
@@ -176,6 +179,8 @@ def snapshot_files(result) -> dict[str, bytes | str]:
         files[f"{fn}.json"] = json.dumps(result.triton_metadata, indent=1, sort_keys=True, default=str)
     for name, text in result.logs.items():
         files[f"{LOG_DIR}/{name}.log"] = text
+    if result.passes is not None:
+        files.update(result.passes.files())
     files[META_FILE] = json.dumps(snapshot_meta(result), indent=1, default=str) + "\n"
     return files
 

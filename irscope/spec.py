@@ -94,6 +94,9 @@ class CompileOptions:
     args: tuple[tuple[str, Any], ...] = ()  # typical launch values that differ from the spec's
     line_info: bool = True
     name: str | None = None  # the variant folder's name, if the user chose one
+    # Record the IR after every pass: "" (no), "mlir" (Triton's MLIR passes) or "all" (also LLVM's).
+    # Not part of the variant name: the compiled code is the same, so it lands in the same folder.
+    passes: str = ""
 
     def with_(self, **changes) -> "CompileOptions":
         return replace(self, **changes)

@@ -11,6 +11,7 @@ A snapshot folder is a Triton cache entry plus irscope's metadata, so Triton's o
         <fn>.sass             SASS disassembled from the cubin (NVIDIA)
         <fn>.json             Triton's own metadata for the kernel
         logs/                 ptxas -v, cuobjdump -res-usage, compiler stderr
+        passes/               the IR after every compiler pass (irscope compile --passes; docs/passes.md)
 
 This module does not import Triton.
 """
@@ -34,6 +35,7 @@ FORMAT = 1
 META_FILE = "irscope.json"
 PYTHON_FILE = "source.py"
 LOG_DIR = "logs"
+PASSES_DIR = "passes"
 GOLDEN_MARKER = ".irscope-goldens"  # a root holding committed goldens; only `--update-goldens` writes there
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
 TEXT_STAGES = tuple(s for s in STAGES if s not in ("cubin", "hsaco"))
@@ -239,6 +241,8 @@ def _extra_files(path: Path) -> dict[str, Path]:
     for name in ("run.json", "verify.json"):
         if (path / name).is_file():
             out[name] = path / name
+    if (path / PASSES_DIR / "index.json").is_file():
+        out["passes"] = path / PASSES_DIR  # the pass timeline (irscope.passes reads it)
     return out
 
 
@@ -303,7 +307,8 @@ def _load_dump(path: Path) -> Snapshot:
 def _resources_from_files(snap: Snapshot) -> Resources:
     res = from_triton_metadata(snap.meta.get("triton_metadata", {}))
     if "amdgcn" in snap.stage_files:
-        res = parse_amdgcn(snap.read("amdgcn")).merged(res)
+        # Triton's `shared` (the LDS taken at launch) wins over the listing's static group segment (0).
+        res = res.merged(parse_amdgcn(snap.read("amdgcn")))
     log = snap.log("ptxas")
     if log:
         res = parse_ptxas_log(log).merged(res)

@@ -11,6 +11,7 @@ PKG = Path(irscope.__file__).parent
 # Modules that read snapshots must work where Triton is not installed (a laptop browsing a GPU box's
 # snapshots) and stay quick to import.
 READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.render", "irscope.targets",
+           "irscope.analyze", "irscope.diff", "irscope.passes", "irscope.passes.record",
            "irscope.spec", "irscope.errors", "irscope.cli"]
 
 
@@ -59,3 +60,11 @@ def test_core_modules_never_print():
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
                 raise AssertionError(f"{p.relative_to(PKG)}:{node.lineno} prints; core modules return or raise")
+
+
+def test_every_package_is_in_the_wheel():
+    """pyproject lists packages explicitly (kernels/ installs as irscope.kernels): a new one must be added."""
+    import tomllib
+    listed = set(tomllib.loads((PKG.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(PKG.parent).parts) for p in PKG.rglob("__init__.py")}
+    assert found | {"irscope.kernels"} == listed

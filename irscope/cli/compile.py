@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="give up on a compile after this long (default: 300)")
+    p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
+                   help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "
+                        "passes, or with `--passes all` LLVM's too (much slower; docs/passes.md)")
     p.add_argument("--update-goldens", action="store_true",
                    help="allow writing into a folder of committed goldens (snapshots/)")
     p.set_defaults(run=run)
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace, ui) -> int:
     from ..targets import parse_targets
 
     targets = parse_targets(args.target)
-    options = options_from_args(args)
+    options = options_from_args(args).with_(passes=args.passes)
     out = Path(args.out) if args.out else default_out()
     points = [Point(k, t.name, options) for k in args.kernels for t in targets]
     progress = ProgressLine(ui.err)

@@ -1,0 +1,182 @@
+"""A snapshot's pass timeline read back from `passes/`: the steps (one per pass, or per part of a pass
+that dumps its own intermediate IR), what each changed, and the IR after each, decompressed on first use."""
+from __future__ import annotations
+
+import array
+import difflib
+import json
+import lzma
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import SnapshotError
+from ..store import PASSES_DIR
+from .text import canonical_mlir, normalize_line
+
+FORMAT = 1  # of passes/index.json
+INDEX_FILE = "index.json"
+LINES_FILE = "lines.xz"
+IRS_FILE = "irs.xz"
+
+@dataclass(frozen=True)
+class Step:
+    """One pass (or one part of a pass that dumps its own intermediate IR) and what it did."""
+
+    n: int
+    name: str  # the pass's pipeline name (tritongpu-pipeline, canonicalize) or LLVM's (InstCombinePass, sroa)
+    pass_class: str
+    stage: str  # the Triton stage that runs it: ttir, ttgir, llir, ptx, amdgcn
+    form: str  # mlir, llvm or mir
+    scope: str = ""
+    options: str = ""
+    part: str = ""  # LowerLoops, ExpandLoops, finish: a pass's own intermediate dumps
+    nested: tuple[str, ...] = ()  # function-level runs it made (the inliner's canonicalize on each function)
+    within: str = ""  # the pass that ran this one inside itself (tritongpu-automatic-warp-specialization)
+    before: int | None = None  # index of the IR it started from
+    after: int | None = None  # index of the IR it left
+    changed: bool | None = None  # None: unknown (first dump of a form, or the compile stopped)
+    added: int = 0  # lines, debug information left out
+    removed: int = 0
+    ops: Mapping[str, int] = field(default_factory=dict)  # op count changes
+    failed: bool = False
+    since: int | None = None  # a function dump after loop passes: its change includes steps since..n-1
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} › {self.part}" if self.part else self.name
+
+    @property
+    def status(self) -> str:
+        """changed, no change, debug info only (only locations or metadata moved), or unknown."""
+        if self.changed is None:
+            return "unknown"
+        if not self.changed:
+            return "no change"
+        return "changed" if self.added or self.removed or self.ops else "debug info only"
+
+    @property
+    def top_level(self) -> bool:
+        """False for the intermediate parts of a pass except the last (one row per pass)."""
+        return self.part in ("", "finish")
+
+
+@dataclass(frozen=True)
+class IRInfo:
+    form: str
+    style: str  # main; internal (printed without aliases and value names); loop (only a loop's blocks)
+    lines: int  # non-blank lines without debug information
+    ops: Mapping[str, int]
+    offset: int
+    count: int
+
+
+class Timeline:
+    """A snapshot's pass timeline, read from its `passes/` folder."""
+
+    def __init__(self, folder: Path, index: dict, label: str = ""):
+        self.folder = folder
+        self.label = label
+        self.level: str = index.get("level", "mlir")
+        self.initial: int | None = index.get("initial")
+        self.irs = [IRInfo(i["form"], i.get("style", "main"), i["lines"], i.get("ops", {}), i["offset"], i["count"])
+                    for i in index["irs"]]
+        self.steps = [_step(s) for s in index["steps"]]
+        self._comparable: dict[tuple[int, bool], str] = {}
+        self._normalized: dict[str, dict[int, str | None]] = {}
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @cached_property
+    def _lines(self) -> list[str]:
+        return _read_xz(self.folder / LINES_FILE).decode().split("\n")
+
+    @cached_property
+    def _flat(self) -> array.array:
+        flat = array.array("I")
+        flat.frombytes(_read_xz(self.folder / IRS_FILE))
+        if sys.byteorder != "little":
+            flat.byteswap()
+        return flat
+
+    def text(self, ir: int) -> str:
+        """The IR as the compiler printed it."""
+        info = self.irs[ir]
+        lines = self._lines
+        return "\n".join(lines[i] for i in self._flat[info.offset:info.offset + info.count]) + "\n"
+
+    def comparable(self, ir: int, raw: bool = False) -> str:
+        """The IR normalised (irscope.normalize for its stage), or as printed when `raw`."""
+        key = (ir, raw)
+        if key not in self._comparable:
+            info = self.irs[ir]
+            ids = self._flat[info.offset:info.offset + info.count]
+            if raw:
+                text = "\n".join(self._lines[i] for i in ids)
+            else:
+                norm = self._normalized.setdefault(info.form, {})
+                lines = self._lines
+                for i in ids:
+                    if i not in norm:
+                        norm[i] = normalize_line(info.form, lines[i])
+                text = "\n".join(n for n in (norm[i] for i in ids) if n is not None)
+            self._comparable[key] = text + "\n"
+        return self._comparable[key]
+
+    def previous_ir(self, step: Step) -> int | None:
+        """The IR a step is measured against: its own before, else (first of a form) the last IR seen."""
+        if step.before is not None:
+            return step.before
+        for s in reversed(self.steps[:step.n]):
+            if s.after is not None:
+                return s.after
+        return self.initial
+
+    def diff(self, step: Step, *, raw: bool = False, context: int = 3) -> list[str]:
+        """The unified diff of what `step` did (normalised unless `raw`); [] when it changed nothing."""
+        before = self.previous_ir(step)
+        if before is None or step.after is None or before == step.after:
+            return []
+        old, new = self.comparable(before, raw), self.comparable(step.after, raw)
+        if self.irs[before].style != self.irs[step.after].style and not raw:
+            old, new = canonical_mlir(old), canonical_mlir(new)
+        return list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"before {step.label}",
+                                         f"after {step.label}", lineterm="", n=context))
+
+    def stage_counts(self) -> dict[str, int]:
+        return dict(Counter(s.stage for s in self.steps if s.top_level))
+
+
+def _step(d: dict) -> Step:
+    return Step(n=d["n"], name=d["name"], pass_class=d.get("pass", ""), stage=d.get("stage", ""),
+                form=d.get("form", "mlir"), scope=d.get("scope", ""), options=d.get("options", ""),
+                part=d.get("part", ""), nested=tuple(d.get("nested", ())), within=d.get("within", ""), before=d.get("before"),
+                after=d.get("after"), changed=d.get("changed"), added=d.get("added", 0),
+                removed=d.get("removed", 0), ops=d.get("ops", {}), failed=d.get("failed", False),
+                since=d.get("since"))
+
+
+def _read_xz(path: Path) -> bytes:
+    try:
+        return lzma.decompress(path.read_bytes())
+    except (OSError, lzma.LZMAError) as e:
+        raise SnapshotError(f"{path} is damaged: {e}", "recompile the snapshot with irscope compile --passes") from None
+
+
+def load_timeline(snap) -> Timeline:
+    """The pass timeline of a snapshot (irscope.store.Snapshot); SnapshotError if it has none."""
+    folder = Path(snap.extra.get("passes") or Path(snap.path) / PASSES_DIR)
+    index_path = folder / INDEX_FILE
+    if not index_path.is_file():
+        kernel = snap.kernel if snap.origin == "irscope" else "KERNEL"
+        raise SnapshotError(f"{snap.label} has no pass timeline",
+                            f"recompile with --passes: irscope compile {kernel} --target {snap.target_name} --passes")
+    try:
+        index = json.loads(index_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise SnapshotError(f"{index_path} is damaged: {e}", "recompile with irscope compile --passes") from None
+    return Timeline(folder, index, snap.label)

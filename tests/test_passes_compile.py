@@ -1,0 +1,165 @@
+"""The pass timeline on real compiles: matmul for Hopper and Blackwell with `--passes`, read back."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from irscope import harness, library
+from irscope.passes import align_pipelines, find_pattern, load_timeline, only_in
+from irscope.spec import CompileOptions
+from irscope.store import load_snapshot
+from irscope.targets import get_target
+
+@pytest.fixture(scope="session")
+def with_passes(tmp_path_factory):
+    """matmul compiled for sm_90a and sm_100a with --passes, and for sm_90a without (another root)."""
+    from irscope.pipeline import Point, compile_points
+
+    root = tmp_path_factory.mktemp("passes")
+    outcomes = compile_points([Point("matmul", t, CompileOptions(passes="mlir")) for t in ("sm_90a", "sm_100a")],
+                              root / "with")
+    plain = compile_points([Point("matmul", "sm_90a")], root / "plain")
+    assert all(o.ok for o in outcomes + plain), outcomes + plain
+    return {"sm_90a": outcomes[0].path, "sm_100a": outcomes[1].path, "plain": plain[0].path}
+
+
+def _triton_pipeline_source() -> str:
+    import importlib.util
+    spec = importlib.util.find_spec("triton.backends.nvidia.compiler")
+    return Path(spec.origin).read_text()
+
+
+def test_async_copies_of_the_hopper_matmul_come_from_the_software_pipeliner(with_passes):
+    tl = load_timeline(load_snapshot(with_passes["sm_90a"]))
+    blame = find_pattern(tl, "ttg.async_copy_global_to_local")
+    first = blame.first.step
+    assert blame.at_start == 0
+    assert (first.name, first.stage, first.part) == ("tritongpu-pipeline", "ttgir", "LowerLoops")
+    assert first.ops["ttg.async_copy_global_to_local"] == 2  # one per operand, a and b
+    # tritongpu-pipeline is what make_ttgir's passes.ttgpuir.add_pipeline adds on sm_90 (capability 9x)
+    assert "passes.ttgpuir.add_pipeline(pm, opt.num_stages, dump_enabled)" in _triton_pipeline_source()
+    assert "num-stages=3" in first.options
+    gone = blame.gone.step
+    assert (gone.name, gone.stage) == ("convert-triton-gpu-to-llvm", "llir")
+
+
+def test_a_pass_that_changes_nothing_is_reported_as_such(with_passes, cli):
+    tl = load_timeline(load_snapshot(with_passes["sm_90a"]))
+    unroll = next(s for s in tl.steps if s.name == "triton-loop-unroll")  # matmul asks for no unrolling
+    assert unroll.status == "no change" and tl.text(unroll.before) == tl.text(unroll.after)
+    code, out, err = cli("passes", with_passes["sm_90a"])
+    assert code == 0, err
+    assert re.search(rf"^\s+{unroll.n}\s+ttir\s+triton-loop-unroll\s+\d+\s+no change\s*$", out, re.M), out
+    assert re.search(r"tritongpu-pipeline › LowerLoops\s+\d+\s+\+\d+ -\d+\s+.*ttg\.", out), out
+
+
+def test_the_last_pass_of_a_stage_leaves_exactly_the_stage_output(with_passes):
+    snap = load_snapshot(with_passes["sm_90a"])
+    tl = load_timeline(snap)
+    for stage in ("ttir", "ttgir"):
+        last = [s for s in tl.steps if s.stage == stage][-1]
+        assert tl.text(last.after).rstrip() == snap.read(stage).rstrip()
+    first = tl.steps[0]
+    assert first.name == "inline" and tl.text(tl.initial).rstrip() == snap.read("source").rstrip()
+
+
+def test_capturing_passes_changes_neither_the_code_nor_the_folder(with_passes):
+    snap, plain = load_snapshot(with_passes["sm_90a"]), load_snapshot(with_passes["plain"])
+    assert snap.read("ptx") == plain.read("ptx") and snap.read("ttgir") == plain.read("ttgir")
+    assert snap.variant == plain.variant == "default"
+    assert snap.meta["request"]["passes"] == "mlir" and snap.meta["passes"]["steps"] == len(load_timeline(snap).steps)
+    assert "passes" in snap.extra and "passes" not in plain.extra
+
+
+def test_the_timeline_is_compact(with_passes):
+    folder = with_passes["sm_90a"] / "passes"
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    assert size < 2 * 1024 * 1024, size  # the raw dumps are about 20 MB
+    index = json.loads((folder / "index.json").read_text())
+    assert len(index["irs"]) < len(index["steps"]) / 2  # unchanged IRs are stored once
+
+
+def test_blackwell_runs_passes_hopper_does_not(with_passes):
+    hopper = load_timeline(load_snapshot(with_passes["sm_90a"]))
+    blackwell = load_timeline(load_snapshot(with_passes["sm_100a"]))
+    rows = align_pipelines(hopper, blackwell)
+    only_b = {row.name for row, _ in only_in(rows, "b")}
+    only_a = {row.name for row, _ in only_in(rows, "a")}
+    assert {"tritongpu-hoist-tmem-alloc", "tritongpu-promote-lhs-to-tmem",
+            "tritongpu-automatic-warp-specialization", "triton-nvidia-gpu-remove-tmem-tokens"} <= only_b
+    assert "nvgpu-warp-specialization" in only_a  # Hopper's own warp specialization pass
+    nested = [s for s in blackwell.steps if s.within == "tritongpu-automatic-warp-specialization"]
+    assert {"tritongpu-partition-scheduling", "nvws-insert-aref"} <= {s.name for s in nested}
+    assert [r for r in rows if r.side == "both" and r.name == "tritongpu-pipeline"]
+
+
+def test_pipeline_command_compares_two_snapshots(with_passes, cli):
+    code, out, err = cli("passes", "--pipeline", with_passes["sm_90a"], with_passes["sm_100a"])
+    assert code == 0, err
+    only_blackwell = out.split("only matmul/default/sm_100a runs")[1]
+    assert "tritongpu-promote-lhs-to-tmem" in only_blackwell and "after triton-licm" in only_blackwell
+    assert "inside tritongpu-automatic-warp-specialization" in only_blackwell
+
+
+def test_pipeline_command_compiles_a_kernel_for_two_targets(cli):
+    code, out, err = cli("passes", "--pipeline", "sm_90a", "sm_100a", "add")
+    assert code == 0, err
+    assert out.startswith("pass pipelines: sm_90a (") and "only sm_100a runs" in out
+    assert "triton-nvidia-gpu-lower-clc" in out.split("only sm_100a runs")[1]
+    assert not list(Path.cwd().iterdir())  # compiled into a temporary folder, gone
+
+
+def test_first_prints_the_pass_and_its_diff(with_passes, cli):
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", "ttg.async_copy_global_to_local")
+    assert code == 0, err
+    assert re.search(r"first appears\s+#\d+ ttgir tritongpu-pipeline › LowerLoops", out)
+    assert re.search(r"disappears\s+#\d+ llir convert-triton-gpu-to-llvm", out)
+    assert re.search(r"^\+.*ttg\.async_copy_global_to_local", out, re.M)  # the diff, with the new lines
+    assert "loc(" not in out  # normalised
+    code, out, _ = cli("passes", with_passes["sm_90a"], "--first", "ttg.async_copy_global_to_local", "--raw")
+    assert code == 0 and "loc(" in out
+
+
+def test_first_on_a_pattern_that_never_appears_fails_like_grep(with_passes, cli):
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", "ttng.tc_gen5_mma")
+    assert code == 1 and "never appears" in out
+
+
+def test_bad_regex_is_a_one_line_usage_error(with_passes, cli):
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", "tt.load(")
+    assert code == 2 and out == ""
+    assert err.startswith("irscope: error: bad pattern 'tt.load('") and len(err.splitlines()) == 2
+
+
+def test_a_snapshot_without_passes_says_to_recompile_with_passes(with_passes, cli):
+    code, out, err = cli("passes", with_passes["plain"])
+    assert code == 4 and out == ""
+    lines = err.splitlines()
+    assert lines[0] == "irscope: error: matmul/default/sm_90a has no pass timeline"
+    assert "irscope compile matmul --target sm_90a --passes" in lines[1]
+
+
+def test_diff_and_json_views(with_passes, cli):
+    tl = load_timeline(load_snapshot(with_passes["sm_90a"]))
+    fence = next(s for s in tl.steps if s.name == "triton-nvidia-gpu-fence-insertion")
+    code, out, err = cli("passes", with_passes["sm_90a"], "--diff", fence.n)
+    assert code == 0, err
+    assert re.search(r"^\+\s+ttng\.fence_async_shared", out, re.M)
+    code, out, _ = cli("passes", with_passes["sm_90a"], "--json", "--stage", "ttgir", "--changed")
+    steps = json.loads(out)
+    assert steps and all(s["stage"] == "ttgir" and s["status"] == "changed" for s in steps)
+    code, _, err = cli("passes", with_passes["sm_90a"], "--diff", 10_000)
+    assert code == 2 and "no step 10000" in err
+
+
+def test_in_process_compile_captures_passes_and_restores_the_streams(capfd):
+    spec = library.load_kernel("add")
+    result = harness.compile_kernel(spec, get_target("gfx942"), CompileOptions(passes="mlir"))
+    assert result.ok and result.passes is not None
+    steps = result.passes.steps
+    assert {"ttir", "ttgir", "llir"} <= {s["stage"] for s in steps}
+    assert any(s["name"].startswith("tritonamdgpu-") for s in steps)
+    assert "compiler" not in result.logs  # the dumps went to the timeline, not the log
+    print("still here")
+    assert "still here" in capfd.readouterr().out
