@@ -455,9 +455,7 @@ def _collect(result: CompileResult, kernel, target: Target, times, stdout: str, 
         except EnvironmentProblem as e:
             result.logs["sass-error"] = e.message
     if "amdgcn" in result.stages:
-        # Triton's `shared` wins over the listing's: AMD kernels take their LDS dynamically at launch
-        # (.group_segment_fixed_size is 0), and the launcher checks Triton's figure against the limit.
-        resources = resources.merged(parse_amdgcn(result.stages["amdgcn"]))
+        resources = parse_amdgcn(result.stages["amdgcn"]).merged(resources)
     result.resources = resources
     if fd_log.strip():
         result.logs["compiler"] = fd_log
