@@ -73,12 +73,14 @@ class CompareScreen(Screen):
         self.current = 0
         self._facts: dict = facts if facts is not None else {}
         self._key: tuple = ()
+        self._tabs: Tabs | None = None
+        self._tabs_made = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compare"):
             yield Static(id="compare-title")
             yield Static(id="compare-deltas")
-            yield Tabs(id="compare-tabs")
+            yield Tabs(classes="compare-tabs")
             yield DiffView(id="diff-view")
             yield Static(id="compare-status")
         yield Footer()
@@ -95,19 +97,28 @@ class CompareScreen(Screen):
     def _load(self) -> None:
         self.pairs = stage_pairs(self.a, self.b)
         self._title()
-        tabs = self.query_one("#compare-tabs", Tabs)
-        tabs.clear()
-        for i, (label, _, _) in enumerate(self.pairs):
-            tabs.add_tab(Tab(label, id=f"cmp-{i}"))
         if not self.pairs:
+            self._replace_tabs()
             self.query_one(DiffView).show(Document("", ""), Document("", ""), [])
             self._status("these snapshots have no stage in common")
             return
         want = self.wanted or "ttgir"
         self.current = next((i for i, (lbl, sa, sb) in enumerate(self.pairs) if want in (lbl, sa, sb)),
                             min(self.current, len(self.pairs) - 1))
-        tabs.active = f"cmp-{self.current}"
+        self._replace_tabs()
         self._align()
+
+    def _replace_tabs(self) -> None:
+        # A fresh Tabs made with its active tab (refilling one activates its first tab late, and reusing
+        # ids while the old tabs are still being removed clashes).
+        self._tabs_made += 1
+        n = self._tabs_made
+        tabs = Tabs(*[Tab(label, id=f"cmp{n}-{i}") for i, (label, _, _) in enumerate(self.pairs)],
+                    active=f"cmp{n}-{self.current}" if self.pairs else None, classes="compare-tabs")
+        old = self._tabs if self._tabs is not None else self.query_one(".compare-tabs", Tabs)
+        self.query_one("#compare").mount(tabs, before=old)
+        old.remove()
+        self._tabs = tabs
 
     def _title(self) -> None:
         axes = differing_axes(self.a, self.b)
@@ -132,9 +143,9 @@ class CompareScreen(Screen):
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
-        if event.tab is None or not event.tab.id:
+        if event.tabs is not self._tabs or event.tab is None or not event.tab.id:
             return
-        index = int(event.tab.id.removeprefix("cmp-"))
+        index = int(event.tab.id.rsplit("-", 1)[1])
         if index != self.current:
             self.current = index
             self.wanted = self.pairs[index][0]
@@ -175,8 +186,8 @@ class CompareScreen(Screen):
         self.query_one("#compare-status", Static).update(Text(f" {text}", style="dim"))
 
     def action_stage(self, delta: int) -> None:
-        if self.pairs:
-            self.query_one("#compare-tabs", Tabs).active = f"cmp-{(self.current + delta) % len(self.pairs)}"
+        if self.pairs and self._tabs is not None:
+            self._tabs.active = f"cmp{self._tabs_made}-{(self.current + delta) % len(self.pairs)}"
 
     def action_toggle_mode(self) -> None:
         view = self.query_one(DiffView)

@@ -6,6 +6,8 @@ forking this process, which has Textual's threads running, could copy a lock som
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +128,7 @@ class CompileScreen(ModalScreen):
             with Horizontal(id="compile-buttons"):
                 yield Button("Compile", id="compile-go", variant="primary")
                 yield Button("Close", id="compile-close")
-                yield ProgressBar(id="compile-progress", show_eta=False)
+            yield ProgressBar(id="compile-progress", show_eta=False)
             yield Static(id="compile-log")
 
     def on_mount(self) -> None:
@@ -176,7 +178,7 @@ class CompileScreen(ModalScreen):
             self.post_message(self.CompileProgressed(p.done, p.total, running))
 
         try:
-            _preload_forkserver()
+            _start_forkserver()
             outcomes = compile_points(list(request.points), request.out, on_progress=on_progress,
                                       start_method=START_METHOD)
         except IrscopeError as e:
@@ -206,8 +208,9 @@ class CompileScreen(ModalScreen):
             text.append(o.label or f"{o.point.kernel} {o.point.target}")
             text.append(f"  {o.status}  {o.seconds:.1f} s\n", style="dim" if ok else "red")
             if o.error:
-                text.append(f"    at stage {o.error.get('stage', '?')}: {_first_line(o.error.get('message', ''))}\n",
-                            style="red")
+                text.append(f"    at stage {o.error.get('stage', '?')} ({o.error.get('type', 'error')}):\n", style="red")
+                for line in _tail(o.error.get("message", "")):
+                    text.append(f"    {line}\n")
             if o.path is not None:
                 paths.append(Path(o.path))
         self._log(text)
@@ -231,17 +234,34 @@ class CompileScreen(ModalScreen):
         self._log(text)
 
 
-def _first_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[0][:300] if lines else ""
+def _tail(text: str, count: int = 6) -> list[str]:
+    """The last lines of a compiler message: Triton puts the source excerpt first and the reason last."""
+    lines = [ln.rstrip()[:200] for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-count:]
 
 
-_preloaded = False
+_started = False
 
 
-def _preload_forkserver() -> None:
-    """Have the forkserver import Triton once, so each compile child starts with it loaded."""
-    global _preloaded
-    if not _preloaded:
-        multiprocessing.get_context(START_METHOD).set_forkserver_preload(["irscope.pipeline", "triton"])
-        _preloaded = True
+def _start_forkserver() -> None:
+    """Start multiprocessing's forkserver (and its resource tracker) once, with Triton preloaded.
+
+    Preloading means each compile child starts with Triton imported. The tracker is handed
+    `sys.stderr.fileno()` when it starts, and under Textual that is a stand-in whose fileno() is -1
+    ("bad value(s) in fds_to_keep"), so it starts with /dev/null as its stderr instead: nothing a helper
+    process writes may land on the screen Textual draws.
+    """
+    global _started
+    if _started:
+        return
+    from multiprocessing import forkserver, resource_tracker
+    multiprocessing.get_context(START_METHOD).set_forkserver_preload(["irscope.pipeline", "triton"])
+    saved = sys.stderr
+    with open(os.devnull, "w") as devnull:
+        sys.stderr = devnull
+        try:
+            resource_tracker.ensure_running()
+            forkserver.ensure_running()
+        finally:
+            sys.stderr = saved
+    _started = True

@@ -28,9 +28,10 @@ from .find_bar import FindBar
 from .resource_panel import ResourcePanel
 
 PYTHON = "python"
-TAB_LABELS = {PYTHON: "python", "source": "source (TTIR₀)"}
+ERROR = "error"  # a failed compile's message, shown as the first tab
+TAB_LABELS = {PYTHON: "python", "source": "source (TTIR₀)", ERROR: "✗ error"}
 STAGE_HELP = {"source": "Triton's `source` stage: the TTIR its frontend produced, before any pass ran"}
-PREFERRED = ("ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
+PREFERRED = (ERROR, "ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
 
 
 @dataclass
@@ -118,10 +119,12 @@ class SnapshotView(Vertical):
             self.side.set_class(not self.split, "-hidden")
         self.data = {}
         self.source_line = None
-        self.source_file = snapshot.meta.get("source_file")
-        self.stages = ([PYTHON] if self._python_text(snapshot) is not None else []) + list(snapshot.text_stages)
+        self.source_file = snapshot.meta.get("source_file") or _located_file(snapshot)
+        self.stages = ([ERROR] if not snapshot.ok else []) + \
+            ([PYTHON] if self._python_text(snapshot) is not None else []) + list(snapshot.text_stages)
         self.query_one(ResourcePanel).show(snapshot, self.facts)
-        wanted = self.stage if self.stage in self.stages else next((s for s in PREFERRED if s in self.stages), None)
+        wanted = self.stage if self.stage in self.stages and snapshot.ok else \
+            next((s for s in PREFERRED if s in self.stages), None)
         self._replace_tabs(wanted)
         if wanted is None:
             self.main.show(Document(_failure_text(snapshot), ""))
@@ -161,6 +164,8 @@ class SnapshotView(Vertical):
             assert self.snapshot is not None
             if stage == PYTHON:
                 text = self._python_text(self.snapshot) or ""
+            elif stage == ERROR:
+                text = _failure_text(self.snapshot)
             else:
                 try:
                     text = self.snapshot.read(stage)
@@ -426,6 +431,22 @@ class SnapshotView(Vertical):
         status.update(text)
 
 
+def _located_file(snapshot: Snapshot) -> str | None:
+    """The kernel's file as TTIR's first location names it (Triton cache entries keep no source.py)."""
+    import re
+    for stage in ("ttir", "source"):
+        if stage in snapshot.stage_files:
+            try:
+                with open(snapshot.stage_files[stage], errors="replace") as f:
+                    head = f.read(4096)
+            except OSError:
+                continue
+            m = re.search(r'loc\("([^"]+\.py)":\d+:\d+\)', head)
+            if m:
+                return m.group(1)
+    return None
+
+
 def _next_block(lines: list[int], here: int) -> int:
     """The first line of the next run of consecutive lines after `here` (wrapping to the first run)."""
     present = set(lines)
@@ -435,6 +456,8 @@ def _next_block(lines: list[int], here: int) -> int:
 
 def _failure_text(snapshot: Snapshot) -> str:
     err = snapshot.error or {}
-    return (f"{snapshot.label} has no text stages.\n\n"
-            f"status: {snapshot.meta.get('status', '?')}\n"
-            f"stage:  {err.get('stage', '?')}\n\n{err.get('message', '')}")
+    kept = ", ".join(snapshot.text_stages) or "none"
+    return (f"{snapshot.label}: the compile failed ({snapshot.meta.get('status', '?')})\n\n"
+            f"stage:  {err.get('stage', '?')}\n"
+            f"error:  {err.get('type', '?')}\n"
+            f"stages kept: {kept}\n\n{err.get('message', '')}")
