@@ -60,7 +60,8 @@ class IrscopeApp(App):
 
     def _entries_found(self, entries: list[Entry]) -> None:
         self.query_one(Browser).set_entries(entries)
-        self.sub_title = f"{sum(e.ok for e in entries)} snapshots under {', '.join(map(str, self.roots)) or '-'}"
+        names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
+        self.sub_title = f"{sum(e.ok for e in entries)} snapshots in {names}"
         self.query_one(Browser).tree.focus()
 
     @property

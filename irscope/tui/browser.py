@@ -20,9 +20,9 @@ class Browser(Vertical):
     """Every snapshot under the roots, grouped by kernel and variant; type in the box to filter."""
 
     DEFAULT_CSS = """
-    Browser { width: 30; height: 1fr; border-right: vkey $panel; }
+    Browser { width: 26; height: 1fr; border-right: vkey $panel; }
     Browser.-hidden { display: none; }
-    Browser > Input { border: none; height: 1; padding: 0 1; background: $boost; }
+    Browser > Input, Browser > Input:focus { border: none; height: 1; padding: 0 1; background: $boost; }
     Browser > Tree { height: 1fr; }
     """
     BINDINGS = [Binding("m", "mark", "Mark for compare")]

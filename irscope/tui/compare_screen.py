@@ -136,9 +136,9 @@ class CompareScreen(Screen):
             if out:
                 out.append(" · ", style="dim")
             out.append(f"{d.name} ", style="bold")
-            out.append(f"{_fmt(d.a)}→{_fmt(d.b)}")
+            out.append(f"{d.show(d.a)}→{d.show(d.b)}")
             if d.change:
-                out.append(f" ({d.change:+,})", style="red" if d.change > 0 else "green")
+                out.append(f" ({d.change_text})", style="red" if d.change > 0 else "green")
         self.query_one("#compare-deltas", Static).update(out or Text("no resources known", style="dim"))
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -179,8 +179,7 @@ class CompareScreen(Screen):
             self._status(f"{label}: identical after normalising ({s.equal:,} lines)")
         else:
             self._status(f"{label}: {s.changed:,} changed, {s.deleted:,} only in A, {s.inserted:,} only in B, "
-                         f"{s.equal:,} equal · {len(self.query_one(DiffView).changes)} changes · "
-                         f"aligned in {event.seconds * 1000:.0f} ms")
+                         f"{s.equal:,} equal · {len(self.query_one(DiffView).changes)} runs of changes")
 
     def _status(self, text: str) -> None:
         self.query_one("#compare-status", Static).update(Text(f" {text}", style="dim"))
@@ -212,6 +211,3 @@ class CompareScreen(Screen):
         self.b = sibling
         self._load()
 
-
-def _fmt(value) -> str:
-    return "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)

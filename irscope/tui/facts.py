@@ -65,11 +65,29 @@ def resource_rows(resources: Resources) -> list[tuple[str, str]]:
     return out
 
 
+BYTES = {"shared", "stack", "local", "scratch"}
+
+
 @dataclass(frozen=True)
 class Delta:
     name: str
     a: int | None
     b: int | None
+    is_bytes: bool = False
+
+    def show(self, value: int | None) -> str:
+        if value is None:
+            return "-"
+        if self.is_bytes:
+            return human_bytes(value)
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    @property
+    def change_text(self) -> str:
+        change = self.change
+        if not change:
+            return ""
+        return ("+" if change > 0 else "-") + self.show(abs(change)) if self.is_bytes else f"{change:+,}"
 
     @property
     def change(self) -> int | None:
@@ -82,7 +100,7 @@ def deltas(a: Facts, b: Facts) -> list[Delta]:
     for name, label, _ in RESOURCE_ROWS:
         va, vb = getattr(a.resources, name), getattr(b.resources, name)
         if va is not None or vb is not None:
-            out.append(Delta(label, va, vb))
+            out.append(Delta(label, va, vb, name in BYTES))
     for name in list(a.counters) + [n for n in b.counters if n not in a.counters]:
         out.append(Delta(name, a.counters.get(name), b.counters.get(name)))
     return out

@@ -12,8 +12,8 @@ class FindBar(Input):
     """An input that asks for a search text or a line number, and says which it was given."""
 
     DEFAULT_CSS = """
-    FindBar { dock: bottom; display: none; border: none; height: 1; padding: 0 1; background: $boost; }
-    FindBar.-open { display: block; }
+    FindBar, FindBar:focus { dock: bottom; border: none; height: 0; padding: 0 1; background: $boost; }
+    FindBar.-open { height: 1; }
     """
     BINDINGS = [Binding("escape", "close", "Close", show=True)]
 
@@ -36,22 +36,29 @@ class FindBar(Input):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.mode = "search"
+        self.can_focus = False  # closed: out of the focus chain (it is only 0 rows high, never hidden,
+        # so that `open` can focus it at once: keys typed right after `/` or `:` must land here)
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
         self.placeholder = "search (smart case), Enter to find" if mode == "search" else "go to line number"
         self.value = value
         self.add_class("-open")
-        self.focus()
+        self.can_focus = True
+        self.app.set_focus(self)  # now, not after a refresh as Widget.focus does
+
+    def _shut(self) -> None:
+        self.remove_class("-open")
+        self.can_focus = False
 
     def action_close(self) -> None:
-        self.remove_class("-open")
+        self._shut()
         self.post_message(self.Closed())
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         text = event.value.strip()
-        self.remove_class("-open")
+        self._shut()
         if self.mode == "search":
             self.post_message(self.SearchSubmitted(text))
             return

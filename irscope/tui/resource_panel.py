@@ -14,7 +14,7 @@ class ResourcePanel(Static):
     """The numbers of the snapshot on screen: resources, counters, launchability, options."""
 
     DEFAULT_CSS = """
-    ResourcePanel { width: 34; height: 1fr; padding: 0 1; border-left: vkey $panel; overflow-y: auto; }
+    ResourcePanel { width: 30; height: 1fr; padding: 0 1; border-left: vkey $panel; overflow-y: auto; }
     """
 
     def show(self, snapshot: Snapshot | None, facts: Facts | None) -> None:

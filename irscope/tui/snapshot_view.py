@@ -31,6 +31,11 @@ PYTHON = "python"
 ERROR = "error"  # a failed compile's message, shown as the first tab
 TAB_LABELS = {PYTHON: "python", "source": "source (TTIR₀)", ERROR: "✗ error"}
 STAGE_HELP = {"source": "Triton's `source` stage: the TTIR its frontend produced, before any pass ran"}
+WELCOME = """Choose a snapshot in the tree on the left (arrows, then Enter), or type in the filter box above it.
+
+Then:  [ ]  change stage     /  search     :  go to a line     Enter  jump between Python and IR
+       v    Python beside     d  compare    c  compile          ?      every key
+"""
 PREFERRED = (ERROR, "ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
 
 
@@ -93,6 +98,10 @@ class SnapshotView(Vertical):
             yield ResourcePanel(id="panel")
         yield Static(id="status")
         yield FindBar(id="find-bar")
+
+    def on_mount(self) -> None:
+        self.main.show(Document(WELCOME, ""))
+        self.query_one(ResourcePanel).show(None, None)
 
     @property
     def main(self) -> CodeView:
@@ -270,8 +279,10 @@ class SnapshotView(Vertical):
         self._remark()
 
     def action_toggle_panel(self) -> None:
-        self.panel = not self.panel
-        self.query_one(ResourcePanel).set_class(not self.panel, "-hidden")
+        panel = self.query_one(ResourcePanel)
+        self.panel = not panel.display  # narrow screens hide it by default (CSS), so ask what is shown
+        panel.set_class(not self.panel, "-hidden")
+        panel.set_class(self.panel, "-shown")
 
     # -- mapping between source and IR -----------------------------------------------------------------
 
