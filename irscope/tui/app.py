@@ -49,6 +49,12 @@ class IrscopeApp(App):
     def on_mount(self) -> None:
         self.sub_title = "loading snapshots…"
         self.scan_roots()
+        self.prewarm()
+
+    @work(thread=True, group="prewarm")
+    def prewarm(self) -> None:
+        from .document import prewarm
+        prewarm()
 
     def on_resize(self, event) -> None:
         self.screen.set_class(event.size.width < 100, "-narrow")

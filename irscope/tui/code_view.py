@@ -12,7 +12,7 @@ from typing import Iterable
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
+from textual import events, work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -39,14 +39,14 @@ class CodeView(ScrollView, can_focus=True):
         Binding("enter", "choose", "Jump", show=True),
     ]
 
-    COMPONENT_CLASSES = {"code-view--gutter", "code-view--cursor", "code-view--cursor-gutter",
+    COMPONENT_CLASSES = {"code-view--gutter", "code-view--cursor", "code-view--cursor-focus", "code-view--cursor-gutter",
                          "code-view--mark", "code-view--mark-gutter", "code-view--match"}
 
     DEFAULT_CSS = """
     CodeView { background: $surface; }
     CodeView > .code-view--gutter { color: $text-muted; }
     CodeView > .code-view--cursor { background: $boost; }
-    CodeView:focus > .code-view--cursor { background: $accent 30%; }
+    CodeView > .code-view--cursor-focus { background: $accent 30%; }
     CodeView > .code-view--cursor-gutter { color: $text; text-style: bold; }
     CodeView > .code-view--mark { background: $warning 18%; }
     CodeView > .code-view--mark-gutter { color: $warning; text-style: bold; }
@@ -85,6 +85,8 @@ class CodeView(ScrollView, can_focus=True):
         self.query_text = ""
         self.matches: list[int] = []
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._styles: dict[str, Style] = {}
+        self._prefetch_timer = None
         self._generation = 0
 
     # -- content ----------------------------------------------------------------------------------------
@@ -99,6 +101,7 @@ class CodeView(ScrollView, can_focus=True):
         self.set_reactive(CodeView.cursor, min(cursor, max(0, len(document) - 1)))
         self.scroll_to(0, max(0, cursor - self._page() // 2), animate=False, immediate=True)
         self.refresh()
+        self._schedule_prefetch()
 
     def mark(self, lines: Iterable[int]) -> None:
         """Emphasise these lines (0-based); an empty iterable clears the marks."""
@@ -198,6 +201,37 @@ class CodeView(ScrollView, can_focus=True):
 
     # -- rendering --------------------------------------------------------------------------------------
 
+    PREFETCH_PAGES = 1
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._schedule_prefetch()
+
+    def _schedule_prefetch(self) -> None:
+        if self._prefetch_timer is not None:
+            self._prefetch_timer.stop()
+        self._prefetch_timer = self.set_timer(0.05, self._start_prefetch)
+
+    def _start_prefetch(self) -> None:
+        self._prefetch_timer = None
+        page = self._page()
+        top = int(self.scroll_offset.y)
+        shown_to = int(self.scroll_offset.x) + (self.scrollable_content_region.width or self.size.width)
+        self.prefetch(self.document, top, page, shown_to)
+
+    @work(thread=True, exclusive=True, group="prefetch")
+    def prefetch(self, document: Document, top: int, page: int, shown_to: int) -> None:
+        """Highlight the pages around the visible one in the background, nearest first."""
+        from textual.worker import get_current_worker
+        worker = get_current_worker()
+        order = list(range(top + page, min(len(document), top + page * (1 + self.PREFETCH_PAGES))))
+        order += list(range(top - 1, max(-1, top - page * self.PREFETCH_PAGES - 1), -1))
+        for i in order:
+            if worker.is_cancelled or document is not self.document:
+                return
+            if not document.is_highlighted(i, shown_to):
+                document.text(i, shown_to)
+
     def _invalidate(self) -> None:
         self._cache.clear()
         self._generation += 1
@@ -213,7 +247,16 @@ class CodeView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._styles = {}
         self._invalidate()
+
+    def _style(self, name: str) -> Style:
+        """A component class's style (or "base", the widget's own), computed once per style change."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self.rich_style if name == "base" else self.get_component_rich_style(f"code-view--{name}")
+            self._styles[name] = style
+        return style
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -227,7 +270,7 @@ class CodeView(ScrollView, can_focus=True):
         return strip
 
     def _render_index(self, index: int, scroll_x: int, width: int) -> Strip:
-        base = self.rich_style
+        base = self._style("base")
         if index >= len(self.document):
             if index == 0:
                 return Strip([Segment(" (empty)", base + Style(dim=True))]).extend_cell_length(width, base)
@@ -237,27 +280,34 @@ class CodeView(ScrollView, can_focus=True):
         marked = index in self.marks
         line_style = base
         if marked:
-            line_style = line_style + self.get_component_rich_style("code-view--mark")
+            line_style = line_style + self._style("mark")
         if is_cursor:
-            line_style = line_style + self.get_component_rich_style("code-view--cursor")
-        gutter_style = base + self.get_component_rich_style("code-view--gutter")
+            line_style = line_style + self._style("cursor" if not self.has_focus else "cursor-focus")
+        gutter_style = base + self._style("gutter")
         if marked:
-            gutter_style = gutter_style + self.get_component_rich_style("code-view--mark-gutter")
+            gutter_style = gutter_style + self._style("mark-gutter")
         if is_cursor:
-            gutter_style = gutter_style + self.get_component_rich_style("code-view--cursor-gutter")
+            gutter_style = gutter_style + self._style("cursor-gutter")
         marker = "▌" if marked else " "
         gutter = Strip([Segment(marker, gutter_style), Segment(f"{index + 1:>{gutter_w - 2}} ", gutter_style)])
 
-        text = self.document.text(index)
-        if self.query_text or marked or is_cursor:
+        view_width = max(0, width - gutter_w)
+        text = self.document.text(index, scroll_x + view_width)
+        offset = 0
+        if text.plain.isascii() and len(text) > scroll_x + view_width:
+            # Render only the part on screen: long IR lines carry hundreds of spans.
+            text = text[scroll_x:scroll_x + view_width]
+            offset = scroll_x
+        elif self.query_text:
             text = text.copy()
         if self.query_text:
-            match_style = self.get_component_rich_style("code-view--match")
+            match_style = self._style("match")
             for start, end in self.document.spans(index, self.query_text):
-                text.stylize(match_style, start, end)
+                text.stylize(match_style, start - offset, end - offset)
         text.no_wrap = True
         text.end = ""
         segments = [Segment(s.text, line_style + s.style if s.style else line_style, s.control)
                     for s in text.render(self.app.console)]
-        content = Strip(segments).crop_extend(scroll_x, scroll_x + max(0, width - gutter_w), line_style)
+        start = scroll_x - offset
+        content = Strip(segments).crop_extend(start, start + view_width, line_style)
         return Strip.join([gutter, content])

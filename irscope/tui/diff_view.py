@@ -55,6 +55,7 @@ class DiffView(ScrollView, can_focus=True):
         self.rows: list[Row] = []
         self.changes: list[int] = []
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._styles: dict[str, Style] = {}
         self._generation = 0
 
     def show(self, left: Document, right: Document, rows: Sequence[Row]) -> None:
@@ -107,15 +108,28 @@ class DiffView(ScrollView, can_focus=True):
             self._cache[key] = strip
         return strip
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = {}
+        self._cache.clear()
+        self._generation += 1
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self.rich_style if name == "base" else self.get_component_rich_style(f"diff-view--{name}")
+            self._styles[name] = style
+        return style
+
     def _render_row(self, index: int, scroll_x: int, width: int) -> Strip:
-        base = self.rich_style
+        base = self._style("base")
         if index >= len(self.rows):
             if index == 0:
                 return Strip([Segment(" (no lines)", base + Style(dim=True))]).extend_cell_length(width, base)
             return Strip.blank(width, base)
         row = self.rows[index]
-        tint = base if row.kind == "equal" else base + self.get_component_rich_style(f"diff-view--{row.kind}")
-        gutter_style = tint + self.get_component_rich_style("diff-view--gutter")
+        tint = base if row.kind == "equal" else base + self._style(row.kind)
+        gutter_style = tint + self._style("gutter")
         g = self._gutter()
         if self.mode == "unified":
             left_no = f"{row.left + 1:>{g}}" if row.left is not None else " " * g
@@ -126,7 +140,7 @@ class DiffView(ScrollView, can_focus=True):
             content = self._text(doc, line, tint, scroll_x, max(0, width - gutter.cell_length))
             return Strip.join([gutter, content])
         half = max(1, (width - 1) // 2)
-        divider = Strip([Segment("│", base + self.get_component_rich_style("diff-view--divider"))])
+        divider = Strip([Segment("│", base + self._style("divider"))])
         parts = []
         for doc, line in ((self.left, row.left), (self.right, row.right)):
             number = f"{line + 1:>{g}} " if line is not None else " " * (g + 1)
@@ -140,7 +154,7 @@ class DiffView(ScrollView, can_focus=True):
     def _text(self, doc: Document, line: int | None, tint: Style, scroll_x: int, width: int) -> Strip:
         if line is None or line >= len(doc):
             return Strip.blank(width, tint)
-        text: Text = doc.text(line)
+        text: Text = doc.text(line, scroll_x + width)
         segments = [Segment(s.text, tint + s.style if s.style else tint, s.control)
                     for s in text.render(self.app.console)]
         return Strip(segments).crop_extend(scroll_x, scroll_x + width, tint)

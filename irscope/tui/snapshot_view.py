@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Static, Tab, Tabs
+from textual.widgets import Tab, Tabs
 
 from ..errors import IrscopeError
 from ..lines import LineMap, SourceLoc, base_name, kernel_file, line_map, same_file
@@ -26,6 +26,7 @@ from .document import DARK_THEME, LIGHT_THEME, Document
 from .facts import Facts, facts_of
 from .find_bar import FindBar
 from .resource_panel import ResourcePanel
+from .status_line import StatusLine
 
 PYTHON = "python"
 ERROR = "error"  # a failed compile's message, shown as the first tab
@@ -96,7 +97,7 @@ class SnapshotView(Vertical):
             yield CodeView(id="side-view", classes="-hidden")
             yield CodeView(id="main-view")
             yield ResourcePanel(id="panel")
-        yield Static(id="status")
+        yield StatusLine(id="status")
         yield FindBar(id="find-bar")
 
     def on_mount(self) -> None:
@@ -142,7 +143,8 @@ class SnapshotView(Vertical):
         self.show_stage(wanted)
         if self.split:
             self._show_side()
-        self.map_lines(snapshot)
+        # Parse after the first paint: the parse holds the GIL for a while on a 100k-line stage.
+        self.call_after_refresh(self.map_lines, snapshot)
 
     def _replace_tabs(self, active: str | None) -> None:
         # A new Tabs created with its active tab, rather than cleared and refilled: refilling activates the
@@ -203,7 +205,13 @@ class SnapshotView(Vertical):
             out[stage] = StageData(document, None if stage == PYTHON else line_map(stage, text),
                                    outline(stage, text))
         maps = [d.map for d in out.values() if d.map is not None]
-        self.post_message(self.LinesMapped(snapshot, out, kernel_file(maps)))
+        kfile = self.source_file if self.snapshot is snapshot and self.source_file else None
+        kfile = kernel_file(maps) or kfile
+        for data in out.values():  # the slow parts of a first cursor move or search, done here instead
+            if data.map is not None and kfile:
+                data.map.source_lines(kfile)
+            data.document.prepare_search()
+        self.post_message(self.LinesMapped(snapshot, out, kfile))
 
     def on_snapshot_view_lines_mapped(self, event: LinesMapped) -> None:
         if event.snapshot is not self.snapshot:
@@ -408,9 +416,9 @@ class SnapshotView(Vertical):
     # -- status -----------------------------------------------------------------------------------------
 
     def _status(self) -> None:
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", StatusLine)
         if self.snapshot is None or self.stage is None:
-            status.update("")
+            status.show(Text())
             return
         text = Text()
         text.append(f" {self.stage} ", style="bold reverse")
@@ -439,7 +447,7 @@ class SnapshotView(Vertical):
                 text.append("  → " + " · ".join(counts), style="dim")
         elif self.stage != PYTHON and self.data.get(self.stage) and self.data[self.stage].map is None:
             text.append("  reading debug locations…", style="dim")
-        status.update(text)
+        status.show(text)
 
 
 def _located_file(snapshot: Snapshot) -> str | None:
