@@ -80,6 +80,7 @@ class CodeView(ScrollView, can_focus=True):
     def __init__(self, document: Document | None = None, **kwargs):
         super().__init__(**kwargs)
         self.document = document or Document("", "")
+        self.painted: tuple | None = None
         self.stage = ""  # the stage (or "python") whose text is shown; set by whoever shows it
         self.marks: frozenset[int] = frozenset()
         self.query_text = ""
@@ -260,6 +261,7 @@ class CodeView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
+        self.painted = (self.document, scroll_y, self._generation)  # what is on screen (benchmarks wait on it)
         index = scroll_y + y
         width = self.scrollable_content_region.width or self.size.width
         key = (index, scroll_x, width, index == self.cursor, self.has_focus, self._generation)
