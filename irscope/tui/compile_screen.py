@@ -128,7 +128,7 @@ class CompileScreen(ModalScreen):
             with Horizontal(id="compile-buttons"):
                 yield Button("Compile", id="compile-go", variant="primary")
                 yield Button("Close", id="compile-close")
-            yield ProgressBar(id="compile-progress", show_eta=False)
+            yield ProgressBar(id="compile-progress", show_eta=False, classes="-hidden")  # shown once compiling
             yield Static(id="compile-log")
 
     def on_mount(self) -> None:
@@ -166,6 +166,7 @@ class CompileScreen(ModalScreen):
         self.query_one("#compile-go", Button).disabled = True
         bar = self.query_one(ProgressBar)
         bar.update(total=len(request.points), progress=0)
+        bar.remove_class("-hidden")
         self._log(Text(f"compiling {len(request.points)} point(s): checking the request…", style="dim"))
         self.compile(request)
 
