@@ -11,6 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Header
 
 from ..store import Snapshot
+from .axes import partner
 from .browser import Browser
 from .catalog import Entry, load_entry, scan
 from .compare_screen import CompareScreen
@@ -106,27 +107,18 @@ class IrscopeApp(App):
         if self.view.snapshot is None:
             self.notify("open a snapshot first (Enter in the tree)", severity="warning")
             return
-        browser = self.query_one(Browser)
-        browser.marked = self.view.snapshot.path
-        browser.rebuild()
-        self.post_message(Browser.SnapshotMarked(self.view.snapshot))
+        self.query_one(Browser).mark(self.view.snapshot)
 
     def action_compare(self) -> None:
-        from .axes import AXES, next_sibling
-        current = self.view.snapshot
         snapshots = self.query_one(Browser).snapshots
-        if current is None:
+        if self.view.snapshot is None:
             self.notify("open a snapshot first, then press d", severity="warning")
             return
-        other = self.marked if self.marked is not None and self.marked.path != current.path else None
-        a, b = (other, current) if other is not None else (current, None)
-        for axis in AXES:
-            if b is None:
-                b = next_sibling(snapshots, current, axis)
-        if b is None:
+        pair = partner(snapshots, self.view.snapshot, self.marked)
+        if pair is None:
             self.notify("nothing to compare with: mark a snapshot with m, open another, press d", severity="warning")
             return
-        self.push_screen(CompareScreen(a, b, snapshots, stage=self.view.stage))
+        self.push_screen(CompareScreen(*pair, snapshots, stage=self.view.stage))
 
     def action_compile(self) -> None:
         initial = {}

@@ -91,3 +91,16 @@ def differing_axes(a: Snapshot, b: Snapshot) -> list[str]:
     """The axes on which two snapshots differ."""
     xa, xb = axes_of(a), axes_of(b)
     return [k for k in xa if xa[k] != xb[k]]
+
+
+def partner(snapshots: Sequence[Snapshot], current: Snapshot,
+            marked: Snapshot | None = None) -> tuple[Snapshot, Snapshot] | None:
+    """(A, B) to compare: the marked snapshot against the current one, else the current one against its
+    first sibling along the axes in order (target first). None when there is nothing to compare with."""
+    if marked is not None and marked.path != current.path:
+        return marked, current
+    for axis in AXES:
+        sibling = next_sibling(snapshots, current, axis)
+        if sibling is not None:
+            return current, sibling
+    return None

@@ -149,9 +149,13 @@ class Browser(Vertical):
         if node is None or node.data is None or node.data.snapshot is None:
             self.app.notify("put the cursor on a snapshot to mark it", severity="warning")
             return
-        self.marked = node.data.path
+        self.mark(node.data.snapshot)
+
+    def mark(self, snapshot: Snapshot) -> None:
+        """Make `snapshot` side A of the next comparison (shown with an A in the tree)."""
+        self.marked = snapshot.path
         self.rebuild()
-        self.post_message(self.SnapshotMarked(node.data.snapshot))
+        self.post_message(self.SnapshotMarked(snapshot))
 
     def focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()

@@ -7,7 +7,6 @@ Enter jumps across: from Python to the next block of IR lines, from IR to its Py
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
 from textual import work
@@ -17,37 +16,17 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Tab, Tabs
 
-from ..errors import IrscopeError
-from ..lines import LineMap, SourceLoc, base_name, kernel_file, line_map, same_file
-from ..outline import Landmark, outline
+from ..lines import SourceLoc, base_name, same_file
+from ..outline import outline
 from ..store import Snapshot
 from .code_view import CodeView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .facts import Facts, facts_of
 from .find_bar import FindBar
 from .resource_panel import ResourcePanel
+from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, failure_text,
+                     located_file, map_stages, next_block, python_text, stage_text)
 from .status_line import StatusLine
-
-PYTHON = "python"
-ERROR = "error"  # a failed compile's message, shown as the first tab
-TAB_LABELS = {PYTHON: "python", "source": "source (TTIR₀)", ERROR: "✗ error"}
-STAGE_HELP = {"source": "Triton's `source` stage: the TTIR its frontend produced, before any pass ran"}
-WELCOME = """Choose a snapshot in the tree on the left (arrows, then Enter), or type in the filter box above it.
-
-Then:  [ ]  change stage     /  search     :  go to a line     Enter  jump between Python and IR
-       v    Python beside     d  compare    c  compile          ?      every key
-"""
-PREFERRED = (ERROR, "ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
-
-
-@dataclass
-class StageData:
-    """What the view knows about one stage: its document, line map and landmarks (filled in lazily)."""
-
-    document: Document
-    map: LineMap | None = None
-    landmarks: list[Landmark] | None = None
-
 
 class SnapshotView(Vertical):
     """The reader: stage tabs, the code, the Python source (split), the resource panel and a status line."""
@@ -129,7 +108,7 @@ class SnapshotView(Vertical):
             self.side.set_class(not self.split, "-hidden")
         self.data = {}
         self.source_line = None
-        self.source_file = snapshot.meta.get("source_file") or _located_file(snapshot)
+        self.source_file = snapshot.meta.get("source_file") or located_file(snapshot)
         self.stages = ([ERROR] if not snapshot.ok else []) + \
             ([PYTHON] if self._python_text(snapshot) is not None else []) + list(snapshot.text_stages)
         self.query_one(ResourcePanel).show(snapshot, self.facts)
@@ -137,7 +116,7 @@ class SnapshotView(Vertical):
             next((s for s in PREFERRED if s in self.stages), None)
         self._replace_tabs(wanted)
         if wanted is None:
-            self.main.show(Document(_failure_text(snapshot), ""))
+            self.main.show(Document(failure_text(snapshot), ""))
             self._status()
             return
         self.show_stage(wanted)
@@ -164,53 +143,22 @@ class SnapshotView(Vertical):
         return self._tabs if self._tabs is not None else self.query_one(".stage-tabs", Tabs)
 
     def _python_text(self, snapshot: Snapshot) -> str | None:
-        text = snapshot.python_source()
-        if text is None and self.source_file and Path(self.source_file).is_file():
-            text = Path(self.source_file).read_text(errors="replace")
-        return text
+        return python_text(snapshot, self.source_file)
 
     def _document(self, stage: str) -> StageData:
         data = self.data.get(stage)
         if data is None:
             assert self.snapshot is not None
-            if stage == PYTHON:
-                text = self._python_text(self.snapshot) or ""
-            elif stage == ERROR:
-                text = _failure_text(self.snapshot)
-            else:
-                try:
-                    text = self.snapshot.read(stage)
-                except IrscopeError as e:
-                    text = f"cannot read {stage}: {e.message}"
+            text = stage_text(self.snapshot, stage, self.source_file)
             data = self.data[stage] = StageData(Document(text, stage, theme=self.theme_name))
         return data
 
     @work(thread=True, exclusive=True, group="line-maps")
     def map_lines(self, snapshot: Snapshot) -> None:
         """Read every stage, parse its debug locations and find its functions and loops."""
-        out: dict[str, StageData] = {}
-        theme = self.theme_name
-        for stage in [PYTHON] + list(snapshot.text_stages):
-            existing = self.data.get(stage) if self.snapshot is snapshot else None
-            if stage == PYTHON:
-                text = self._python_text(snapshot)
-                if text is None:
-                    continue
-            else:
-                try:
-                    text = snapshot.read(stage)
-                except IrscopeError:
-                    continue
-            document = existing.document if existing else Document(text, stage, theme=theme)
-            out[stage] = StageData(document, None if stage == PYTHON else line_map(stage, text),
-                                   outline(stage, text))
-        maps = [d.map for d in out.values() if d.map is not None]
-        kfile = self.source_file if self.snapshot is snapshot and self.source_file else None
-        kfile = kernel_file(maps) or kfile
-        for data in out.values():  # the slow parts of a first cursor move or search, done here instead
-            if data.map is not None and kfile:
-                data.map.source_lines(kfile)
-            data.document.prepare_search()
+        mine = self.snapshot is snapshot
+        out, kfile = map_stages(snapshot, self.source_file if mine else None, self.theme_name,
+                                dict(self.data) if mine else {})
         self.post_message(self.LinesMapped(snapshot, out, kfile))
 
     def on_snapshot_view_lines_mapped(self, event: LinesMapped) -> None:
@@ -318,7 +266,7 @@ class SnapshotView(Vertical):
                 self.app.notify(f"line {self.source_line} left no trace in {target}", severity="warning")
                 return
             here = self.main.cursor if self.stage == target else -1
-            nxt = _next_block(lines, here)
+            nxt = next_block(lines, here)
             if self.stage != target:
                 self.show_stage(target, nxt)
             else:
@@ -448,35 +396,3 @@ class SnapshotView(Vertical):
         elif self.stage != PYTHON and self.data.get(self.stage) and self.data[self.stage].map is None:
             text.append("  reading debug locations…", style="dim")
         status.show(text)
-
-
-def _located_file(snapshot: Snapshot) -> str | None:
-    """The kernel's file as TTIR's first location names it (Triton cache entries keep no source.py)."""
-    import re
-    for stage in ("ttir", "source"):
-        if stage in snapshot.stage_files:
-            try:
-                with open(snapshot.stage_files[stage], errors="replace") as f:
-                    head = f.read(4096)
-            except OSError:
-                continue
-            m = re.search(r'loc\("([^"]+\.py)":\d+:\d+\)', head)
-            if m:
-                return m.group(1)
-    return None
-
-
-def _next_block(lines: list[int], here: int) -> int:
-    """The first line of the next run of consecutive lines after `here` (wrapping to the first run)."""
-    present = set(lines)
-    starts = [ln for ln in lines if ln - 1 not in present]
-    return next((ln for ln in starts if ln > here), starts[0])
-
-
-def _failure_text(snapshot: Snapshot) -> str:
-    err = snapshot.error or {}
-    kept = ", ".join(snapshot.text_stages) or "none"
-    return (f"{snapshot.label}: the compile failed ({snapshot.meta.get('status', '?')})\n\n"
-            f"stage:  {err.get('stage', '?')}\n"
-            f"error:  {err.get('type', '?')}\n"
-            f"stages kept: {kept}\n\n{err.get('message', '')}")

@@ -99,3 +99,13 @@ def test_facts_and_deltas_come_from_the_snapshot(compiled):
     by_name = {d.name: d for d in deltas(fa, fb)}
     assert by_name["registers"].change == b.resources.registers - a.resources.registers
     assert by_name["shared"].is_bytes and "KiB" in by_name["shared"].show(by_name["shared"].a)
+
+
+def test_partner_prefers_the_marked_snapshot_then_the_first_axis_with_a_sibling(compiled):
+    from irscope.tui.axes import partner
+    snaps = [e.snapshot for e in scan([compiled])]
+    by = {s.label: s for s in snaps}
+    current = by["add/default/gfx942"]
+    assert partner(snaps, current, by["matmul/default/sm_90a"]) == (by["matmul/default/sm_90a"], current)
+    assert partner(snaps, current, current) == (current, by["add/default/sm_80"])  # marking itself: ignored
+    assert partner([current], current) is None
