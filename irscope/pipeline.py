@@ -72,15 +72,21 @@ def folder_for(point: Point, out: Path) -> Path:
 
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
-                   on_progress: Callable[[Progress], None] | None = None) -> list[Outcome]:
-    """Compile every point in child processes and write its snapshot folder under `out`."""
+                   on_progress: Callable[[Progress], None] | None = None,
+                   start_method: str | None = None) -> list[Outcome]:
+    """Compile every point in child processes and write its snapshot folder under `out`.
+
+    `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
+    where forking a multi-threaded process is unsafe; the default forks.
+    """
     out = Path(out)
     check_points(points)
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
     jobs = [(p, str(out)) for p in points]
-    results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=on_progress)
+    results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=on_progress,
+                       start_method=start_method)
     return [_outcome(r, folder.relative_to(out).as_posix()) for r, folder in zip(results, folders)]
 
 

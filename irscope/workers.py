@@ -41,8 +41,11 @@ class Progress:
     last: JobResult | None = None
 
 
-def _context():
+def _context(start_method: str | None = None):
+    """Fork where it is safe and cheap; a threaded caller (the TUI) asks for "forkserver" or "spawn"."""
     methods = mp.get_all_start_methods()
+    if start_method is not None and start_method in methods:
+        return mp.get_context(start_method)
     return mp.get_context("fork" if "fork" in methods and sys.platform != "darwin" else "spawn")
 
 
@@ -65,14 +68,15 @@ def _child(conn, work: Callable, job: Any) -> None:
 
 
 def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None = None, timeout: float | None = None,
-             on_progress: Callable[[Progress], None] | None = None) -> list[JobResult[J, R]]:
+             on_progress: Callable[[Progress], None] | None = None,
+             start_method: str | None = None) -> list[JobResult[J, R]]:
     """Run `work(job)` for every job in its own child process, at most `workers` at once.
 
     Results come back in the order of `jobs`. A job that raises is "error" (its exception is the
     value); one whose process dies is "crashed"; one that runs past `timeout` seconds is killed and
     "timeout". Ctrl-C stops every child and raises KeyboardInterrupt.
     """
-    ctx = _context()
+    ctx = _context(start_method)
     workers = max(1, workers or os.cpu_count() or 1)
     results: list[JobResult | None] = [None] * len(jobs)
     pending = list(range(len(jobs)))

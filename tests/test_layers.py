@@ -12,7 +12,9 @@ PKG = Path(irscope.__file__).parent
 # snapshots) and stay quick to import.
 READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.render", "irscope.targets",
            "irscope.analyze", "irscope.diff", "irscope.passes", "irscope.passes.record",
-           "irscope.spec", "irscope.errors", "irscope.cli"]
+           "irscope.spec", "irscope.errors", "irscope.cli", "irscope.lines", "irscope.outline", "irscope.lexers",
+           "irscope.tui", "irscope.tui.document", "irscope.tui.align", "irscope.tui.axes", "irscope.tui.catalog",
+           "irscope.tui.facts", "irscope.cli.tui"]
 
 
 def test_readers_import_neither_triton_nor_textual():

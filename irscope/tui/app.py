@@ -1,0 +1,127 @@
+"""The irscope TUI application: the browser on the left, the reader on the right, screens on top."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header
+
+from ..store import Snapshot
+from .axes import partner
+from .browser import Browser
+from .catalog import Entry, load_entry, scan
+from .compare_screen import CompareScreen
+from .compile_screen import CompileScreen
+from .help_screen import HelpScreen
+from .snapshot_view import SnapshotView
+
+
+class IrscopeApp(App):
+    """Browse, read and compare compiled Triton kernels."""
+
+    CSS_PATH = "irscope.tcss"
+    TITLE = "irscope"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("ctrl+f", "filter", "Filter", show=False),
+        Binding("b", "toggle_browser", "Tree", show=False),
+        Binding("m", "mark", "Mark A", show=False),
+        Binding("d", "compare", "Compare"),
+        Binding("c", "compile", "Compile"),
+    ]
+
+    def __init__(self, roots: Sequence[Path], out: Path, kernels: Sequence[str] = ()):
+        super().__init__()
+        self.roots, self.out, self.kernels = list(roots), Path(out), list(kernels)
+        self.marked: Snapshot | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            yield Browser(self.roots, id="browser")
+            yield SnapshotView(id="reader-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "loading snapshots…"
+        self.scan_roots()
+        self.prewarm()
+
+    @work(thread=True, group="prewarm")
+    def prewarm(self) -> None:
+        from .document import prewarm
+        prewarm()
+
+    def on_resize(self, event) -> None:
+        self.screen.set_class(event.size.width < 100, "-narrow")
+
+    @work(thread=True, exclusive=True, group="scan")
+    def scan_roots(self) -> None:
+        entries = scan(self.roots)
+        self.call_from_thread(self._entries_found, entries)
+
+    def _entries_found(self, entries: list[Entry]) -> None:
+        self.query_one(Browser).set_entries(entries)
+        names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
+        self.sub_title = f"{sum(e.ok for e in entries)} snapshots in {names}"
+        self.query_one(Browser).tree.focus()
+
+    @property
+    def view(self) -> SnapshotView:
+        return self.query_one(SnapshotView)
+
+    def on_browser_snapshot_selected(self, event: Browser.SnapshotSelected) -> None:
+        self.view.open(event.snapshot)
+        self.view.main.focus()
+
+    def on_browser_snapshot_marked(self, event: Browser.SnapshotMarked) -> None:
+        self.marked = event.snapshot
+        self.notify(f"A = {event.snapshot.label}; open another snapshot and press d to compare")
+
+    def on_compile_screen_snapshots_compiled(self, event: CompileScreen.SnapshotsCompiled) -> None:
+        browser = self.query_one(Browser)
+        for path in event.paths:
+            browser.add_entry(load_entry(event.root, path))
+        entry = next((e for e in browser.entries if e.path == event.paths[-1]), None)
+        if entry is not None and entry.snapshot is not None:
+            browser.current = entry.path
+            self.view.open(entry.snapshot)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_filter(self) -> None:
+        browser = self.query_one(Browser)
+        browser.remove_class("-hidden")
+        browser.focus_filter()
+
+    def action_toggle_browser(self) -> None:
+        self.query_one(Browser).toggle_class("-hidden")
+
+    def action_mark(self) -> None:
+        if self.view.snapshot is None:
+            self.notify("open a snapshot first (Enter in the tree)", severity="warning")
+            return
+        self.query_one(Browser).mark(self.view.snapshot)
+
+    def action_compare(self) -> None:
+        snapshots = self.query_one(Browser).snapshots
+        if self.view.snapshot is None:
+            self.notify("open a snapshot first, then press d", severity="warning")
+            return
+        pair = partner(snapshots, self.view.snapshot, self.marked)
+        if pair is None:
+            self.notify("nothing to compare with: mark a snapshot with m, open another, press d", severity="warning")
+            return
+        self.push_screen(CompareScreen(*pair, snapshots, stage=self.view.stage))
+
+    def action_compile(self) -> None:
+        initial = {}
+        if self.view.snapshot is not None:
+            initial = {"kernel": self.view.snapshot.kernel, "target": self.view.snapshot.target_name}
+        self.push_screen(CompileScreen(self.out, self.kernels, initial))

@@ -1,0 +1,98 @@
+"""Comparing two snapshots: picking them, the deltas, side by side and unified, switching the axis."""
+from irscope.tui.compare_screen import CompareScreen
+from irscope.tui.diff_view import DiffView
+
+from .driver import open_snapshot, run, screen_text, settle, started
+
+
+async def compare_screen(app, pilot) -> CompareScreen:
+    await settle(pilot)
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen
+
+
+def test_marked_snapshot_against_the_open_one_side_by_side_and_unified(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            await pilot.press("m")
+            await open_snapshot(app, pilot, "matmul/default/gfx942")
+            await pilot.press("d")
+            screen = await compare_screen(app, pilot)
+            assert screen.a.label == "matmul/default/sm_90a" and screen.b.label == "matmul/default/gfx942"
+            assert [p[0] for p in screen.pairs] == ["source", "ttir", "ttgir", "llir", "ptx⇄amdgcn"]
+            assert screen.pairs[screen.current][0] == "ttgir"  # the stage that was being read
+            text = screen_text(app)
+            assert "differ in: target (sm_90a → gfx942)" in text
+            ra, rb = screen.a.resources.registers, screen.b.resources.registers
+            assert f"registers {ra}→{rb} ({rb - ra:+,})" in text
+            view = app.screen.query_one(DiffView)
+            assert view.mode == "side" and view.rows and view.changes
+            assert "loc(" not in "\n".join(view.left.lines)  # normalised, as irscope diff does
+            assert "nvidia_mma" in text and "amd_mfma" in "\n".join(view.right.lines)
+            assert "│" in text  # two columns
+            rows_side = len(view.rows)
+            await pilot.press("u")
+            assert view.mode == "unified" and len(view.rows) >= rows_side
+            assert all(r.kind in ("equal", "delete", "insert") for r in view.rows)
+            await pilot.press("n")
+            first = view.scroll_offset.y
+            await pilot.press("n")
+            assert view.scroll_offset.y > first or len(view.changes) == 1
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+            assert screen.pairs[screen.current][0] == "llir" and view.left.stage == "llir"
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+            assert view.left.stage == "ptx" and view.right.stage == "amdgcn"
+            await pilot.press("x")
+            await settle(pilot)
+            assert screen.a.label == "matmul/default/gfx942"
+            await pilot.press("escape")
+            assert not isinstance(app.screen, CompareScreen)
+    run(scenario)
+
+
+def test_axis_keys_pick_the_sibling_that_differs_in_that_axis_only(compiled, tui_variants):
+    async def scenario():
+        async with started([compiled, tui_variants]) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            await pilot.press("d")  # nothing marked: a sibling along the first axis that has one (target)
+            screen = await compare_screen(app, pilot)
+            assert screen.b.label == "matmul/default/sm_80"
+            await pilot.press("t")
+            await settle(pilot)
+            assert screen.b.label == "matmul/default/sm_100a"  # the next target along
+            await pilot.press("w")
+            await settle(pilot)
+            assert screen.b.label == "matmul/default.w4/sm_90a"
+            assert "differ in: num_warps (8 → 4)" in screen_text(app)
+            await pilot.press("a")
+            await settle(pilot)
+            assert screen.b.label == "matmul/default.w4/sm_90a"  # no such sibling: B stays
+            assert any("alignment alone" in str(n.message) for n in app._notifications)
+            await pilot.press("escape")
+            await open_snapshot(app, pilot, "add/default/sm_90a")
+            await pilot.press("d")
+            screen = await compare_screen(app, pilot)
+            await pilot.press("a")
+            await settle(pilot)
+            assert screen.b.label.startswith("add/") and "div 1" in screen_text(app)
+            assert "differ in: alignment (div 16 → div 1)" in screen_text(app)
+    run(scenario)
+
+
+def test_compare_without_a_partner_says_what_to_do(compiled, tmp_path):
+    import shutil
+    root = tmp_path / "one"
+    shutil.copytree(compiled / "add" / "default" / "sm_90a", root / "add" / "default" / "sm_90a")
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            await pilot.press("d")
+            assert any("open a snapshot first" in str(n.message) for n in app._notifications)
+            await open_snapshot(app, pilot, "add/default/sm_90a")
+            await pilot.press("d")
+            assert not isinstance(app.screen, CompareScreen)
+            assert any("nothing to compare with" in str(n.message) for n in app._notifications)
+    run(scenario)

@@ -1,0 +1,99 @@
+"""Compiling from the UI: a real compile in the background lands in the tree; errors read as messages."""
+import re
+
+from irscope.tui.browser import Browser
+from irscope.tui.compile_screen import CompileScreen, parse_request
+
+from .driver import run, screen_text, settle, started
+
+import pytest
+from irscope.errors import UsageError
+
+
+async def fill(pilot, field: str, value: str) -> None:
+    screen = pilot.app.screen
+    box = screen.query_one(f"#field-{field}")
+    box.value = value
+    await pilot.pause()
+
+
+async def wait_for_compile(pilot) -> None:
+    for _ in range(600):
+        await pilot.pause(0.2)
+        screen = pilot.app.screen
+        if isinstance(screen, CompileScreen) and not screen.busy:
+            break
+    await settle(pilot)
+
+
+def test_compile_dialog_compiles_in_the_background_and_the_snapshot_appears(compiled, tmp_path):
+    out = tmp_path / "new"
+
+    async def scenario():
+        async with started([compiled], out=out) as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            assert isinstance(app.screen, CompileScreen)
+            await fill(pilot, "kernel", "add")
+            await fill(pilot, "target", "sm_90a")
+            await fill(pilot, "constexpr", "BLOCK_SIZE=256")
+            await fill(pilot, "num_warps", "2")
+            await pilot.click("#compile-go")
+            await pilot.pause()
+            assert app.screen.busy and "compiling" in screen_text(app)
+            await wait_for_compile(pilot)
+            text = screen_text(app)
+            found = re.search(r"✓ (add/\S*BLOCK_SIZE=256\S*/sm_90a)  ok", text)
+            assert found, text
+            label = found.group(1)
+            assert app.screen.query_one("#compile-progress").percentage == 1.0
+            await pilot.press("escape")
+            assert app.view.snapshot is not None and app.view.snapshot.label == label
+            assert app.view.snapshot.meta["compile_options"]["num_warps"] == 2
+            assert (out / label / "irscope.json").is_file()
+            assert any(e.label == label for e in app.query_one(Browser).entries)
+    run(scenario)
+
+
+def test_a_failing_compile_and_a_bad_request_are_messages_not_crashes(compiled, tmp_path):
+    out = tmp_path / "bad"
+
+    async def scenario():
+        async with started([compiled], out=out) as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            await fill(pilot, "kernel", "nosuch")
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            text = screen_text(app)
+            assert "error: unknown kernel 'nosuch'" in text and "hint:" in text
+            await fill(pilot, "kernel", "add")
+            await fill(pilot, "target", "sm_1")
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            assert "error: unknown target 'sm_1'" in screen_text(app)
+            await fill(pilot, "target", "sm_90a")
+            await fill(pilot, "constexpr", "BLOCK_SIZE=1000")  # tl.arange needs a power of two
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            text = screen_text(app)
+            assert "✗ add/default.BLOCK_SIZE=1000/sm_90a  failed" in text, text
+            assert "power of 2" in text
+            await pilot.press("escape")
+            await settle(pilot)
+            view = app.view
+            assert view.snapshot is not None and not view.snapshot.ok
+            assert view.stage == "error" and "power of 2" in "\n".join(view.main.document.lines)
+    run(scenario)
+
+
+def test_parse_request_checks_numbers_and_assignments(tmp_path):
+    req = parse_request({"kernel": "matmul", "target": "sm_90a,gfx942", "num_warps": "4",
+                         "constexpr": "BLOCK_M=64 BLOCK_N=32", "divisibility": "1"}, tmp_path)
+    assert [p.target for p in req.points] == ["sm_90a", "gfx942"]
+    assert req.points[0].options.num_warps == 4
+    assert dict(req.points[0].options.constexprs) == {"BLOCK_M": 64, "BLOCK_N": 32}
+    with pytest.raises(UsageError, match="num_warps must be a whole number"):
+        parse_request({"kernel": "matmul", "num_warps": "four"}, tmp_path)
+    with pytest.raises(UsageError, match="no kernel"):
+        parse_request({"kernel": " "}, tmp_path)

@@ -1,0 +1,175 @@
+"""Reading a stage: switching stages, search, go to line, functions and loops, scrolling, mouse."""
+from irscope.tui.code_view import CodeView
+from irscope.tui.find_bar import FindBar
+
+from .driver import open_snapshot, run, screen_text, settle, started
+
+SNAP = "matmul/default/sm_90a"
+
+
+def lines_of(app):
+    return app.view.main.document.lines
+
+
+def test_stages_switch_by_brackets_numbers_and_clicks(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            view = app.view
+            await pilot.press("right_square_bracket")
+            assert view.stage == "llir" and "define" in "\n".join(lines_of(app)[:20])
+            await pilot.press("left_square_bracket", "left_square_bracket")
+            assert view.stage == "ttir"
+            await pilot.press("6")
+            assert view.stage == "ptx" and view.tabs.active == "tab-ptx"
+            await pilot.click("#tab-sass")
+            await settle(pilot)
+            assert view.stage == "sass" and "/*0000*/" in "\n".join(lines_of(app)[:40])
+            await pilot.press("2")
+            assert view.stage == "source"
+            assert "TTIR its frontend produced" in screen_text(app)  # the `source` stage says what it is
+            await pilot.press("1")
+            assert view.stage == "python" and "@triton.jit" in "\n".join(lines_of(app))
+    run(scenario)
+
+
+def test_search_finds_next_and_previous_matches_with_smart_case(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            main = app.view.main
+            expected = [i for i, ln in enumerate(lines_of(app)) if "ttg.async_commit_group" in ln]
+            assert len(expected) >= 2
+            await pilot.press("slash")
+            assert app.focused is app.query_one(FindBar)
+            await pilot.press(*"ttg.async_commit_group", "enter")
+            await settle(pilot)
+            assert main.matches == expected and main.cursor == expected[0]
+            assert app.focused is main
+            await pilot.press("n")
+            assert main.cursor == expected[1]
+            await pilot.press("N")
+            assert main.cursor == expected[0]
+            await pilot.press("N")  # wraps around to the last match
+            assert main.cursor == expected[-1]
+            assert f"/ttg.async_commit_group: {len(expected)}/{len(expected)}" in screen_text(app)
+            await pilot.press("slash", *["backspace"] * 30, *"ASYNC_COMMIT_GROUP", "enter")  # capitals: match case
+            await settle(pilot)
+            assert main.matches == []
+            assert any("is not in ttgir" in str(n.message) for n in app._notifications)
+    run(scenario)
+
+
+def test_go_to_line_and_escape_closes_the_prompt(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            await pilot.press("colon", *"120", "enter")
+            await settle(pilot)
+            assert app.view.main.cursor == 119
+            assert app.view.main.scroll_offset.y <= 119 < app.view.main.scroll_offset.y + 48
+            await pilot.press("colon", "escape")
+            assert not app.query_one(FindBar).has_class("-open") and app.focused is app.view.main
+            await pilot.press("colon", *"abc", "enter")
+            assert app.view.main.cursor == 119
+            assert any("not a line number" in str(n.message) for n in app._notifications)
+    run(scenario)
+
+
+def test_jumping_between_functions_and_loops(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            text = lines_of(app)
+            func = next(i for i, ln in enumerate(text) if "tt.func public @matmul_kernel" in ln)
+            loop = next(i for i, ln in enumerate(text) if "scf.for" in ln)
+            await pilot.press("f")
+            assert app.view.main.cursor == func
+            await pilot.press("o")
+            assert app.view.main.cursor == loop
+            await pilot.press("O")  # only one loop: wraps to itself
+            assert app.view.main.cursor == loop
+            await pilot.press("5")  # llir: the loop is a block with a back edge
+            await pilot.press("o")
+            cursor = app.view.main.cursor
+            assert lines_of(app)[cursor].split(":")[0].strip().isdigit() or "preds" in lines_of(app)[cursor]
+            await pilot.press("7", "o")
+            assert lines_of(app)[app.view.main.cursor].startswith(".L_x_")
+    run(scenario)
+
+
+def test_scrolling_paging_and_mouse(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            await pilot.press("5")  # llir, 2,000 lines
+            main = app.view.main
+            await pilot.press("pagedown")
+            assert main.scroll_offset.y > 0 and main.cursor > 0
+            await pilot.press("G")
+            assert main.cursor == len(lines_of(app)) - 1
+            assert main.scroll_offset.y >= len(lines_of(app)) - 48
+            await pilot.press("g")
+            assert main.cursor == 0 and main.scroll_offset.y == 0
+            await pilot.press("j", "j", "k")
+            assert main.cursor == 1
+            await pilot.click(CodeView, offset=(10, 5))  # a click puts the cursor on that line
+            await settle(pilot)
+            assert main.cursor == 5 or app.view.side.cursor == 5
+    run(scenario)
+
+
+def test_lines_are_highlighted_and_only_visible_lines_are_lexed(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            await pilot.press("5")
+            doc = app.view.main.document
+            assert len(doc._cache) < 200 < len(doc)  # only what was on screen
+            line = next(i for i in range(40) if "getelementptr" in doc.lines[i] or "call" in doc.lines[i])
+            assert len({str(span.style) for span in doc.text(line).spans}) >= 2
+    run(scenario)
+
+
+def test_resource_panel_and_split_toggle(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            view = app.view
+            assert view.split  # 160 columns: the Python source starts beside the stage
+            await pilot.press("v")
+            assert not view.split and not view.side.display
+            await pilot.press("v")
+            assert view.split and view.side.display
+            await pilot.press("r")
+            assert not app.query_one("#panel").display
+            await pilot.press("r")
+            assert app.query_one("#panel").display
+    run(scenario)
+
+
+def test_help_screen_opens_and_closes(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await pilot.press("question_mark")
+            await settle(pilot)
+            assert type(app.screen).__name__ == "HelpScreen"
+            assert "Reading a snapshot" in screen_text(app)
+            await pilot.press("escape")
+            assert type(app.screen).__name__ == "Screen"
+    run(scenario)
+
+
+def test_small_terminal_hides_the_panel_and_keeps_working(compiled):
+    async def scenario():
+        async with started([compiled], size=(80, 24)) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            assert not app.view.split and not app.query_one("#panel").display
+            text = screen_text(app)
+            assert "ttgir" in text and "module attributes" in text
+            assert len(text.splitlines()) == 24
+            await pilot.press("r")  # the panel can still be asked for
+            assert app.query_one("#panel").display and "registers" in screen_text(app)
+            await pilot.press("r")
+            assert not app.query_one("#panel").display
+    run(scenario)

@@ -1,0 +1,70 @@
+"""SVG screenshots of the main screens (pytest-textual-snapshot); review changes with --snapshot-update.
+
+The screens are chosen so that nothing on them depends on where the kernels were compiled: no
+absolute paths (Python source, loc-alias lines, PTX's `// add.py:13:9` comments), no timings.
+"""
+from pathlib import Path
+
+from irscope.tui.app import IrscopeApp
+
+from .driver import open_snapshot, settle
+
+
+def app_for(compiled) -> IrscopeApp:
+    return IrscopeApp([compiled], Path("irscope-snapshots"), kernels=["add", "matmul"])
+
+
+def test_reading_matmul_ttgir_with_source_beside_it(compiled, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await open_snapshot(pilot.app, pilot, "matmul/default/sm_90a")
+        await pilot.press("colon", *"130", "enter")
+        await settle(pilot)
+
+    assert snap_compare(app_for(compiled), terminal_size=(160, 48), run_before=before)
+
+
+def test_small_terminal_reading_ptx(compiled, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await open_snapshot(pilot.app, pilot, "add/default/sm_90a")
+        await pilot.press("6", "colon", *"50", "enter")
+        await settle(pilot)
+
+    assert snap_compare(app_for(compiled), terminal_size=(80, 24), run_before=before)
+
+
+def test_compare_sm90a_with_gfx942(compiled, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await open_snapshot(pilot.app, pilot, "matmul/default/sm_90a")
+        await pilot.press("m")
+        await open_snapshot(pilot.app, pilot, "matmul/default/gfx942")
+        pilot.app.clear_notifications()
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+
+    assert snap_compare(app_for(compiled), terminal_size=(160, 48), run_before=before)
+
+
+def test_help_screen(compiled, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+
+    assert snap_compare(app_for(compiled), terminal_size=(100, 40), run_before=before)
+
+
+def test_compile_dialog(compiled, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        pilot.app.screen.query_one("#field-kernel").value = "matmul"
+        pilot.app.screen.query_one("#field-target").value = "sm_90a,gfx942"
+        await settle(pilot)
+
+    assert snap_compare(app_for(compiled), terminal_size=(100, 30), run_before=before)
