@@ -1,8 +1,7 @@
 """Tiled, grouped matmul: C = A @ B with fp32 accumulation, and a menu of configs like an autotune list.
 
-One kernel, three input types: fp16 and bf16 (tensor cores; the menu is Triton's tutorial autotune
-list), and fp32 with `input_precision="ieee"` (true fp32 FMAs, no TF32) at a 16-wide and a 128-wide tile:
-the talk's comparison of how tile size moves a kernel up the roofline.
+fp16 and bf16 inputs run on tensor cores (`matmul_kernel`); fp32 with input_precision="ieee" (true fp32
+FMAs, no TF32) has its own kernel, the plain tiled one of the talk's 16- vs 128-wide comparison.
 """
 import triton
 import triton.language as tl
@@ -14,8 +13,7 @@ from irscope.workload import DEFAULT_TOLERANCES, Tolerance, Workload, cdiv, empt
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                  INPUT_PRECISION: tl.constexpr = None):
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     # Programs walk the output in groups of GROUP_M rows of tiles, so neighbours reuse B in L2.
     pid = tl.program_id(axis=0)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -26,8 +24,6 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     pid_m = first_m + (pid % group_size) % rows_in_group
     pid_n = (pid % group_size) // rows_in_group
 
-    # Rows and columns past the edge wrap around (they are computed but never stored), so the loads
-    # along M and N need no mask; only the last step along K does.
     offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_k = tl.arange(0, BLOCK_K)
@@ -39,7 +35,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
@@ -48,6 +44,27 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_ptrs, c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.jit
+def matmul_fp32_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                       stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # One program per output tile, in row-major order; every edge is masked.
+    pid = tl.program_id(axis=0)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    rows = (pid // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rows[:, None] * stride_am + (k0 + ks)[None, :] * stride_ak,
+                    mask=(rows[:, None] < M) & ((k0 + ks)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k0 + ks)[:, None] * stride_bk + cols[None, :] * stride_bn,
+                    mask=((k0 + ks)[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn, acc,
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
 def _cfg(m, n, k, warps, stages, group=8, note=""):
@@ -122,6 +139,12 @@ TC_CONFIGS = (
     _cfg(64, 32, 32, 2, 5, note="two warps: below a warpgroup, so no wgmma on Hopper"),
 )
 
+
+def _fp32_cfg(m, n, k, warps, stages, note):
+    return Config(f"m{m}n{n}k{k}.w{warps}.s{stages}", {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k},
+                  num_warps=warps, num_stages=stages, note=note)
+
+
 SPECS = [
     KernelSpec(name="matmul", fn=matmul_kernel,
                description="tiled, grouped fp16 matmul with fp32 accumulation (C = A @ B)",
@@ -129,12 +152,12 @@ SPECS = [
     KernelSpec(name="matmul.bf16", fn=matmul_kernel,
                description="tiled, grouped bf16 matmul with fp32 accumulation (C = A @ B)",
                args=_args("bf16"), configs=(TC_CONFIGS[0], TC_CONFIGS[2], TC_CONFIGS[5]), workload=_workload("bf16")),
-    KernelSpec(name="matmul.fp32", fn=matmul_kernel,
-               description="fp32 matmul with input_precision='ieee' (no TF32): the talk's 16- vs 128-wide tile",
-               args=_args("fp32"), constexprs={"INPUT_PRECISION": "ieee"},
+    KernelSpec(name="matmul.fp32", fn=matmul_fp32_kernel,
+               description="fp32 tiled matmul with input_precision='ieee' (no TF32): the talk's 16- vs 128-wide tile",
+               args=_args("fp32"),
                configs=(
-                   _cfg(128, 128, 32, 8, 3, note="the talk's large tile: each loaded value feeds 128 products"),
-                   _cfg(16, 16, 16, 4, 2, note="the talk's small tile: 8x less reuse, pinned to the memory roof"),
+                   _fp32_cfg(128, 128, 32, 8, 3, note="the talk's large tile: each loaded value feeds 128 products"),
+                   _fp32_cfg(16, 16, 16, 4, 2, note="the talk's small tile: 8x less reuse, pinned to the memory roof"),
                ),
                workload=_workload("fp32")),
 ]
