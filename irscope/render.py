@@ -86,16 +86,12 @@ def highlight(text: str, stage: str, color: bool) -> str:
     """Syntax-highlight a stage for a terminal (through Pygments); plain text when colour is off."""
     if not color:
         return text
-    try:
-        from pygments import highlight as pyg_highlight
-        from pygments.formatters import TerminalFormatter
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
-    except ImportError:
-        return text
-    try:
-        lexer = get_lexer_by_name(LEXERS.get(stage, stage))
-    except ClassNotFound:
+    from pygments import highlight as pyg_highlight
+    from pygments.formatters import TerminalFormatter
+
+    from .lexers import get_lexer  # irscope's own first: Pygments' "sass" is the CSS preprocessor
+    lexer = get_lexer(LEXERS.get(stage, stage))
+    if lexer is None:
         return text
     return pyg_highlight(text, lexer, TerminalFormatter())
 

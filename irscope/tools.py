@@ -53,9 +53,10 @@ def _run_on_cubin(args: list[str], cubin: bytes) -> str:
 
 
 def disassemble(cubin: bytes) -> str:
-    """SASS for a cubin: nvdisasm with line information where the cubin carries it, else cuobjdump."""
+    """SASS for a cubin: nvdisasm with line information (and the inlining chain) where the cubin carries it,
+    else cuobjdump."""
     try:
-        return _run_on_cubin([str(require_tool("nvdisasm")), "-c", "-g"], cubin)
+        return _run_on_cubin([str(require_tool("nvdisasm")), "-c", "-gi"], cubin)
     except EnvironmentProblem:
         return _run_on_cubin([str(require_tool("cuobjdump")), "-sass"], cubin)
 

@@ -1,9 +1,8 @@
 """What the side panel and the compare screen's delta table show about a snapshot.
 
-`facts_of(snapshot)` is the one place where the TUI learns numbers about a snapshot. Today it reads
-`snapshot.resources`; once `irscope.analyze.analyze(snapshot) -> Analysis` is merged, pass its
-`counters`, `occupancy` and `launch` in here (see the comment in `facts_of`) and every screen shows them.
-No Textual import.
+`facts_of(snapshot)` is the one place where the TUI learns numbers about a snapshot: the analysis of
+`irscope.analyze` (counters, resources with launch shared memory, occupancy, launchability). No Textual
+import.
 """
 from __future__ import annotations
 
@@ -27,14 +26,13 @@ class Facts:
 
 
 def facts_of(snapshot: Snapshot) -> Facts:
-    """The numbers to show for a snapshot.
+    """The numbers to show for a snapshot."""
+    from ..analyze import analyze
 
-    The analysis hook-up: when `irscope.analyze` lands, replace the body with
-        analysis = analyze(snapshot)
-        return Facts(analysis.resources, dict(analysis.counters), str(analysis.occupancy),
-                     analysis.launch.launchable, tuple(analysis.launch.reasons))
-    """
-    return Facts(resources=snapshot.resources)
+    analysis = analyze(snapshot)
+    occupancy = analysis.occupancy.describe() if analysis.occupancy else None
+    return Facts(analysis.resources, dict(analysis.counters), occupancy, analysis.launch.launchable,
+                 tuple(analysis.launch.reasons))
 
 
 # Resource fields in the order the panel lists them, with how to print each.

@@ -1,6 +1,7 @@
 """ResourcePanel: a snapshot's resources and counters, its target and the options it was compiled with."""
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -60,13 +61,27 @@ def panel_table(snapshot: Snapshot, facts: Facts) -> Table:
             table.add_row("", Text(reason, style="red"))
         if facts.occupancy:
             table.add_row("occupancy", facts.occupancy)
-    if facts.counters:
-        section("counters")
-        for name, value in facts.counters.items():
-            table.add_row(name, f"{value:,}" if isinstance(value, int) else str(value))
     section("stages")
     stages = snapshot.meta.get("stages") or {}
     for stage in snapshot.text_stages:
         lines = (stages.get(stage) or {}).get("lines")
         table.add_row(stage, "" if lines is None else f"{lines:,} lines")
+    if not facts.counters:
+        return table
+    return Group(table, Text(""), counters_table(facts.counters))
+
+
+def counters_table(counters) -> Table:
+    """Counters under one heading per stage, names without the stage prefix, values right-aligned: the
+    panel is narrow, so long names are cut rather than pushing the values out of sight."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column(justify="right", no_wrap=True)
+    current = None
+    for name, value in counters.items():
+        stage, _, short = name.partition(".")
+        if stage != current:
+            current = stage
+            table.add_row(Text(f"{stage} counters", style="bold underline"), "")
+        table.add_row(short or name, f"{value:,}" if isinstance(value, int) else str(value))
     return table

@@ -47,6 +47,13 @@ class SnapshotView(Vertical):
     ] + [Binding(str(k), f"stage_number({k})", f"stage {k}", show=False) for k in range(1, 10)]
 
     @dataclass
+    class Analysed(Message):
+        """A snapshot's counters, occupancy and launchability are ready (analysed in a worker)."""
+
+        snapshot: Snapshot
+        facts: Facts
+
+    @dataclass
     class LinesMapped(Message):
         """The line maps of a snapshot's stages are ready (parsed in a worker)."""
 
@@ -100,7 +107,10 @@ class SnapshotView(Vertical):
     def open(self, snapshot: Snapshot, facts: Facts | None = None) -> None:
         """Show a snapshot: the same stage as before where it has one, line maps parsed in the background."""
         self.snapshot = snapshot
-        self.facts = facts or facts_of(snapshot)
+        # Resources are in the snapshot's metadata; counters need the stages read, so they come later.
+        self.facts = facts or Facts(resources=snapshot.resources)
+        if facts is None:
+            self.analyse(snapshot)
         if self._first_open:
             # Wide terminals start with the Python source beside the stage; the reader's `v` decides after.
             self._first_open = False
@@ -152,6 +162,15 @@ class SnapshotView(Vertical):
             text = stage_text(self.snapshot, stage, self.source_file)
             data = self.data[stage] = StageData(Document(text, stage, theme=self.theme_name))
         return data
+
+    @work(thread=True, exclusive=True, group="analysis")
+    def analyse(self, snapshot: Snapshot) -> None:
+        self.post_message(self.Analysed(snapshot, facts_of(snapshot)))
+
+    def on_snapshot_view_analysed(self, event: Analysed) -> None:
+        if event.snapshot is self.snapshot:
+            self.facts = event.facts
+            self.query_one(ResourcePanel).show(event.snapshot, event.facts)
 
     @work(thread=True, exclusive=True, group="line-maps")
     def map_lines(self, snapshot: Snapshot) -> None:
