@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from . import __version__, tools
 from .errors import CompileError, EnvironmentProblem, UsageError
-from .resources import Resources, from_triton_metadata, parse_amdgcn, parse_ptxas_log, parse_res_usage
+from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
 from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, Tensor, resolve, variant_name
 from .targets import Target
 
@@ -455,7 +455,7 @@ def _collect(result: CompileResult, kernel, target: Target, times, stdout: str, 
         except EnvironmentProblem as e:
             result.logs["sass-error"] = e.message
     if "amdgcn" in result.stages:
-        resources = parse_amdgcn(result.stages["amdgcn"]).merged(resources)
+        resources = amd_resources(result.stages["amdgcn"], meta).merged(resources)
     result.resources = resources
     if fd_log.strip():
         result.logs["compiler"] = fd_log

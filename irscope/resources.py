@@ -6,7 +6,7 @@ and Triton's own metadata. No Triton import.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import yaml
 
@@ -105,3 +105,12 @@ def from_triton_metadata(meta: dict) -> Resources:
     """Triton's own metadata (the cache's `<kernel>.json`): shared memory, tensor memory, warps."""
     return Resources(num_warps=meta.get("num_warps"), shared=meta.get("shared"),
                      tensor_memory=meta.get("tmem_size") or None)
+
+
+def amd_resources(listing: str, triton_meta: dict) -> Resources:
+    """An AMD kernel's resources: registers from its listing; LDS as the listing's static group segment
+    (0 for Triton kernels) plus the LDS Triton requests at launch (`shared` in its metadata)."""
+    static, meta = parse_amdgcn(listing), from_triton_metadata(triton_meta)
+    if static.shared is None and meta.shared is None:
+        return meta.merged(static)
+    return replace(meta.merged(static), shared=(static.shared or 0) + (meta.shared or 0))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .errors import SnapshotError, UsageError
-from .resources import Resources, from_triton_metadata, parse_amdgcn, parse_ptxas_log, parse_res_usage
+from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
 from .targets import TARGETS, Target
 
 FORMAT = 1
@@ -305,10 +305,10 @@ def _load_dump(path: Path) -> Snapshot:
 
 
 def _resources_from_files(snap: Snapshot) -> Resources:
-    res = from_triton_metadata(snap.meta.get("triton_metadata", {}))
+    tmeta = snap.meta.get("triton_metadata", {})
+    res = from_triton_metadata(tmeta)
     if "amdgcn" in snap.stage_files:
-        # Triton's `shared` (the LDS taken at launch) wins over the listing's static group segment (0).
-        res = res.merged(parse_amdgcn(snap.read("amdgcn")))
+        res = amd_resources(snap.read("amdgcn"), tmeta)
     log = snap.log("ptxas")
     if log:
         res = parse_ptxas_log(log).merged(res)

@@ -139,19 +139,16 @@ def analyze(snapshot: Snapshot, *, cache: bool = True) -> Analysis:
 def launch_resources(snapshot: Snapshot) -> Resources:
     """The snapshot's resources, with shared memory as the launch asks for it.
 
-    Triton requests its shared memory / LDS dynamically at launch (`shared` in its metadata). On AMD the
-    listing's `.group_segment_fixed_size` counts only static LDS (0 for Triton kernels), so the two add up.
+    Triton requests its shared memory / LDS dynamically at launch (`shared` in its metadata). The harness
+    and the store already count it in `Resources.shared` (on AMD, added to the listing's static LDS);
+    this fills it in where a snapshot's resources lack it.
     """
     res = snapshot.resources
     tmeta = _triton_metadata(snapshot)
     dynamic = tmeta.get("shared")
     changes = {}
-    if isinstance(dynamic, int):
-        target = snapshot.target
-        if target is not None and target.vendor == "amd":
-            changes["shared"] = (res.shared or 0) + dynamic
-        else:
-            changes["shared"] = max(res.shared or 0, dynamic)
+    if isinstance(dynamic, int) and (res.shared or 0) < dynamic:
+        changes["shared"] = dynamic
     if res.num_warps is None and isinstance(tmeta.get("num_warps"), int):
         changes["num_warps"] = tmeta["num_warps"]
     if res.tensor_memory is None and tmeta.get("tmem_size"):

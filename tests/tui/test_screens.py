@@ -1,13 +1,38 @@
 """SVG screenshots of the main screens (pytest-textual-snapshot); review changes with --snapshot-update.
 
 The screens are chosen so that nothing on them depends on where the kernels were compiled: no
-absolute paths (Python source, loc-alias lines, PTX's `// add.py:13:9` comments), no timings.
+absolute paths (Python source, loc-alias lines, PTX's `// add.py:13:9` comments), no timings. The
+path's length still shows, though: PTX debug info spells the kernel file's path out byte by byte, so
+its line count grows with it. The kernels are therefore compiled from a copy in a folder whose path
+has the same length on every machine (`/tmp/irscope-screens-XXXXXXXX`).
 """
+import shutil
+import tempfile
 from pathlib import Path
 
+import pytest
+
+from irscope.library import builtin_dir
 from irscope.tui.app import IrscopeApp
 
 from .driver import open_snapshot, settle
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """add and matmul for sm_90a and gfx942, compiled from copies at a path of fixed length."""
+    from irscope.pipeline import Point, compile_points
+
+    src = Path(tempfile.mkdtemp(prefix="irscope-screens-", dir="/tmp"))
+    try:
+        for name in ("add", "matmul"):
+            shutil.copy(builtin_dir() / f"{name}.py", src / f"{name}.py")
+        out = tmp_path_factory.mktemp("screens")
+        points = [Point(f"{src}/{k}.py:{k}", t) for k in ("add", "matmul") for t in ("sm_90a", "gfx942")]
+        assert all(o.ok for o in compile_points(points, out))
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    return out
 
 
 def app_for(compiled) -> IrscopeApp:
