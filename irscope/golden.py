@@ -7,7 +7,6 @@ rather than their bytes, and the counters and resources. Used by the pytest plug
 """
 from __future__ import annotations
 
-import difflib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -15,7 +14,6 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import SnapshotError
-from .normalize import normalize
 from .store import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
 
 GOLDEN_FILE = "golden.json"
@@ -173,30 +171,22 @@ def _triton(snap: Snapshot) -> str:
 
 def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
+    from .diff import diff_snapshots
+
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
         return GoldenResult(fresh.label, "version-mismatch", golden.path, fresh.path, gv, fv)
-    deltas = tuple(_deltas(golden, fresh))
-    stage, lines = None, []
-    for name in COMPARED:
-        if name not in golden.stage_files and name not in fresh.stage_files:
-            continue
-        a = normalize(name, golden.read(name)) if name in golden.stage_files else ""
-        b = normalize(name, fresh.read(name)) if name in fresh.stage_files else ""
-        if a != b:
-            stage = name
-            lines = list(difflib.unified_diff(a.splitlines(), b.splitlines(), f"golden/{name}", f"fresh/{name}",
-                                              lineterm="", n=2))
-            break
-    status = "match" if not deltas and stage is None else "mismatch"
-    return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas, stage, trim(lines), len(lines))
-
-
-def _deltas(golden: Snapshot, fresh: Snapshot):
-    a, b = golden.resources.as_dict(), fresh.resources.as_dict()
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            yield Delta(f"resources.{key}", a.get(key), b.get(key))
+    d = diff_snapshots(golden, fresh, context=2)
+    differing = [s for s in d.differing_stages if s in COMPARED]
+    missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
+    if differing and d.stage != differing[0]:
+        d = diff_snapshots(golden, fresh, stage=differing[0], context=2)
+    deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
+    deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
+    lines = list(d.unified) if differing else []
+    status = "match" if not deltas and not differing else "mismatch"
+    return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas,
+                        differing[0] if differing else None, trim(lines), len(lines))
 
 
 def trim(lines: Sequence[str], limit: int = DIFF_LINES) -> tuple[str, ...]:

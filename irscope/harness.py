@@ -223,6 +223,21 @@ def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, d
     return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
 
 
+def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:
+    """Do once, before forking compile workers, what every compile would otherwise repeat in its own
+    process: hashing Triton's files for its cache key (about 0.5 s) and asking ptxas for its version.
+    Children forked afterwards inherit the results."""
+    from triton.runtime.cache import triton_key
+    triton_key()
+    for target in targets:
+        if target.vendor == "nvidia":
+            try:
+                from triton.backends.nvidia.compiler import get_ptxas
+                get_ptxas(target.arch)
+            except Exception:  # noqa: BLE001 - a missing ptxas shows up in the compile itself
+                pass
+
+
 def _compile_options(spec: KernelSpec, options, constexprs: dict) -> dict:
     names = spec.fn.arg_names
     out = {"num_warps": options.num_warps, "num_stages": getattr(options, "num_stages", None),

@@ -303,7 +303,8 @@ def _load_dump(path: Path) -> Snapshot:
 def _resources_from_files(snap: Snapshot) -> Resources:
     res = from_triton_metadata(snap.meta.get("triton_metadata", {}))
     if "amdgcn" in snap.stage_files:
-        res = parse_amdgcn(snap.read("amdgcn")).merged(res)
+        # Triton's `shared` (the LDS taken at launch) wins over the listing's static group segment (0).
+        res = res.merged(parse_amdgcn(snap.read("amdgcn")))
     log = snap.log("ptxas")
     if log:
         res = parse_ptxas_log(log).merged(res)

@@ -11,6 +11,7 @@ PKG = Path(irscope.__file__).parent
 # Modules that read snapshots must work where Triton is not installed (a laptop browsing a GPU box's
 # snapshots) and stay quick to import.
 READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.render", "irscope.targets",
+           "irscope.analyze", "irscope.diff",
            "irscope.spec", "irscope.errors", "irscope.cli"]
 
 

@@ -1,0 +1,256 @@
+"""Counters and resources per snapshot, read from the stages' text (no Triton import).
+
+    analysis = analyze(load_snapshot("irscope-snapshots/matmul/default/sm_90a"))
+    analysis.counters["ptx.wgmma"], analysis.resources.shared, analysis.launch.launchable
+
+Every counter key is documented in `catalog.CATALOG` and docs/analyzers.md. Each stage is read in one
+regex pass; results are cached per stage in the snapshot folder (`.irscope-analysis.json`), keyed by the
+stage file's sha256, so asking again costs a JSON read.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..resources import Resources
+from ..store import GOLDEN_MARKER, Snapshot
+from . import amdgcn, catalog, ptx, sass, ttgir
+from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
+from .ttgir import Allocation, Layout
+
+__all__ = ["Analysis", "Allocation", "Launch", "Layout", "Occupancy", "ANALYZED_STAGES", "analyze", "analyze_stage",
+           "count_ops"]
+
+ANALYZED_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
+ANALYZER_VERSION = 1  # bump when a counter changes meaning: cached analyses are then recomputed
+CACHE_FILE = ".irscope-analysis.json"
+_KNOWN_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "sass", "cubin", "hsaco")
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """What one stage's text says: flat counters, plus TTGIR's layouts and allocations."""
+
+    counters: dict[str, int]
+    layouts: tuple[Layout, ...] = ()
+    allocations: tuple[Allocation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Counters, resources, occupancy and launchability of one snapshot."""
+
+    label: str
+    path: str
+    kernel: str
+    variant: str
+    target: str
+    status: str  # "ok" or "failed"
+    stages: tuple[str, ...]  # the stages counters were read from
+    counters: dict[str, int]  # flat, dotted keys: ptx.wgmma, sass.HGMMA, amdgcn.v_mfma, ttgir.layout.nvidia_mma
+    layouts: tuple[Layout, ...]
+    allocations: tuple[Allocation, ...]
+    resources: Resources
+    occupancy: Occupancy | None
+    launch: Launch
+
+    @property
+    def groups(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(group title, counter keys) in display order: `TTGIR · layouts`, `PTX · matrix`, ..."""
+        return catalog.grouped(self.counters)
+
+    def get(self, key: str) -> int | None:
+        """A counter's value: 0 when its stage was read and the thing is absent, None when the stage was not."""
+        if key in self.counters:
+            return self.counters[key]
+        return 0 if key.split(".")[0] in self.stages else None
+
+    def as_dict(self) -> dict:
+        """The JSON form (`irscope stats --json`); keys documented in docs/analyzers.md."""
+        return {
+            "path": self.path, "label": self.label, "kernel": self.kernel, "variant": self.variant,
+            "target": self.target, "status": self.status, "stages": list(self.stages),
+            "counters": dict(sorted(self.counters.items(), key=lambda kv: catalog.sort_key(kv[0]))),
+            "resources": self.resources.as_dict(),
+            "occupancy": self.occupancy.as_dict() if self.occupancy else None,
+            "launch": self.launch.as_dict(),
+            "layouts": [_layout_dict(lay) for lay in self.layouts],
+            "allocations": [_allocation_dict(a) for a in self.allocations],
+        }
+
+
+def count_ops(stage: str, text: str) -> dict[str, int]:
+    """Counters of one stage's text (`ptx`, `sass`, `amdgcn`, `ttgir`); {} for stages with no counters."""
+    return analyze_stage(stage, text).counters
+
+
+def analyze_stage(stage: str, text: str) -> StageFacts:
+    if stage == "ttgir":
+        facts = ttgir.analyze(text)
+        return StageFacts(facts.counters, facts.layouts, facts.allocations)
+    if stage == "ptx":
+        return StageFacts(ptx.count(text))
+    if stage == "sass":
+        return StageFacts(sass.count(text))
+    if stage == "amdgcn":
+        return StageFacts(amdgcn.count(text))
+    if stage in _KNOWN_STAGES:
+        return StageFacts({})
+    raise UsageError(f"unknown stage '{stage}'", f"stages with counters: {', '.join(ANALYZED_STAGES)}")
+
+
+def analyze(snapshot: Snapshot, *, cache: bool = True) -> Analysis:
+    """Counters of every analysed stage the snapshot holds, its resources, occupancy and launchability."""
+    store = _Cache(snapshot) if cache else None
+    counters: dict[str, int] = {}
+    layouts: tuple[Layout, ...] = ()
+    allocations: tuple[Allocation, ...] = ()
+    stages = []
+    for stage in ANALYZED_STAGES:
+        if stage not in snapshot.stage_files:
+            continue
+        facts = store.get(stage) if store else None
+        if facts is None:
+            facts = analyze_stage(stage, snapshot.read(stage))
+            if store:
+                store.put(stage, facts)
+        stages.append(stage)
+        counters.update(facts.counters)
+        if stage == "ttgir":
+            layouts, allocations = facts.layouts, facts.allocations
+    if store:
+        store.save()
+    res = launch_resources(snapshot)
+    target = snapshot.target
+    return Analysis(
+        label=snapshot.label, path=str(snapshot.path), kernel=snapshot.kernel, variant=snapshot.variant,
+        target=snapshot.target_name, status="ok" if snapshot.ok else "failed", stages=tuple(stages),
+        counters=dict(sorted(counters.items(), key=lambda kv: catalog.sort_key(kv[0]))), layouts=layouts,
+        allocations=allocations, resources=res,
+        occupancy=_occupancy(res, target) if snapshot.ok else None,
+        launch=_launch(res, target, ok=snapshot.ok, error=snapshot.error),
+    )
+
+
+def launch_resources(snapshot: Snapshot) -> Resources:
+    """The snapshot's resources, with shared memory as the launch asks for it.
+
+    Triton requests its shared memory / LDS dynamically at launch (`shared` in its metadata). On AMD the
+    listing's `.group_segment_fixed_size` counts only static LDS (0 for Triton kernels), so the two add up.
+    """
+    res = snapshot.resources
+    tmeta = _triton_metadata(snapshot)
+    dynamic = tmeta.get("shared")
+    changes = {}
+    if isinstance(dynamic, int):
+        target = snapshot.target
+        if target is not None and target.vendor == "amd":
+            changes["shared"] = (res.shared or 0) + dynamic
+        else:
+            changes["shared"] = max(res.shared or 0, dynamic)
+    if res.num_warps is None and isinstance(tmeta.get("num_warps"), int):
+        changes["num_warps"] = tmeta["num_warps"]
+    if res.tensor_memory is None and tmeta.get("tmem_size"):
+        changes["tensor_memory"] = tmeta["tmem_size"]
+    return dataclasses.replace(res, **changes) if changes else res
+
+
+def _triton_metadata(snapshot: Snapshot) -> dict:
+    if snapshot.meta.get("triton_metadata"):
+        return snapshot.meta["triton_metadata"]
+    path = snapshot.path / f"{snapshot.fn_name}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _allocation_dict(a: Allocation) -> dict:
+    # dataclasses.asdict deep-copies field by field: too slow for the thousands a huge TTGIR can hold.
+    return {"name": a.name, "shape": list(a.shape), "dtype": a.dtype, "bytes": a.bytes, "buffers": a.buffers,
+            "space": a.space, "encoding": a.encoding, "barrier": a.barrier}
+
+
+def _layout_dict(layout: Layout) -> dict:
+    return {"kind": layout.kind, "alias": layout.alias, "params": dict(layout.params), "text": layout.text}
+
+
+class _Cache:
+    """Per-stage facts kept in the snapshot folder, valid while the stage file is the one analysed.
+
+    Only irscope's own folders are written to, never a golden root (committed snapshots stay clean) or a
+    Triton cache entry; a folder that cannot be written is simply not cached.
+    """
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.path = snapshot.path / CACHE_FILE
+        self.writable = snapshot.origin == "irscope" and not _under_goldens(snapshot.path)
+        self.entries: dict = {}
+        self.dirty = False
+        if self.writable:
+            try:
+                data = json.loads(self.path.read_text())
+                if data.get("version") == ANALYZER_VERSION:
+                    self.entries = data.get("stages", {})
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    def _fingerprint(self, stage: str) -> dict | None:
+        recorded = self.snapshot.meta.get("stages", {}).get(stage, {})
+        if not recorded.get("sha256"):
+            return None
+        try:
+            st = self.snapshot.stage_files[stage].stat()
+        except OSError:
+            return None
+        return {"sha256": recorded["sha256"], "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+    def get(self, stage: str) -> StageFacts | None:
+        if not self.writable:
+            return None
+        entry = self.entries.get(stage)
+        fp = self._fingerprint(stage)
+        if not entry or fp is None or entry.get("fingerprint") != fp:
+            return None
+        try:
+            return StageFacts(entry["counters"], tuple(Layout(lay["kind"], tuple(map(tuple, lay["params"])),
+                                                              lay["alias"], lay["text"]) for lay in entry["layouts"]),
+                              tuple(Allocation(**{**a, "shape": tuple(a["shape"])}) for a in entry["allocations"]))
+        except (KeyError, TypeError):
+            return None
+
+    def put(self, stage: str, facts: StageFacts) -> None:
+        fp = self._fingerprint(stage)
+        if not self.writable or fp is None:
+            return
+        self.entries[stage] = {
+            "fingerprint": fp, "counters": facts.counters,
+            "layouts": [{"kind": lay.kind, "params": [list(p) for p in lay.params], "alias": lay.alias,
+                         "text": lay.text} for lay in facts.layouts],
+            "allocations": [_allocation_dict(a) for a in facts.allocations],
+        }
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        tmp = self.path.with_name(f"{CACHE_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps({"version": ANALYZER_VERSION, "stages": self.entries}))
+            os.replace(tmp, self.path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
+def _under_goldens(path: Path) -> bool:
+    path = Path(path).resolve()
+    return any((p / GOLDEN_MARKER).is_file() for p in [path, *path.parents])

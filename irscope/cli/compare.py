@@ -1,0 +1,176 @@
+"""`irscope compare KERNEL --target ... --num-warps 2,4,8 ...`: compile every point of the axes given and
+print the counters side by side, highlighting what flips between neighbouring points."""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+from .options import add_compile_options
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="compile a kernel across targets and options and show the counters side by side",
+                       description="Every comma-separated option is an axis; every combination is compiled\n"
+                                   "(in parallel, cached by content like `sweep`) and the counters are printed side\n"
+                                   "by side, the last axis varying fastest. Cells that differ from their left\n"
+                                   "neighbour are highlighted, and a list of what flips (appears, disappears)\n"
+                                   "between neighbours follows. --config, --constexpr, --arg and --option take\n"
+                                   "comma-separated values too (--constexpr BLOCK_K=32,64).",
+                       epilog="examples:\n"
+                              "  irscope compare matmul --target sm_90a --num-warps 2,4,8   # wgmma or mma.sync?\n"
+                              "  irscope compare matmul --target sm_80 --divisibility 1,4,8,16   # cp.async width\n"
+                              "  irscope compare matmul --num-stages 2,3,4 --only 'ttgir.shared.*'\n"
+                              "  irscope compare matmul --target all --only '*mma*,*mfma*,*wmma*'",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernels", nargs="+", metavar="KERNEL", help="built-in kernel or FILE.py:FUNCTION")
+    p.add_argument("--target", "-t", default="sm_90a", help="targets: sm_90a,gfx942 or all (default: sm_90a)")
+    p.add_argument("--num-warps", metavar="N,N", help="num_warps values, e.g. 2,4,8")
+    p.add_argument("--num-stages", metavar="N,N", help="num_stages values, e.g. 2,3,4")
+    p.add_argument("--divisibility", action="append", default=[], metavar="D,D",
+                   help="assumed pointer/integer divisibility values, e.g. 1,16 (or x_ptr=4,x_ptr=16)")
+    add_compile_options(p, single_values=False)
+    p.add_argument("--only", metavar="GLOBS", help="show only counters matching these globs: 'ptx.*mma*,sass.H*'")
+    p.add_argument("--changed", action="store_true", help="show only rows whose value is not the same everywhere")
+    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the points and their analyses as JSON")
+    fmt.add_argument("--csv", action="store_true", help="one CSV row per point")
+    p.set_defaults(run=run)
+
+
+def axes_from_args(args) -> list[tuple[str, list]]:
+    """(axis name, values) in the order they vary, the last fastest."""
+    from ..errors import UsageError
+    from ..spec import parse_assignment, parse_int_list, parse_value
+    from ..targets import parse_targets
+
+    axes: list[tuple[str, list]] = [("target", [t.name for t in parse_targets(args.target)])]
+    if args.config:
+        axes.append(("config", [c.strip() for c in args.config.split(",") if c.strip()]))
+    if args.num_warps:
+        axes.append(("num_warps", parse_int_list(args.num_warps, "--num-warps")))
+    if args.num_stages:
+        axes.append(("num_stages", parse_int_list(args.num_stages, "--num-stages")))
+    divs = [d.strip() for item in args.divisibility for d in item.split(",") if d.strip()]
+    if divs:
+        axes.append(("divisibility", divs))
+    for flag, items, prefix in (("constexpr", args.constexpr, ""), ("argument", args.arg, "arg."),
+                                ("option", args.option, "option.")):
+        for item in items:
+            name, sep, values = item.partition("=")
+            parse_assignment(item.split(",")[0], flag)  # the usual NAME=VALUE checks and messages
+            vals = [parse_value(v) for v in values.split(",") if v.strip()]
+            if not vals:
+                raise UsageError(f"malformed --{flag} '{item}'", f"write NAME=VALUE or NAME=V1,V2 for an axis")
+            if prefix == "arg.":
+                vals = [str(v) if not isinstance(v, (int, float, bool)) else v for v in vals]
+            axes.append((prefix + name.strip(), vals))
+    return axes
+
+
+def points_from_args(args):
+    from ..sweep import SweepPoint, options_for
+
+    axes = axes_from_args(args)
+    names = [n for n, _ in axes]
+    points = []
+    for kernel in args.kernels:
+        for combo in itertools.product(*[vals for _, vals in axes]):
+            values = dict(zip(names, combo))
+            target = values.pop("target")
+            options = options_for(values, None, args.line_info)
+            shown = tuple((n, v) for n, v in zip(names, combo))
+            points.append(SweepPoint(kernel, target, options, shown))
+    return points, axes
+
+
+def column_labels(points, axes, many_kernels: bool) -> list[str]:
+    varying = [n for n, vals in axes if len(vals) > 1]
+    short = {"target": "", "num_warps": "w", "num_stages": "s", "divisibility": "div", "config": ""}
+    labels = []
+    for p in points:
+        values = dict(p.axes)
+        parts = [Path(p.kernel.rpartition(":")[2] or p.kernel).name] if many_kernels else []
+        for n in varying:
+            prefix = short.get(n, f"{n}=")
+            parts.append(f"{prefix}{values[n]}")
+        labels.append(" ".join(parts) or p.target)
+    return labels
+
+
+def run(args, ui) -> int:
+    from ..errors import CompileError
+    from ..pipeline import default_out
+    from ..render import ProgressLine
+    from ..sweep import run_points
+    from .stats import side_by_side, split_patterns, to_csv
+
+    points, axes = points_from_args(args)
+    out = Path(args.out) if args.out else default_out()
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        if p.phase == "compiling":
+            progress.update(f"[{p.done}/{p.total}] compiling {', '.join(p.running)}".rstrip())
+
+    try:
+        result = run_points(points, out, workers=args.jobs, timeout=args.timeout, on_progress=on_progress)
+    finally:
+        progress.close()
+    rows = [r for r in result.rows if r.analysis is not None]
+    labels = column_labels([r.point for r in rows], axes, len(args.kernels) > 1)
+    analyses = [r.analysis for r in rows]
+    patterns = split_patterns(args.only)
+    if args.json:
+        ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict()} for r in rows],
+                            indent=1))
+    elif args.csv:
+        ui.out.write(to_csv(analyses, patterns))
+    elif analyses:
+        ui.print(side_by_side(analyses, labels, ui, patterns=patterns, flips=True, changed_only=args.changed))
+        flips = flip_lines(analyses, labels, patterns)
+        if flips:
+            ui.print()
+            ui.print(ui.style("what flips between neighbours", "bold"))
+            for line in flips:
+                ui.print(f"  {line}")
+        fresh = sum(r.cached for r in result.rows)
+        ui.print(f"\n{len(result.rows)} points ({result.compiled} compiled, {fresh} from the cache) under {out}")
+    broken = [r for r in result.rows if r.status != "ok"]
+    if broken:
+        first = broken[0]
+        msg = (first.error or {}).get("message", first.status).strip().splitlines()
+        raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
+                           f"{msg[0] if msg else first.status}", "their columns show what did compile; "
+                           "`irscope show` the snapshot folder for the log")
+    return 0
+
+
+def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:
+    """For each pair of neighbours: counters that appear or vanish, matrix-layout versions that change, and
+    launchability that changes."""
+    from ..analyze.catalog import sort_key
+    from .stats import matches
+
+    out = []
+    for i in range(1, len(analyses)):
+        a, b = analyses[i - 1], analyses[i]
+        changes = []
+        for key in sorted(set(a.counters) | set(b.counters), key=sort_key):
+            if not matches(key, patterns):
+                continue
+            va, vb = a.get(key), b.get(key)
+            if va is None or vb is None:
+                continue
+            if (va == 0) != (vb == 0) or (key.endswith(".version") and va != vb):
+                changes.append(f"{key} {va:,} → {vb:,}")
+        if a.launch.launchable != b.launch.launchable:
+            changes.append("launchable " + ("yes → NO" if a.launch.launchable else "NO → yes"))
+        if changes:
+            more = f" (+{len(changes) - limit} more)" if len(changes) > limit else ""
+            out.append(f"{labels[i - 1]} → {labels[i]}: " + ", ".join(changes[:limit]) + more)
+    return out

@@ -1,0 +1,89 @@
+"""`irscope diff A B [--stage S] [--raw]`: counter and resource deltas, then a unified diff of one stage.
+
+Exit status like diff(1): 0 when the compared text is the same, 1 when it differs.
+"""
+from __future__ import annotations
+
+from ..errors import ExitCode
+from ..render import table
+
+DIFF_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("diff", help="what changed between two snapshots: counters, resources, and a stage's text",
+                       description="Counter and resource deltas between snapshots A and B, then a unified diff of one "
+                                   "stage (default: the first stage that differs, in pipeline order). Debug "
+                                   "locations, absolute paths and SASS offsets are ignored unless --raw. Exit status "
+                                   "0 when equal, 1 when different.")
+    p.add_argument("a", metavar="A", help="a snapshot folder")
+    p.add_argument("b", metavar="B", help="another snapshot folder")
+    p.add_argument("--stage", "-s", choices=DIFF_STAGES, help="the stage to diff (default: the first that differs)")
+    p.add_argument("--raw", action="store_true", help="compare the files as they are, debug locations and all")
+    p.add_argument("--context", "-U", type=int, default=3, metavar="N", help="lines of context (default: 3)")
+    p.add_argument("--stat", action="store_true", help="deltas only, no unified diff")
+    p.set_defaults(run=run)
+
+
+def run(args, ui) -> int:
+    from ..diff import diff_snapshots
+    from ..store import load_snapshot
+
+    d = diff_snapshots(load_snapshot(args.a), load_snapshot(args.b), stage=args.stage, raw=args.raw,
+                       context=max(0, args.context))
+    s = ui.style
+    ui.print(f"{s('A', 'bold')} {d.a.label}  ({d.a.path})")
+    ui.print(f"{s('B', 'bold')} {d.b.label}  ({d.b.path})")
+    if d.counters:
+        rows = [[k.key, _fmt(k.a), _fmt(k.b), _change(k, s)] for k in d.counters]
+        ui.print()
+        ui.print(table(["counter", "A", "B", "change"], rows, right=(1, 2, 3), style=s))
+    if d.resources:
+        rows = [[k.key, _fmt(k.a), _fmt(k.b), _change(k, s)] for k in d.resources]
+        ui.print()
+        ui.print(table(["resource", "A", "B", "change"], rows, right=(1, 2, 3), style=s))
+    ui.print()
+    if d.only_in_a or d.only_in_b:
+        ui.print(f"stages only in A: {', '.join(d.only_in_a) or '-'}; only in B: {', '.join(d.only_in_b) or '-'}")
+    if d.differing_stages:
+        ui.print(f"stages that differ: {', '.join(d.differing_stages)}")
+    elif not (d.only_in_a or d.only_in_b):
+        ui.print("every common stage is the same" + ("" if d.raw else " (after normalisation)"))
+    if d.stage is not None and not args.stat:
+        mode = "raw" if d.raw else "normalised (--raw shows everything)"
+        ui.print(f"stage {s(d.stage, 'bold')}, {mode}" + (": identical" if not d.unified else ""))
+        if d.normalisation:
+            ui.print("  ignored: " + "; ".join(d.normalisation))
+        if d.unified:
+            ui.print()
+            for line in d.unified:
+                ui.print(_colour_line(line, s))
+    return int(ExitCode.OK if d.equal else ExitCode.FAILED)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _change(delta, s) -> str:
+    c = delta.change
+    if c is None:
+        return ""
+    text = f"{c:+,}"
+    return s(text, "green" if c < 0 else "red") if c else text
+
+
+def _colour_line(line: str, s) -> str:
+    if line.startswith(("+++", "---")):
+        return s(line, "bold")
+    if line.startswith("@@"):
+        return s(line, "cyan")
+    if line.startswith("+"):
+        return s(line, "green")
+    if line.startswith("-"):
+        return s(line, "red")
+    return line

@@ -1,0 +1,230 @@
+"""`irscope sweep FILE.yaml`: compile a grid of points in parallel (cached by content) and tabulate them."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from ..render import ProgressLine, human_bytes, table
+
+# Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
+HEADLINE = ("ttgir.shared.buffers", "ptx.wgmma", "ptx.mma.sync", "ptx.tcgen05.mma", "ptx.cp.async",
+            "ptx.cp.async.bulk.tensor", "amdgcn.v_mfma", "amdgcn.v_wmma", "sass.STL")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="compile every point of a YAML grid in parallel, cached, and tabulate them",
+                       description="Compile kernels x targets x an option grid (docs/sweep.md) on every core, each "
+                                   "compile in its own process. Points whose snapshot is fresh (same content key) "
+                                   "are not compiled again. Prints counters, resources, launchability and compile "
+                                   "times per point, then a summary.")
+    p.add_argument("file", metavar="FILE.yaml", help="the sweep file")
+    p.add_argument("--out", "-o", metavar="DIR",
+                   help="snapshot root (default: the file's `out:`, else $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: the file's `jobs:`, "
+                                                               "else one per CPU core)")
+    p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
+    p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
+    p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="points, analyses and summary as JSON")
+    fmt.add_argument("--csv", action="store_true", help="one CSV row per point with every counter")
+    p.set_defaults(run=run)
+
+
+def run(args, ui) -> int:
+    from ..errors import UsageError
+    from ..pipeline import default_out
+    from ..sweep import expand, load_sweep, run_points
+
+    sweep = load_sweep(args.file)
+    points = expand(sweep)
+    out = Path(args.out) if args.out else (sweep.out or default_out())
+    jobs = args.jobs or sweep.jobs
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"bad --jobs {jobs}", "give a positive number of compiles at once")
+    if args.list:
+        return _list(points, out, ui)
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        if p.phase == "planning":
+            progress.update(f"checking the cache: {p.done}/{p.total}")
+        else:
+            running = ", ".join(p.running[:3]) + (" ..." if len(p.running) > 3 else "")
+            progress.update(f"[{p.done}/{p.total}] compiling {running}".rstrip())
+
+    try:
+        result = run_points(points, out, workers=jobs, timeout=sweep.timeout, force=args.force,
+                            on_progress=on_progress)
+    finally:
+        progress.close()
+    from .stats import split_patterns
+    patterns = split_patterns(args.columns) or list(sweep.columns)
+    if args.json:
+        ui.print(json.dumps(to_json(sweep, result), indent=1))
+    elif args.csv:
+        ui.out.write(to_csv(result))
+    else:
+        ui.print(render_table(result, ui, patterns))
+        ui.print()
+        ui.print(render_summary(result, ui))
+    broken = [r for r in result.rows if r.status != "ok"]
+    if broken:
+        from ..errors import CompileError
+        first = broken[0]
+        msg = (first.error or {}).get("message", first.status).strip().splitlines()
+        raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
+                           f"{msg[0] if msg else first.status}",
+                           "the other points are in the table; `irscope show` a failed point's folder for its log")
+    return 0
+
+
+def _list(points, out: Path, ui) -> int:
+    from ..sweep import plan_points
+
+    planned = plan_points(points, out)
+    rows = [[pp.folder.relative_to(out).as_posix(), "fresh" if pp.fresh else "to compile"] for pp in planned]
+    ui.print(table(["point", "cache"], rows, style=ui.style))
+    ui.print(f"\n{len(rows)} points, {sum(pp.fresh for pp in planned)} fresh, under {out}")
+    return 0
+
+
+def _varying_axes(rows) -> list[str]:
+    names = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes))
+    return [n for n in names if len({dict(r.point.axes).get(n) for r in rows}) > 1] or names
+
+
+def _columns(rows, patterns) -> list[str]:
+    from ..analyze.catalog import sort_key
+    from .stats import matches
+    keys = {k for r in rows if r.analysis for k in r.analysis.counters}
+    if patterns:
+        return sorted((k for k in keys if matches(k, patterns)), key=sort_key)
+    return [k for k in HEADLINE if any(r.analysis and r.analysis.counters.get(k) for r in rows)]
+
+
+def render_table(result, ui, patterns=()) -> str:
+    s = ui.style
+    rows = result.rows
+    axes = _varying_axes(rows)
+    kernels = len({r.point.kernel for r in rows}) > 1
+    targets = len({r.point.target for r in rows}) > 1
+    counters = _columns(rows, patterns)
+    head = (["kernel"] if kernels else []) + (["target"] if targets else []) + axes + \
+        ["status", "shared", "regs", "spills", "occupancy", "launch"] + [_short(k) for k in counters] + \
+        ["triton s", "ptxas s"]
+    body = []
+    for r in rows:
+        a = r.analysis
+        cells = ([r.label.split("/")[0]] if kernels else []) + ([r.point.target] if targets else [])
+        cells += [str(dict(r.point.axes).get(n, "")) for n in axes]
+        status = r.status + (" (cached)" if r.cached else "")
+        cells.append(s(status, "green") if r.status == "ok" else s(status, "red", "bold"))
+        if a is not None and r.status == "ok":
+            res = a.resources
+            spills = res.spill_stores or 0
+            occ = a.occupancy.value if a.occupancy else "-"
+            cells += [human_bytes(res.shared), "-" if res.registers is None else str(res.registers),
+                      str(spills) if spills else "0", str(occ),
+                      "ok" if a.launch.launchable else s("NO", "red", "bold")]
+            cells += [_num(a.get(k)) for k in counters]
+        else:
+            cells += ["-"] * (5 + len(counters))
+        cells += [f"{r.triton_ms / 1e3:.1f}" if r.times_ms else "-", f"{r.assembler_ms / 1e3:.1f}" if r.times_ms else "-"]
+        body.append(cells)
+    first_num = len(head) - len(counters) - 2 - 5
+    right = tuple(range(first_num, len(head)))
+    return table(head, body, right=right, style=s)
+
+
+def _short(key: str) -> str:
+    return key.split(".", 1)[1] if "." in key else key
+
+
+def _num(v) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def render_summary(result, ui) -> str:
+    s = ui.style
+    n = len(result.rows)
+    failed = sum(r.status != "ok" for r in result.rows)
+    lines = [f"{_plural(n, 'point')}: {result.compiled} compiled now, {result.cached} from the cache"
+             + (f", {s(str(failed) + ' failed', 'red', 'bold')}" if failed else "")
+             + f"; this run took {_dur(result.wall_seconds)} wall, {_dur(result.cpu_seconds)} CPU"]
+    for t in result.summary():
+        msg = f"  {t.target}: {_plural(t.points, 'point')}, {t.ok} ok"
+        if t.failed:
+            msg += f", {t.failed} failed"
+        if t.unlaunchable:
+            msg += ", " + s(f"{t.unlaunchable} cannot launch", "red", "bold") + f" ({', '.join(t.reasons)})"
+        else:
+            msg += ", all launchable" if t.ok else ""
+        lines.append(msg)
+    rec = result.recorded_ms
+    if rec["total"]:
+        lines.append(f"compile time recorded for these points: {_dur(rec['total'] / 1e3)} "
+                     f"(Triton passes {_dur(rec['triton'] / 1e3)}, ptxas/assembler {_dur(rec['assembler'] / 1e3)}, "
+                     f"disassembly {_dur(rec['disassembly'] / 1e3)})")
+    lines.append(f"snapshots under {result.out}")
+    return "\n".join(lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _dur(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    m, sec = divmod(int(round(seconds)), 60)
+    return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+
+
+# -- machine-readable -----------------------------------------------------------------------------------
+
+def _point_dict(r) -> dict:
+    return {"kernel": r.point.kernel, "target": r.point.target, "axes": dict(r.point.axes), "label": r.label,
+            "status": r.status, "cached": r.cached, "path": str(r.path) if r.path else None,
+            "content_key": r.content_key, "error": r.error,
+            "times_ms": {"triton": round(r.triton_ms, 3), "assembler": round(r.assembler_ms, 3),
+                         "disassembly": round(r.disassembly_ms, 3), **r.times_ms},
+            "analysis": r.analysis.as_dict() if r.analysis else None}
+
+
+def to_json(sweep, result) -> dict:
+    return {
+        "sweep": {"file": str(sweep.path), "name": sweep.name, "out": str(result.out)},
+        "points": [_point_dict(r) for r in result.rows],
+        "summary": {"points": len(result.rows), "compiled": result.compiled, "cached": result.cached,
+                    "wall_seconds": round(result.wall_seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+                    "recorded_ms": {k: round(v, 3) for k, v in result.recorded_ms.items()},
+                    "targets": [t.__dict__ | {"reasons": list(t.reasons)} for t in result.summary()]},
+    }
+
+
+def to_csv(result) -> str:
+    from .stats import csv_header, csv_row
+    analyses = [r.analysis for r in result.rows if r.analysis]
+    axes = list(dict.fromkeys(n for r in result.rows for n, _ in r.point.axes))
+    stats_header = csv_header(analyses) if analyses else []
+    header = ["kernel", "target", "point", "status", "cached", "content_key"] + [f"axis.{a}" for a in axes] + \
+        ["time.triton_ms", "time.assembler_ms", "time.disassembly_ms", "time.total_ms"] + \
+        [h for h in stats_header if h not in ("kernel", "target", "status")]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for r in result.rows:
+        row = {"kernel": r.label.split("/")[0], "target": r.point.target, "point": r.label, "status": r.status,
+               "cached": int(r.cached), "content_key": r.content_key,
+               "time.triton_ms": round(r.triton_ms, 1), "time.assembler_ms": round(r.assembler_ms, 1),
+               "time.disassembly_ms": round(r.disassembly_ms, 1),
+               "time.total_ms": round(r.times_ms.get("total", 0.0), 1)}
+        row.update({f"axis.{n}": v for n, v in r.point.axes})
+        if r.analysis:
+            stats = csv_row(r.analysis, stats_header)
+            row.update({k: v for k, v in stats.items() if k not in ("kernel", "target", "status")})
+        w.writerow(row)
+    return buf.getvalue()

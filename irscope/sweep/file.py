@@ -1,0 +1,327 @@
+"""The sweep file: YAML read with the line of every value, checked, and resolved into value types.
+
+Errors are UsageErrors reading `FILE:LINE: what is wrong`, with a hint; the format is in docs/sweep.md.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from ..errors import UsageError
+from ..spec import CompileOptions, parse_divisibility, parse_value
+
+TOP_KEYS = ("name", "description", "kernels", "targets", "config", "grid", "set", "out", "jobs", "timeout",
+            "line_info", "columns")
+KERNEL_KEYS = ("kernel", "config", "grid", "set")
+RESERVED_AXES = ("num_warps", "num_stages", "divisibility", "config")
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel of a sweep file, with the grids that apply to it."""
+
+    ref: str  # `matmul` or an absolute `path/to/file.py:name`
+    grids: tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...]  # union of products; each axis -> values
+    fixed: tuple[tuple[str, Any], ...]  # `set:` values, applied to every point
+    config: str | None
+    line: int  # where the entry is, for errors
+    axis_lines: tuple[tuple[str, int], ...] = ()  # option name -> the line that sets it
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep file, checked and resolved (kernel paths made absolute)."""
+
+    path: Path
+    name: str
+    kernels: tuple[KernelEntry, ...]
+    targets: tuple[str, ...]
+    out: Path | None  # None: the default snapshot root
+    jobs: int | None
+    timeout: float
+    line_info: bool
+    columns: tuple[str, ...]
+    lines: dict = field(default_factory=dict, compare=False)  # "targets" -> line, for errors later
+
+class _Map(dict):
+    line = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict = {}  # key -> line of its value
+        self.key_lines: dict = {}  # key -> line of the key itself
+
+
+class _Seq(list):
+    line = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[int] = []
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that remembers where every mapping value and list item is."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Map:
+    loader.flatten_mapping(node)
+    out = _Map()
+    out.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)):
+            raise _FileError(key_node.start_mark.line + 1, "keys must be plain names")
+        if key in out:
+            raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.lines[key] = value_node.start_mark.line + 1
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> _Seq:
+    out = _Seq()
+    out.line = node.start_mark.line + 1
+    for item in node.value:
+        out.append(loader.construct_object(item, deep=True))
+        out.lines.append(item.start_mark.line + 1)
+    return out
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+class _FileError(Exception):
+    def __init__(self, line: int, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.line, self.message, self.hint = line, message, hint
+
+
+def load_sweep(path: Path | str) -> Sweep:
+    """Read and check a sweep file. Any problem is a UsageError `FILE:LINE: message` with a hint."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UsageError(f"cannot read sweep file '{path}': {e.strerror}", "give the path to a .yaml file") from None
+    try:
+        return _parse(path, text)
+    except _FileError as e:
+        raise UsageError(f"{path}:{e.line}: {e.message}", e.hint or "see docs/sweep.md for the format") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise UsageError(f"{path}{line}: not valid YAML: {problem}", "check the indentation and the quoting "
+                         "near that line") from None
+
+
+def _parse(path: Path, text: str) -> Sweep:
+    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    if not isinstance(data, _Map):
+        raise _FileError(1, "a sweep file is a mapping with at least `kernels`, `targets` and `grid`")
+    _check_keys(data, TOP_KEYS, "sweep file")
+    for key in ("kernels", "targets"):
+        if key not in data:
+            raise _FileError(data.line, f"missing `{key}:`", f"add e.g. `{key}: " +
+                             ("[matmul]`" if key == "kernels" else "[sm_90a]`"))
+    base = path.parent
+    top_grids = _grids(data, "grid")
+    top_fixed = _fixed(data, "set")
+    top_config = _str(data, "config")
+    kernels = []
+    for item, line in _items(data, "kernels"):
+        if isinstance(item, str):
+            kernels.append(KernelEntry(_kernel_ref(item, base, line), top_grids, top_fixed, top_config, line,
+                                       _axis_lines(data)))
+        elif isinstance(item, _Map):
+            _check_keys(item, KERNEL_KEYS, "kernel entry")
+            if "kernel" not in item:
+                raise _FileError(item.line, "a kernel entry needs `kernel:` (a built-in name or FILE.py:NAME)")
+            ref = item["kernel"]
+            if not isinstance(ref, str):
+                raise _FileError(item.lines["kernel"], "`kernel:` takes a name such as matmul or FILE.py:NAME")
+            grids = _grids(item, "grid") if "grid" in item else top_grids
+            fixed = top_fixed + _fixed(item, "set")
+            config = _str(item, "config") if "config" in item else top_config
+            kernels.append(KernelEntry(_kernel_ref(ref, base, item.lines["kernel"]), grids, fixed, config, item.line,
+                                       _axis_lines(data) + _axis_lines(item)))
+        else:
+            raise _FileError(line, "each kernel is a name (matmul, FILE.py:NAME) or a mapping with `kernel:`")
+    if not kernels:
+        raise _FileError(data.lines["kernels"], "`kernels:` is empty")
+    targets = _targets(data)
+    out = data.get("out")
+    if out is not None and not isinstance(out, str):
+        raise _FileError(data.lines["out"], "`out:` takes a folder path")
+    jobs = data.get("jobs")
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
+        raise _FileError(data.lines["jobs"], "`jobs:` takes a positive integer (compiles at once)")
+    timeout = data.get("timeout", 300)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise _FileError(data.lines["timeout"], "`timeout:` takes a positive number of seconds")
+    line_info = data.get("line_info", True)
+    if not isinstance(line_info, bool):
+        raise _FileError(data.lines["line_info"], "`line_info:` takes true or false")
+    columns = tuple(str(c) for c, _ in _items(data, "columns")) if "columns" in data else ()
+    name = str(data.get("name") or path.stem)
+    return Sweep(path, name, tuple(kernels), targets, (base / out) if out else None, jobs, float(timeout), line_info,
+                 columns, {"targets": data.lines["targets"]})
+
+
+def _axis_lines(m: _Map) -> tuple[tuple[str, int], ...]:
+    out = []
+    for key in ("set", "grid"):
+        value = m.get(key)
+        blocks = value if isinstance(value, _Seq) else [value]
+        for block in blocks:
+            if isinstance(block, _Map):
+                out += [(str(k), block.key_lines[k]) for k in block]
+    return tuple(out)
+
+
+def _check_keys(m: _Map, known: Sequence[str], what: str) -> None:
+    for key in m:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise _FileError(m.key_lines[key], f"unknown key `{key}` in the {what}",
+                             hint + f"known keys: {', '.join(known)}")
+
+
+def _items(m: _Map, key: str) -> list[tuple[Any, int]]:
+    value = m[key]
+    if isinstance(value, _Seq):
+        return list(zip(value, value.lines))
+    if isinstance(value, str):
+        return [(v.strip(), m.lines[key]) for v in value.split(",") if v.strip()]
+    raise _FileError(m.lines[key], f"`{key}:` takes a list")
+
+
+def _str(m: _Map, key: str) -> str | None:
+    value = m.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _FileError(m.lines[key], f"`{key}:` takes a name")
+    return value
+
+
+def _kernel_ref(ref: str, base: Path, line: int) -> str:
+    ref = ref.strip()
+    path_part, sep, name = ref.rpartition(":")
+    file_part = path_part if sep else ref
+    if file_part.endswith(".py") or "/" in file_part:
+        resolved = (base / file_part).resolve()
+        if not resolved.is_file():
+            raise _FileError(line, f"kernel file '{file_part}' does not exist (paths are relative to the sweep file)")
+        return f"{resolved}:{name}" if sep else str(resolved)
+    return ref
+
+
+def _targets(data: _Map) -> tuple[str, ...]:
+    from ..targets import parse_targets
+    names: list[str] = []
+    for value, line in _items(data, "targets"):
+        try:
+            names += [t.name for t in parse_targets(str(value)) if t.name not in names]
+        except UsageError as e:
+            raise _FileError(line, e.message, e.hint) from None
+    if not names:
+        raise _FileError(data.lines["targets"], "`targets:` is empty", "e.g. targets: [sm_90a, gfx942] or all")
+    return tuple(names)
+
+
+def _scalar_ok(v: Any) -> bool:
+    return isinstance(v, (int, float, str, bool))
+
+
+def _grids(m: _Map, key: str) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...]:
+    if key not in m:
+        return ((),)
+    value = m[key]
+    blocks = list(zip(value, value.lines)) if isinstance(value, _Seq) else [(value, m.lines[key])]
+    grids = []
+    for block, line in blocks:
+        if not isinstance(block, _Map):
+            raise _FileError(line, f"`{key}:` maps option names to lists of values (or is a list of such mappings)",
+                             "e.g. grid: {num_warps: [4, 8], BLOCK_K: [32, 64]}")
+        axes = []
+        for name, values in block.items():
+            _check_axis_name(str(name), block.key_lines[name])
+            vals = list(values) if isinstance(values, _Seq) else [values]
+            if not vals:
+                raise _FileError(block.lines[name], f"axis `{name}` has no values")
+            for v in vals:
+                _check_value(str(name), v, block.lines[name])
+            axes.append((str(name), tuple(vals)))
+        grids.append(tuple(axes))
+    return tuple(grids)
+
+
+def _fixed(m: _Map, key: str) -> tuple[tuple[str, Any], ...]:
+    if key not in m:
+        return ()
+    value = m[key]
+    if not isinstance(value, _Map):
+        raise _FileError(m.lines[key], f"`{key}:` maps option names to one value each")
+    out = []
+    for name, v in value.items():
+        _check_axis_name(str(name), value.key_lines[name])
+        _check_value(str(name), v, value.lines[name])
+        out.append((str(name), v))
+    return tuple(out)
+
+
+def _check_value(name: str, v: Any, line: int) -> None:
+    if not _scalar_ok(v):
+        raise _FileError(line, f"`{name}`: values must be numbers, strings or booleans, not {type(v).__name__}s")
+    try:
+        if name in ("num_warps", "num_stages"):
+            _positive_int(name, v)
+        elif name == "divisibility":
+            parse_divisibility([str(v)])
+    except UsageError as e:
+        raise _FileError(line, e.message, e.hint) from None
+
+
+def _check_axis_name(name: str, line: int) -> None:
+    if not re.match(r"^(?:arg\.|option\.)?[A-Za-z_][A-Za-z0-9_]*$", name):
+        raise _FileError(line, f"bad option name `{name}`", "use num_warps, num_stages, divisibility, config, a "
+                         "constexpr name, arg.NAME or option.NAME")
+
+def options_for(values: dict[str, Any], config: str | None, line_info: bool = True) -> CompileOptions:
+    """CompileOptions from sweep-file names: num_warps, num_stages, divisibility, config, arg.X, option.X,
+    and constexpr names."""
+    constexprs, args, backend = [], [], []
+    num_warps = num_stages = None
+    divisibility: tuple = ()
+    for name, v in values.items():
+        if name == "num_warps":
+            num_warps = _positive_int(name, v)
+        elif name == "num_stages":
+            num_stages = _positive_int(name, v)
+        elif name == "divisibility":
+            divisibility = parse_divisibility([str(v)])
+        elif name == "config":
+            config = str(v)
+        elif name.startswith("arg."):
+            args.append((name[4:], parse_value(v) if isinstance(v, str) else v))
+        elif name.startswith("option."):
+            backend.append((name[7:], v))
+        else:
+            constexprs.append((name, v))
+    return CompileOptions(config=config, num_warps=num_warps, num_stages=num_stages, constexprs=tuple(constexprs),
+                          backend_options=tuple(backend), divisibility=divisibility, args=tuple(args),
+                          line_info=line_info)
+
+
+def _positive_int(name: str, v: Any) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise UsageError(f"`{name}` takes positive integers, not {v!r}", f"e.g. {name}: [2, 4, 8]")
+    return v

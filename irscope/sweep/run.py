@@ -1,0 +1,196 @@
+"""Running points: plan each one's content key, compile the stale ones in parallel (crash-isolated), and
+gather every point's analysis into one result."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import IrscopeError
+from ..spec import variant_name
+from .points import SweepPoint
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """What became of one point: compiled now or found fresh, its snapshot and its analysis."""
+
+    point: SweepPoint
+    status: str  # "ok", "failed" (the compiler rejected it), "crashed", "timeout"
+    cached: bool
+    path: Path | None
+    label: str
+    content_key: str
+    analysis: Any = None  # irscope.analyze.Analysis when a snapshot exists
+    times_ms: dict = field(default_factory=dict)
+    error: dict | None = None
+
+    @property
+    def launchable(self) -> bool:
+        return bool(self.analysis and self.analysis.launch.launchable)
+
+    @property
+    def triton_ms(self) -> float:
+        """Time in Triton's own passes: the frontend and every lowering up to PTX / AMDGCN."""
+        return sum(v for k, v in self.times_ms.items() if k in ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn"))
+
+    @property
+    def assembler_ms(self) -> float:
+        """ptxas (cubin) or the AMD assembler and linker (hsaco)."""
+        return sum(v for k, v in self.times_ms.items() if k in ("cubin", "hsaco"))
+
+    @property
+    def disassembly_ms(self) -> float:
+        return self.times_ms.get("sass", 0.0)
+
+
+@dataclass(frozen=True)
+class TargetSummary:
+    target: str
+    points: int
+    ok: int
+    failed: int  # compile failures, crashes and timeouts
+    unlaunchable: int  # compiled, but over a per-block limit
+    reasons: tuple[str, ...]  # the distinct kinds of launch problem, e.g. "shared memory"
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    rows: tuple[SweepRow, ...]
+    compiled: int  # points compiled by this run
+    cached: int  # points found fresh
+    wall_seconds: float
+    cpu_seconds: float  # this process and its children (compiles, ptxas, disassembly), this run
+    out: Path
+
+    def summary(self) -> tuple[TargetSummary, ...]:
+        out = []
+        for target in dict.fromkeys(r.point.target for r in self.rows):
+            rows = [r for r in self.rows if r.point.target == target]
+            ok = [r for r in rows if r.status == "ok"]
+            bad = [r for r in ok if not r.launchable]
+            kinds = sorted({_reason_kind(reason) for r in bad for reason in r.analysis.launch.reasons})
+            out.append(TargetSummary(target, len(rows), len(ok), len(rows) - len(ok), len(bad), tuple(kinds)))
+        return tuple(out)
+
+    @property
+    def recorded_ms(self) -> dict[str, float]:
+        """Compile time recorded in the snapshots of every point (what the sweep costs cold), by part; the
+        total is Triton's compile (its passes and ptxas) plus irscope's disassembly of the cubin."""
+        return {"triton": sum(r.triton_ms for r in self.rows), "assembler": sum(r.assembler_ms for r in self.rows),
+                "disassembly": sum(r.disassembly_ms for r in self.rows),
+                "total": sum(r.times_ms.get("total", 0.0) + r.disassembly_ms for r in self.rows)}
+
+
+def _reason_kind(reason: str) -> str:
+    for kind in ("shared memory", "LDS", "threads", "registers", "tensor memory", "did not compile"):
+        if kind in reason:
+            return kind
+    return reason
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    phase: str  # "planning" or "compiling"
+    done: int
+    total: int
+    running: tuple[str, ...] = ()  # labels of the compiles in flight
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """A point with its content key and folder, and whether that folder already holds this compile."""
+
+    point: SweepPoint
+    key: str
+    folder: Path
+    fresh: bool
+
+
+def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
+                on_progress: Callable[["SweepProgress"], None] | None = None) -> list[PlannedPoint]:
+    """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh."""
+    from .. import harness, library
+    from ..store import META_FILE, snapshot_dir
+    from ..targets import get_target
+
+    planned = []
+    for i, p in enumerate(points):
+        try:
+            spec = library.load_kernel(p.kernel)
+            target = get_target(p.target)
+            key = harness.plan(spec, target, p.options)[0]
+        except IrscopeError as e:
+            where = f"{p.where}: " if p.where else ""
+            raise type(e)(f"{where}{e.message}", e.hint) from None
+        folder = snapshot_dir(Path(out), spec.name, variant_name(spec, p.options), target.name)
+        fresh = not force and _recorded_key(folder / META_FILE) == key
+        planned.append(PlannedPoint(p, key, folder, fresh))
+        if on_progress and (i + 1) % 25 == 0:
+            on_progress(SweepProgress("planning", i + 1, len(points)))
+    return planned
+
+
+def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None = None, timeout: float | None = 300.0,
+               force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
+    """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
+    from .. import harness
+    from ..pipeline import compile_points
+    from ..store import check_writable
+    from ..targets import get_target
+
+    out = Path(out)
+    started, cpu0 = time.perf_counter(), _cpu()
+    planned = plan_points(points, out, force=force, on_progress=on_progress)
+    stale = list({pp.folder: pp for pp in planned if not pp.fresh}.values())  # a folder is compiled once
+    outcomes: dict[Path, Any] = {}
+    if stale:
+        for pp in stale:
+            check_writable(pp.folder, False)
+        harness.warm_up(sorted({get_target(pp.point.target) for pp in stale}, key=lambda t: t.name))
+
+        def progress(pr) -> None:
+            if on_progress:
+                on_progress(SweepProgress("compiling", pr.done, pr.total,
+                                          tuple(_point_label(pt) for pt, _ in pr.running)))
+
+        results = compile_points([pp.point.pipeline_point() for pp in stale], out, workers=workers, timeout=timeout,
+                                 on_progress=progress)
+        outcomes = {pp.folder: o for pp, o in zip(stale, results)}
+    rows = [_row(pp, outcomes.get(pp.folder), out) for pp in planned]
+    return SweepResult(tuple(rows), len(stale), len(planned) - len(stale), time.perf_counter() - started,
+                       _cpu() - cpu0, out)
+
+
+def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
+    from ..analyze import analyze
+    from ..store import load_snapshot
+
+    p, key, folder, fresh = pp.point, pp.key, pp.folder, pp.fresh
+    label = folder.relative_to(out).as_posix()
+    if outcome is not None and outcome.path is None:  # crashed or timed out: no folder was written
+        return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error)
+    snap = load_snapshot(folder)
+    status = "ok" if snap.ok else "failed"
+    return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
+                    snap.error)
+
+
+def _recorded_key(meta_file: Path) -> str | None:
+    try:
+        return json.loads(meta_file.read_text()).get("content_key")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _point_label(point) -> str:
+    name = point.kernel.rpartition(":")[2] or Path(point.kernel).stem
+    return f"{name} {point.target}"

@@ -1,0 +1,85 @@
+"""`irscope diff` and `diff_snapshots` on real snapshots: deltas, the default stage, normalisation, exit codes."""
+import json
+import shutil
+
+import pytest
+
+from irscope.diff import diff_snapshots
+from irscope.store import load_snapshot
+
+
+def _snap(compiled, kernel, target, variant="default"):
+    return compiled / kernel / variant / target
+
+
+def _moved_copy(src, dest, old: str, new: str):
+    """The same snapshot as if compiled in another checkout: every absolute path in its stages differs."""
+    import hashlib
+    shutil.copytree(src, dest)
+    meta = json.loads((dest / "irscope.json").read_text())
+    for stage, info in meta["stages"].items():
+        path = dest / info["file"]
+        if info["lines"] is None:
+            continue
+        text = path.read_text().replace(old, new)
+        path.write_text(text)
+        info["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    (dest / "irscope.json").write_text(json.dumps(meta))
+    return dest
+
+
+def test_a_snapshot_equals_itself(cli, compiled):
+    code, out, err = cli("diff", _snap(compiled, "add", "sm_90a"), _snap(compiled, "add", "sm_90a"))
+    assert code == 0, err
+    assert "every common stage is the same" in out
+
+
+def test_num_warps_4_vs_2_on_hopper_diffs_ttgir_first_and_shows_the_instruction_flip(tmp_path):
+    from irscope.pipeline import Point, compile_points
+    from irscope.spec import CompileOptions
+    w4, w2 = compile_points([Point("matmul", "sm_90a", CompileOptions(num_warps=w, config="m64n32k32.w2.s5"))
+                             for w in (4, 2)], tmp_path)
+    d = diff_snapshots(load_snapshot(w4.path), load_snapshot(w2.path))
+    assert not d.equal and d.stage == "ttgir"  # source and ttir are the same: num_warps acts from TTGIR on
+    assert d.differing_stages[0] == "ttgir" and "source" not in d.differing_stages
+    deltas = {x.key: (x.a, x.b) for x in d.counters}
+    assert deltas["ptx.wgmma"][0] > 0 and deltas["ptx.wgmma"][1] == 0
+    assert deltas["ptx.mma.sync"][0] == 0 and deltas["ptx.mma.sync"][1] > 0
+    assert {x.key for x in d.resources} >= {"num_warps", "registers"}
+    assert any(line.startswith("+") and "nvidia_mma<{versionMajor = 2" in line for line in d.unified)
+    assert any(line.startswith("-") and "nvidia_mma<{versionMajor = 3" in line for line in d.unified)
+    assert not any("loc(" in line for line in d.unified)  # normalised
+
+
+def test_paths_are_ignored_unless_raw(cli, compiled, tmp_path):
+    src = _snap(compiled, "add", "sm_80")
+    from irscope.library import builtin_dir
+    old = str(builtin_dir())
+    moved = _moved_copy(src, tmp_path / "moved", old, "/elsewhere/checkout/kernels")
+    code, out, err = cli("diff", src, moved)
+    assert code == 0, out + err
+    code, out, err = cli("diff", src, moved, "--stage", "ttgir")
+    assert code == 0 and "ignored:" in out and "absolute paths" in out and "debug locations" in out
+    assert "differ only in what normalisation removes" in out
+    code, out, err = cli("diff", src, moved, "--raw")
+    assert code == 1 and "/elsewhere/checkout/kernels" in out
+
+
+def test_different_targets_have_different_stages(cli, compiled):
+    code, out, err = cli("diff", _snap(compiled, "matmul", "sm_90a"), _snap(compiled, "matmul", "gfx942"), "--stat")
+    assert code == 1
+    assert "only in A: ptx, sass" in out and "only in B: amdgcn" in out
+    assert "amdgcn.v_mfma" in out and "ptx.wgmma" in out and "launchable" in out
+    assert "@@" not in out  # --stat: no unified diff
+
+
+def test_stage_choice_and_bad_stages(cli, compiled):
+    a, b = _snap(compiled, "matmul", "sm_80"), _snap(compiled, "matmul", "sm_90a")
+    code, out, err = cli("diff", a, b, "--stage", "ptx", "-U", "0")
+    assert code == 1 and "+++ B/ptx" in out and "wgmma.mma_async" in out
+    code, out, err = cli("diff", a, b, "--stage", "ttir")
+    assert code == 0 and "identical" in out  # the same TTIR for both NVIDIA targets
+    code, out, err = cli("diff", a, _snap(compiled, "matmul", "gfx942"), "--stage", "ptx")
+    assert code == 4 and "has no stage 'ptx'" in err
+    code, out, err = cli("diff", a, b, "--stage", "cubin")
+    assert code == 2 and err.startswith("irscope: error: ")

@@ -1,0 +1,177 @@
+"""`irscope sweep`: the YAML format and its errors, parallel crash-isolated compiles, the content cache."""
+import json
+import textwrap
+
+import pytest
+
+from irscope.errors import UsageError
+from irscope.sweep import expand, load_sweep, run_points
+from tests.conftest import DATA
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+from irscope.spec import Config, KernelSpec, Tensor
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+SPEC = KernelSpec(name="scale", fn=scale, args={"x_ptr": Tensor("fp32"), "out_ptr": Tensor("fp32"), "n": 4096},
+                  configs=(Config("default", {"BLOCK": 256}, num_warps=4),))
+'''
+
+
+def _write(tmp_path, text, name="sweep.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture
+def kernel_file(tmp_path):
+    path = tmp_path / "scale.py"
+    path.write_text(KERNEL)
+    return path
+
+
+def test_second_run_compiles_nothing_and_a_changed_kernel_recompiles(cli, tmp_path, kernel_file):
+    sweep = _write(tmp_path, """
+        kernels: [scale.py:scale]
+        targets: [gfx942]
+        grid:
+          BLOCK: [256, 1024]
+          num_warps: [2, 4]
+        out: snaps
+    """)
+    code, out, err = cli("sweep", sweep, "-j", "2")
+    assert code == 0, err
+    assert "4 points: 4 compiled now, 0 from the cache" in out
+    assert out.splitlines()[0].split()[:3] == ["BLOCK", "num_warps", "status"]
+    code, out, err = cli("sweep", sweep)
+    assert code == 0 and "4 points: 0 compiled now, 4 from the cache" in out and out.count("ok (cached)") == 4
+    kernel_file.write_text(KERNEL.replace("* 2.0", "* 3.0"))
+    from irscope import library
+    library._loaded.clear()  # a new process would import the edited file; this one must forget the old module
+    code, out, err = cli("sweep", sweep)
+    assert code == 0 and "4 points: 4 compiled now, 0 from the cache" in out
+    assert len(list((tmp_path / "snaps" / "scale").glob("*/gfx942/irscope.json"))) == 4
+
+
+def test_results_as_json_and_csv(cli, tmp_path, kernel_file):
+    sweep = _write(tmp_path, """
+        kernels: [scale.py:scale]
+        targets: sm_80
+        set: {BLOCK: 512}
+        grid: [{num_warps: 4}, {num_warps: 8, num_stages: 2}]
+    """)
+    code, out, err = cli("sweep", sweep, "--json", "--out", tmp_path / "o")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [p["axes"] for p in data["points"]] == [{"num_warps": 4}, {"num_warps": 8, "num_stages": 2}]
+    p = data["points"][0]
+    assert p["status"] == "ok" and p["analysis"]["counters"]["ptx.ld.global"] > 0 and len(p["content_key"]) == 64
+    assert p["times_ms"]["triton"] > 0 and p["times_ms"]["assembler"] > 0
+    assert data["summary"]["compiled"] == 2 and data["summary"]["targets"][0]["unlaunchable"] == 0
+    code, out, err = cli("sweep", sweep, "--csv", "--out", tmp_path / "o")
+    header, *rows = out.splitlines()
+    cols = header.split(",")
+    assert {"axis.num_warps", "axis.num_stages", "time.triton_ms", "time.assembler_ms", "launchable",
+            "ptx.ld.global", "res.registers"} <= set(cols)
+    assert len(rows) == 2 and dict(zip(cols, rows[0].split(",")))["cached"] == "1"
+
+
+def test_summary_counts_points_that_cannot_launch(cli, compiled):
+    sweep = _write(compiled.parent, """
+        kernels: [matmul]
+        targets: [gfx90a, gfx942, gfx950, sm_90a]
+    """, name="launch.yaml")
+    code, out, err = cli("sweep", sweep, "--out", compiled)
+    assert code == 0, err
+    assert "0 compiled now, 4 from the cache" in out
+    assert "gfx942: 1 point, 1 ok, 1 cannot launch (LDS)" in out
+    assert "gfx950: 1 point, 1 ok, all launchable" in out and "sm_90a: 1 point, 1 ok, all launchable" in out
+
+
+def test_a_crashing_compile_is_that_points_failure_only(cli, tmp_path):
+    sweep = _write(tmp_path, f"""
+        kernels: ["{DATA / 'user_kernels.py'}:crashes", "{DATA / 'user_kernels.py'}:copy_rows"]
+        targets: [gfx942]
+        out: o
+    """)
+    code, out, err = cli("sweep", sweep)
+    assert code == 3 and "1 of 2 points did not compile" in err
+    assert "crashed" in out and "1 failed" in out
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngird:\n  num_warps: [4]\n", 3, ["unknown key `gird`", "grid"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [4\n  BLOCK_M: [64]\n", 5, ["not valid YAML"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_Q: [64]\n", 4, ["no constexpr `BLOCK_Q`", "BLOCK_M"]),
+    ("kernels: [matmul]\ntargets:\n  - sm_90a\n  - sm_99z\n", 4, ["unknown target 'sm_99z'"]),
+    ("targets: [sm_90a]\n", 1, ["missing `kernels:`"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [4, -2]\n", 4, ["num_warps", "positive"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [[4]]\n", 4, ["numbers, strings or booleans"]),
+    ("kernels:\n  - kernel: nope.py:k\ntargets: [sm_90a]\n", 2, ["kernel file 'nope.py' does not exist"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\njobs: 0\n", 3, ["`jobs:` takes a positive integer"]),
+])
+def test_sweep_file_errors_name_the_line(cli, tmp_path, text, line, words):
+    path = _write(tmp_path, text)
+    code, out, err = cli("sweep", path)
+    assert code == 2, err
+    first = err.splitlines()[0]
+    assert first.startswith(f"irscope: error: {path}:{line}: "), err
+    assert all(w in err for w in words), err
+    assert err.splitlines()[1].startswith("irscope: hint: ")
+    assert not (tmp_path / "irscope-snapshots").exists()  # nothing compiled, nothing half-written
+
+
+def test_expand_grid_union_fixed_values_and_per_kernel_grids(tmp_path, kernel_file):
+    path = _write(tmp_path, """
+        kernels:
+          - matmul
+          - kernel: scale.py:scale
+            grid: {BLOCK: [128, 256]}
+            set: {num_warps: 2}
+        targets: [sm_90a, gfx942]
+        set: {num_stages: 3}
+        grid:
+          - {num_warps: [4, 8], BLOCK_K: 32}
+          - {num_warps: 4, BLOCK_K: 32}
+          - {num_warps: 2, divisibility: 1, option.maxnreg: 128}
+    """)
+    sweep = load_sweep(path)
+    points = expand(sweep)
+    matmul = [p for p in points if p.kernel == "matmul"]
+    assert len(matmul) == 3 * 2  # the repeated {num_warps: 4, BLOCK_K: 32} point is not compiled twice
+    last = matmul[-1].options
+    assert last.num_warps == 2 and last.divisibility == ((None, 1),) and last.backend_options == (("maxnreg", 128),)
+    assert all(p.options.num_stages == 3 for p in points)
+    scale = [p for p in points if p.kernel.endswith(":scale")]
+    assert {dict(p.options.constexprs)["BLOCK"] for p in scale} == {128, 256}
+    assert all(p.options.num_warps == 2 for p in scale) and scale[0].kernel.startswith(str(tmp_path))
+
+
+def test_run_points_reports_cpu_and_recorded_compile_time(tmp_path, kernel_file):
+    path = _write(tmp_path, "kernels: [scale.py:scale]\ntargets: [sm_80]\n")
+    points = expand(load_sweep(path))
+    result = run_points(points, tmp_path / "o", workers=1)
+    assert result.compiled == 1 and result.cpu_seconds > 0 and result.wall_seconds > 0
+    row = result.rows[0]
+    assert row.status == "ok" and not row.cached and row.triton_ms > 0 and row.assembler_ms > 0
+    again = run_points(points, tmp_path / "o", workers=1)
+    assert again.compiled == 0 and again.rows[0].cached and again.recorded_ms == result.recorded_ms
+    with pytest.raises(UsageError):
+        load_sweep(tmp_path / "missing.yaml")
+
+
+def test_the_documented_example_is_a_valid_162_point_sweep():
+    from pathlib import Path
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "matmul-autotune.yaml"
+    points = expand(load_sweep(example))
+    assert len(points) == 162 and {p.target for p in points} == {"sm_90a"}
