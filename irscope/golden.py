@@ -176,11 +176,11 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
         return GoldenResult(fresh.label, "version-mismatch", golden.path, fresh.path, gv, fv)
-    d = diff_snapshots(golden, fresh, context=2)
+    d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
     if differing and d.stage != differing[0]:
-        d = diff_snapshots(golden, fresh, stage=differing[0], context=2)
+        d = diff_snapshots(golden, fresh, stage=differing[0], context=2, trust_hashes=False)
     deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
     deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
     lines = list(d.unified) if differing else []

@@ -127,7 +127,8 @@ def test_expectations_pass_and_fail_with_clear_messages(project):
 
         def test_properties(irscope):
             snap = irscope.compile("kern.py:scale", target="sm_90a")
-            irscope.expect(snap).uses("ld.global").lacks("wgmma").no_spills().shared_below(1024)
+            irscope.expect(snap).uses("ld.global").lacks("wgmma").no_spills().shared_below(1024).launchable()
+            irscope.expect(snap).counter("ptx.wgmma", exactly=0).counter("ptx.ld.global", at_least=1)
             irscope.expect(snap).filecheck("ttgir", "CHECK: tt.func public @scale\\nCHECK: tt.load")
 
         def test_failing_property(irscope):
