@@ -16,7 +16,8 @@ from ..errors import ExitCode, IrscopeError, UsageError
 from ..render import Style, wants_color
 
 # Subcommand modules, in the order `irscope --help` lists them.
-COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run")
+COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run",
+            "snapshot")
 
 
 class UI:

@@ -1,0 +1,223 @@
+"""Golden snapshots: compare a fresh compile with a committed one, and write goldens on request.
+
+A golden is an ordinary snapshot folder under a golden root (`snapshots/` in this repository, marked by a
+`.irscope-goldens` file), plus `golden.json` saying which test wrote it. What is compared (documented in
+docs/goldens.md): the text stages after normalisation (`irscope.normalize`), the disassembly of binaries
+rather than their bytes, and the counters and resources. Used by the pytest plugin and `irscope snapshot`.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .errors import SnapshotError
+from .store import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
+
+GOLDEN_FILE = "golden.json"
+# Stages compared, in pipeline order. Triton's `source` stage (the TTIR before any pass) is left out:
+# every change to it shows in ttir. Binaries are compared through their disassembly (sass); hsaco
+# through amdgcn, which is its assembly.
+COMPARED = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+DIFF_LINES = 80  # a report shows at most this many lines of the first differing stage
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One number that moved: a counter or a resource."""
+
+    name: str
+    golden: object
+    fresh: object
+
+
+@dataclass(frozen=True)
+class GoldenResult:
+    """How one fresh snapshot compared with its golden."""
+
+    label: str  # kernel/variant/target
+    status: str  # "match", "mismatch", "missing", "version-mismatch", "written"
+    golden_path: Path | None = None
+    fresh_path: Path | None = None
+    golden_version: str = ""
+    fresh_version: str = ""
+    deltas: tuple[Delta, ...] = ()
+    stage: str | None = None  # the first stage whose normalised text differs
+    diff: tuple[str, ...] = ()  # its unified diff, trimmed to the changed hunks
+    diff_total: int = 0  # lines in the whole diff
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("match", "written")
+
+
+@dataclass
+class GoldenRoot:
+    """A folder of goldens: where each lives, which ones a session used."""
+
+    path: Path
+    used: set[Path] = field(default_factory=set)
+
+    def folder(self, snap: Snapshot) -> Path:
+        return self.path / snap.kernel / snap.variant / snap.target_name
+
+    def mark(self) -> None:
+        """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        marker = self.path / GOLDEN_MARKER
+        if not marker.exists():
+            marker.write_text("This folder holds golden snapshots: irscope writes here only with --update-goldens,\n"
+                              "pytest --irscope-update, or irscope snapshot update.\n")
+
+    def compare(self, fresh: Snapshot) -> GoldenResult:
+        """Compare a fresh snapshot with its golden, without writing anything."""
+        folder = self.folder(fresh)
+        self.used.add(folder)
+        if not (folder / META_FILE).is_file():
+            return GoldenResult(fresh.label, "missing", folder, fresh.path, fresh_version=_triton(fresh))
+        golden = load_snapshot(folder)
+        return compare(golden, fresh)
+
+    def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
+        """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it
+        again: a built-in name, or FILE.py:FUNCTION (stored relative to the folder above the root)."""
+        self.mark()
+        folder = self.folder(fresh)
+        self.used.add(folder)
+        files: dict[str, bytes | str] = {}
+        for p in sorted(fresh.path.rglob("*")):
+            if p.is_file():
+                files[p.relative_to(fresh.path).as_posix()] = p.read_bytes()
+        record = {"test": test_id, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
+        files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
+        meta = files.pop(META_FILE)  # written last, so a half-copied folder is never a snapshot
+        files[META_FILE] = meta
+        write_folder(folder, files)
+        return GoldenResult(fresh.label, "written", folder, fresh.path, fresh_version=_triton(fresh))
+
+    def _portable_ref(self, ref: str) -> str:
+        path, sep, name = ref.rpartition(":")
+        if not sep:
+            return ref
+        try:
+            return f"{Path(path).resolve().relative_to(self.path.resolve().parent).as_posix()}:{name}"
+        except ValueError:
+            return ref
+
+    def point_of(self, golden: Snapshot):
+        """The compile that reproduces a golden: its kernel, target and the options it was asked for."""
+        from .pipeline import Point
+        record = _record(golden)
+        ref = record.get("kernel") or golden.kernel
+        path, sep, name = ref.rpartition(":")
+        if sep and not Path(path).is_absolute():
+            ref = f"{self.path.resolve().parent / path}:{name}"
+        return Point(ref, golden.target_name, options_from_request(golden.meta.get("request") or {}))
+
+    def goldens(self) -> list[Snapshot]:
+        return find_snapshots(self.path) if self.path.is_dir() else []
+
+    def unused(self, ran: set[str]) -> list[Path]:
+        """Goldens written by a test that ran in this session but were not used by it."""
+        out = []
+        for snap in self.goldens():
+            test = golden_test(snap)
+            if test is not None and test in ran and snap.path not in self.used:
+                out.append(snap.path)
+        return out
+
+    def remove(self, folder: Path) -> None:
+        if self.path in folder.parents:
+            shutil.rmtree(folder)
+            for parent in folder.parents:  # drop variant/kernel folders left empty
+                if parent == self.path or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+
+
+def _record(snap: Snapshot) -> dict:
+    path = snap.path / GOLDEN_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        raise SnapshotError(f"{path} is damaged", "rewrite the golden: irscope snapshot update") from None
+
+
+def golden_test(snap: Snapshot) -> str | None:
+    return _record(snap).get("test")
+
+
+def options_from_request(request: dict):
+    """The CompileOptions a snapshot's `request` (irscope.json) records."""
+    from .spec import CompileOptions, parse_value
+
+    def pairs(key):
+        return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
+
+    return CompileOptions(config=request.get("config"), num_warps=request.get("num_warps"),
+                          num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
+                          backend_options=pairs("backend_options"), args=pairs("args"),
+                          divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
+                          line_info=request.get("line_info", True), name=request.get("name"))
+
+
+def _triton(snap: Snapshot) -> str:
+    return (snap.meta.get("versions") or {}).get("triton", "?")
+
+
+def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
+    """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
+    from .diff import diff_snapshots
+
+    gv, fv = _triton(golden), _triton(fresh)
+    if gv != fv:
+        return GoldenResult(fresh.label, "version-mismatch", golden.path, fresh.path, gv, fv)
+    d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
+    differing = [s for s in d.differing_stages if s in COMPARED]
+    missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
+    if differing and d.stage != differing[0]:
+        d = diff_snapshots(golden, fresh, stage=differing[0], context=2, trust_hashes=False)
+    deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
+    deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
+    lines = list(d.unified) if differing else []
+    status = "match" if not deltas and not differing else "mismatch"
+    return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas,
+                        differing[0] if differing else None, trim(lines), len(lines))
+
+
+def trim(lines: Sequence[str], limit: int = DIFF_LINES) -> tuple[str, ...]:
+    """A unified diff cut to its first `limit` lines, keeping whole hunks where it can."""
+    lines = list(lines)
+    if len(lines) <= limit:
+        return tuple(lines)
+    cut = limit
+    for i in range(limit, 0, -1):  # end at a hunk boundary if one is near
+        if lines[i].startswith("@@") and i > limit // 2:
+            cut = i
+            break
+    return tuple(lines[:cut]) + (f"... {len(lines) - cut} more lines of diff",)
+
+
+def describe(result: GoldenResult, *, update_hint: str) -> str:
+    """The readable report of a failed comparison: which snapshot, what moved, the first differing stage."""
+    if result.status == "missing":
+        return (f"no golden snapshot for {result.label} (expected {result.golden_path})\n"
+                f"create it with: {update_hint}")
+    if result.status == "version-mismatch":
+        return (f"golden {result.label} was made with Triton {result.golden_version}; "
+                f"this is Triton {result.fresh_version}")
+    out = [f"{result.label} differs from its golden ({result.golden_path})"]
+    if result.deltas:
+        width = max(len(d.name) for d in result.deltas)
+        out.append("counters and resources that moved:")
+        out += [f"  {d.name:<{width}}  {d.golden} -> {d.fresh}" for d in result.deltas]
+    if result.stage:
+        out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
+        out += list(result.diff)
+    out.append(f"fresh snapshot: {result.fresh_path}")
+    out.append(f"if the change is intended: {update_hint}")
+    return "\n".join(out)

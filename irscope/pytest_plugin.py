@@ -1,0 +1,193 @@
+"""irscope's pytest plugin: golden snapshots and compile-time expectations for Triton kernels.
+
+    def test_matmul_codegen(irscope):
+        irscope.assert_golden("matmul", target=["sm_90a", "gfx942"])
+        snap = irscope.compile("matmul", target="sm_90a", num_warps=2)
+        irscope.expect(snap).uses("ptx.mma").no_spills().shared_below(100_000)
+
+Options (one group, one prefix): `--irscope-update` writes or rewrites goldens (and deletes goldens that a
+test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
+`--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for goldens made
+under another Triton. Registered through the `pytest11` entry point; importing it is cheap (irscope's
+compiler modules load on first use).
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+_KEY = pytest.StashKey["IrscopeSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("irscope", "irscope golden snapshots")
+    group.addoption("--irscope-update", action="store_true", default=False,
+                    help="write or rewrite golden snapshots, and delete those the tests that ran no longer use")
+    group.addoption("--irscope-goldens", metavar="DIR", default=None,
+                    help="folder of golden snapshots (default: ini irscope_goldens, else 'snapshots')")
+    group.addoption("--irscope-version-mismatch", choices=("skip", "fail"), default=None,
+                    help="when a golden was made under another Triton version: skip (default) or fail")
+    parser.addini("irscope_goldens", "folder of golden snapshots, relative to the rootdir", default="snapshots")
+    parser.addini("irscope_version_mismatch", "skip or fail on goldens made under another Triton", default="skip")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    session = IrscopeSession(config)
+    config.stash[_KEY] = session
+    config.pluginmanager.register(session, "irscope-session")
+
+
+class IrscopeSession:
+    """State across the tests of one pytest session (registered as a plugin for its hooks): the golden
+    root, the tests that ran, what each compared, and what the summary reports."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        goldens = config.getoption("--irscope-goldens") or config.getini("irscope_goldens")
+        self.root_path = Path(goldens) if Path(goldens).is_absolute() else Path(config.rootpath) / goldens
+        self.update = bool(config.getoption("--irscope-update"))
+        self.on_version_mismatch = config.getoption("--irscope-version-mismatch") or \
+            config.getini("irscope_version_mismatch")
+        self.ran: set[str] = set()
+        self.results: list[Any] = []
+        self.version_notes: set[str] = set()
+        self.unused: list[Path] = []
+        self._root = None
+        self._out = None
+        self._compiled: dict[tuple, Any] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.ran.add(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._root is None or not self.ran:
+            return
+        self.unused = self.root.unused(self.ran)
+        if self.update:
+            for folder in self.unused:
+                self.root.remove(folder)
+        elif self.unused and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        if not self.results and not self.unused:
+            return
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        tr = terminalreporter
+        tr.section("irscope goldens")
+        tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
+        for note in sorted(self.version_notes):
+            tr.write_line(note)
+        if self.unused:
+            verb = "deleted" if self.update else "unused by the tests that wrote them (delete with --irscope-update)"
+            tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
+            for folder in self.unused:
+                tr.write_line(f"  {folder}")
+
+    @property
+    def root(self):
+        if self._root is None:
+            from .golden import GoldenRoot
+            self._root = GoldenRoot(self.root_path)
+        return self._root
+
+    @property
+    def out(self) -> Path:
+        if self._out is None:
+            self._out = Path(tempfile.mkdtemp(prefix="irscope-pytest-"))
+        return self._out
+
+    def compile(self, kernel: str, targets: Sequence[str], options) -> list:
+        """Compile (kernel, options) for every target, in parallel, once per session."""
+        from .errors import CompileError
+        from .pipeline import Point, compile_points
+        from .store import load_snapshot
+
+        todo = [t for t in targets if (kernel, t, options) not in self._compiled]
+        if todo:
+            outcomes = compile_points([Point(kernel, t, options) for t in todo], self.out)
+            for t, o in zip(todo, outcomes):
+                self._compiled[(kernel, t, options)] = o
+        snaps = []
+        for t in targets:
+            o = self._compiled[(kernel, t, options)]
+            if not o.ok:
+                msg = (o.error or {}).get("message", o.status).strip().splitlines()
+                raise CompileError(f"{o.label} failed to compile ({o.status}): {msg[0] if msg else ''}")
+            snaps.append(load_snapshot(o.path))
+        return snaps
+
+
+def _options(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
+             options=None, line_info=True):
+    from .spec import CompileOptions, Tensor, parse_divisibility, parse_value
+
+    if isinstance(divisibility, (int, str)):
+        divisibility = [divisibility]
+    div = parse_divisibility([str(d) if not isinstance(d, tuple) else f"{d[0]}={d[1]}" for d in divisibility or ()])
+    typed_args = tuple((k, parse_value(v) if isinstance(v, str) and v.startswith("*") else v)
+                       for k, v in (args or {}).items())
+    return CompileOptions(config=config, num_warps=num_warps, num_stages=num_stages, divisibility=div,
+                          constexprs=tuple((constexprs or {}).items()), args=typed_args,
+                          backend_options=tuple((options or {}).items()), line_info=line_info)
+
+
+class IrscopeFixture:
+    """What a test gets from the `irscope` fixture."""
+
+    def __init__(self, session: IrscopeSession, request: pytest.FixtureRequest):
+        self._session = session
+        self._request = request
+
+    def compile(self, kernel: str, target: str = "sm_90a", **options):
+        """Compile a kernel (built-in name or FILE.py:FUNCTION) for one target; returns its Snapshot."""
+        return self._session.compile(kernel, [target], _options(**options))[0]
+
+    def compile_all(self, kernel: str, targets: Sequence[str], **options) -> list:
+        return self._session.compile(kernel, list(targets), _options(**options))
+
+    def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
+        """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
+        from .golden import describe
+        from .targets import parse_targets
+
+        names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
+        snaps = self._session.compile(kernel, names, _options(**options))
+        s = self._session
+        failures, skipped = [], []
+        for snap in snaps:
+            if s.update:
+                result = s.root.compare(snap)
+                if result.status != "match":
+                    result = s.root.write(snap, self._request.node.nodeid, kernel)
+            else:
+                result = s.root.compare(snap)
+            s.results.append(result)
+            if result.status == "version-mismatch":
+                line = describe(result, update_hint="")
+                s.version_notes.add(f"Triton {result.fresh_version} here, goldens made with {result.golden_version}")
+                (skipped if s.on_version_mismatch == "skip" else failures).append(line)
+            elif not result.ok:
+                failures.append(describe(result, update_hint=f"pytest --irscope-update {self._request.node.nodeid}"))
+        if failures:
+            pytest.fail("\n\n".join(failures), pytrace=False)
+        if skipped:
+            pytest.skip(skipped[0] + " (--irscope-version-mismatch=fail to fail instead)")
+        return snaps
+
+    def expect(self, snapshot):
+        from .expect import Expectation
+        return Expectation(snapshot)
+
+
+@pytest.fixture
+def irscope(request: pytest.FixtureRequest) -> IrscopeFixture:
+    """Compile kernels, compare them with golden snapshots, assert properties of what the compiler emitted."""
+    return IrscopeFixture(request.config.stash[_KEY], request)
