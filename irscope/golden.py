@@ -17,10 +17,13 @@ from .errors import SnapshotError
 from .store import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
 
 GOLDEN_FILE = "golden.json"
-# Stages compared, in pipeline order. Triton's `source` stage (the TTIR before any pass) is left out:
-# every change to it shows in ttir. Binaries are compared through their disassembly (sass); hsaco
-# through amdgcn, which is its assembly.
-COMPARED = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+# Stages compared, in pipeline order. Binaries are compared through their disassembly (sass); hsaco
+# through amdgcn, which is its assembly. Two stages are neither compared nor kept in a golden:
+# Triton's `source` (the TTIR before any pass: every change to it shows in ttir) and `llir`, the largest
+# stage by far (wgmma's inline-asm operand lists run to 4,000 characters a line) whose every change that
+# reaches the GPU shows in ptx or amdgcn. Keeping it would triple a golden's size.
+COMPARED = ("ttir", "ttgir", "ptx", "amdgcn", "sass")
+OMITTED = ("source", "llir")
 DIFF_LINES = 80  # a report shows at most this many lines of the first differing stage
 
 
@@ -87,13 +90,16 @@ class GoldenRoot:
         folder = self.folder(fresh)
         self.used.add(folder)
         files: dict[str, bytes | str] = {}
+        skipped = {f"{fresh.fn_name}.{stage}" for stage in OMITTED}
         for p in sorted(fresh.path.rglob("*")):
-            if p.is_file():
+            if p.is_file() and p.name not in skipped and not p.name.startswith(".irscope-"):
                 files[p.relative_to(fresh.path).as_posix()] = p.read_bytes()
+        meta = json.loads(files.pop(META_FILE))
+        meta["stages"] = {k: v for k, v in meta.get("stages", {}).items() if k not in OMITTED}
+        meta["golden"] = {"omitted_stages": list(OMITTED)}
         record = {"test": test_id, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
         files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
-        meta = files.pop(META_FILE)  # written last, so a half-copied folder is never a snapshot
-        files[META_FILE] = meta
+        files[META_FILE] = json.dumps(meta, indent=1) + "\n"  # written last: a half-copied folder is no snapshot
         write_folder(folder, files)
         return GoldenResult(fresh.label, "written", folder, fresh.path, fresh_version=_triton(fresh))
 

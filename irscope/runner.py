@@ -10,7 +10,8 @@ Two ways to get there:
   calls it with device "cpu"; a GPU runner calls it with "cuda" (and, to launch a snapshot's cubin,
   its own `run`; see irscope.workload for the launch contract).
 
-Timing, baselines and running a snapshot on a GPU are not here yet (issue 7).
+On a GPU, `irscope run` prepares a run (`prepare`), checks it (`check`), then times the same launches
+with `irscope.bench`; `irscope.replay` launches a snapshot's cubin instead of the JIT.
 torch is imported inside functions only.
 """
 from __future__ import annotations
@@ -125,9 +126,27 @@ def _sibling(spec, name: str) -> str:
     return name
 
 
-def execute(request: Request, device: str = "cpu", run: Callable[[KernelCall], None] = jit_launch,
-            *, default_size: str | None = None) -> RunResult:
-    """Build inputs, poison outputs with NaN, launch, compare with the reference: in this process."""
+@dataclass
+class Prepared:
+    """A run ready to launch: the spec, its workload and config, the size, the inputs and the calls."""
+
+    spec: Any
+    workload: Workload
+    config: str
+    size_name: str
+    size: dict
+    x: dict  # every tensor the kernels see, outputs poisoned with NaN
+    inputs: dict  # untouched copies of the inputs, for the reference and the baselines
+    calls: list  # the KernelCalls, in launch order
+    base: dict  # the RunResult fields known before running
+
+    @property
+    def launches(self) -> tuple[str, ...]:
+        return tuple(f"{c.kernel} grid={c.grid}" for c in self.calls)
+
+
+def prepare(request: Request, device: str = "cpu", *, default_size: str | None = None) -> Prepared:
+    """Build fresh random inputs for a request on `device`, poison the outputs, describe the launches."""
     import torch
 
     from . import library
@@ -150,22 +169,34 @@ def execute(request: Request, device: str = "cpu", run: Callable[[KernelCall], N
         poison(x[name])
     inputs = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in x.items() if k not in workload.outputs}
     calls = list(workload.launch(x, size, params))
-    launches = tuple(f"{c.kernel} grid={c.grid}" for c in calls)
+    return Prepared(spec, workload, cfg.name, size_name, size, x, inputs, calls, base)
+
+
+def check(p: Prepared, run: Callable[[KernelCall], None] = jit_launch) -> RunResult:
+    """Launch a prepared run and compare every output with the workload's reference."""
+    import torch
+
     started = time.perf_counter()
     try:
-        for c in calls:
+        for c in p.calls:
             run(c)
-        if torch.device(device).type == "cuda":
+        if torch.device(p.base["device"]).type == "cuda":
             torch.cuda.synchronize()
     except IrscopeError:
         raise
     except Exception as e:  # noqa: BLE001 - a kernel that fails to launch is a failed run, reported
-        return RunResult(**base, launches=launches, seconds=time.perf_counter() - started,
+        return RunResult(**p.base, launches=p.launches, seconds=time.perf_counter() - started,
                          error=f"launch failed: {type(e).__name__}: {_first_line(str(e))}")
     seconds = time.perf_counter() - started
-    want = workload.reference({**x, **inputs}, size)
-    checks = tuple(compare(name, x[name], want[name], workload.tolerances) for name in workload.outputs)
-    return RunResult(**base, outputs=checks, launches=launches, seconds=seconds)
+    want = p.workload.reference({**p.x, **p.inputs}, p.size)
+    checks = tuple(compare(name, p.x[name], want[name], p.workload.tolerances) for name in p.workload.outputs)
+    return RunResult(**p.base, outputs=checks, launches=p.launches, seconds=seconds)
+
+
+def execute(request: Request, device: str = "cpu", run: Callable[[KernelCall], None] = jit_launch,
+            *, default_size: str | None = None) -> RunResult:
+    """Build inputs, poison outputs with NaN, launch, compare with the reference: in this process."""
+    return check(prepare(request, device, default_size=default_size), run)
 
 
 def poison(t) -> None:

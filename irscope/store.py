@@ -238,7 +238,7 @@ def _extra_files(path: Path) -> dict[str, Path]:
     logs = path / LOG_DIR
     if logs.is_dir():
         out.update({f"log:{p.stem}": p for p in sorted(logs.glob("*.log"))})
-    for name in ("run.json", "verify.json"):
+    for name in ("runs.json", "verify.json"):
         if (path / name).is_file():
             out[name] = path / name
     if (path / PASSES_DIR / "index.json").is_file():

@@ -36,3 +36,19 @@ def cli(monkeypatch, tmp_path):
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `gpu` run only where torch sees a CUDA GPU; elsewhere they skip, saying why."""
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    try:
+        import torch
+        have_gpu = torch.cuda.is_available()
+    except ImportError:
+        have_gpu = False
+    if not have_gpu:
+        skip = pytest.mark.skip(reason="needs a CUDA GPU: torch.cuda.is_available() is False here")
+        for item in gpu_items:
+            item.add_marker(skip)

@@ -17,7 +17,7 @@ from ..render import Style, wants_color
 
 # Subcommand modules, in the order `irscope --help` lists them.
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run",
-            "snapshot")
+            "verify", "snapshot")
 
 
 class UI:

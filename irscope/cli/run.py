@@ -1,14 +1,17 @@
-"""`irscope run KERNEL... --interpret`: run kernels on fresh random inputs and check them against torch.
+"""`irscope run KERNEL...`: run kernels on fresh random inputs, check them against torch, and time them.
 
-With --interpret the check runs on the CPU through Triton's interpreter (what CI does): inputs are
-built from a seed, outputs poisoned with NaN, the kernel launched, every output compared with the
-workload's torch reference to its dtype's tolerance. Exit status 1 when any output is off.
+Every run builds inputs from a seed, poisons the outputs with NaN, launches the kernel and compares
+every output with the workload's torch reference to its dtype's tolerance (exit 1 when any is off).
+On a CUDA GPU it then times the kernel and the torch baselines with do_bench, interleaved and repeated,
+against the copy bandwidth and library matmul rate measured in the same run (`--check` skips timing).
+`--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile. `--interpret` runs the
+check on the CPU through Triton's interpreter (what CI does).
 """
 from __future__ import annotations
 
 import argparse
 
-from ..errors import EnvironmentProblem, ExitCode
+from ..errors import EnvironmentProblem, ExitCode, UsageError
 
 
 def add_parser(sub) -> None:
@@ -17,12 +20,24 @@ def add_parser(sub) -> None:
                                    "compare every output with its torch reference (max abs and relative error, "
                                    "tolerances per dtype). --interpret runs it on the CPU through Triton's "
                                    "interpreter.")
-    p.add_argument("kernels", nargs="+", metavar="KERNEL",
+    p.add_argument("kernels", nargs="*", metavar="KERNEL",
                    help="a built-in kernel (`irscope kernels` lists them) or FILE.py:NAME with a workload")
-    p.add_argument("--config", metavar="NAME", help="a named config from the kernel's menu (default: its first)")
-    p.add_argument("--size", metavar="NAME|K=V,...",
+    p.add_argument("--config", metavar="NAME",
+                   help="a named config from the kernel's menu (default: its first); on a GPU, `all` checks and "
+                        "times every config of the menu, as an autotuner would")
+    p.add_argument("--size", metavar="NAME|K=V,...", action="append",
                    help="a size preset (small, ragged, bench...) or dimensions over the first preset: n=1000, "
-                        "or PRESET:K=V (default with --interpret: every preset the workload checks in CI)")
+                        "or PRESET:K=V (repeatable; default: the workload's CI presets with --interpret, its "
+                        "benchmark size on a GPU)")
+    p.add_argument("--snapshot", metavar="DIR", action="append", default=[],
+                   help="launch this snapshot's cubin (made anywhere, by any Triton) instead of compiling "
+                        "through the JIT, with the same checks (repeatable)")
+    p.add_argument("--check", action="store_true", help="on a GPU: check the results, skip the timing")
+    p.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
+    p.add_argument("--out", metavar="DIR", help="where to look for the snapshot to record GPU results in "
+                                                "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--json", metavar="FILE", help="also write every result as JSON to FILE")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     p.add_argument("--interpret", action="store_true",
                    help="run on the CPU through Triton's interpreter (TRITON_INTERPRET=1, in a fresh process)")
@@ -34,32 +49,45 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, ui) -> int:
     from .. import library, runner
 
+    if not args.kernels and not args.snapshot:
+        raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
+    if args.snapshot and args.interpret:
+        raise UsageError("--snapshot runs a compiled binary, which needs a GPU", "drop --interpret")
     specs = [library.load_kernel(k) for k in args.kernels]
-    requests = []
     for ref, spec in zip(args.kernels, specs):
         workload = runner.workload_of(spec)
-        spec.config(args.config)  # a typo fails here, before any process starts
-        sizes = [args.size] if args.size else list(workload.check_sizes if args.interpret else [workload.bench_size])
-        for size in sizes:
+        if args.config != "all":
+            spec.config(args.config)  # a typo fails here, before any process starts
+        for size in args.size or []:
             workload.parse_size(size, workload.check_sizes[0])
-            requests.append(runner.Request(ref, args.config, size, args.seed))
 
-    if not args.interpret:
-        if not runner.gpu_available():
-            raise EnvironmentProblem("there is no CUDA GPU here to run on",
-                                     "pass --interpret to check the kernel on the CPU through Triton's interpreter")
-        # The GPU path (launch through the JIT, time with do_bench, baselines, --snapshot) is issue 7's.
-        raise EnvironmentProblem("this irscope cannot run kernels on the GPU yet, only check them in the interpreter",
-                                 "pass --interpret")
+    if args.interpret:
+        if args.config == "all":
+            raise UsageError("--config all times every config, which needs a GPU", "name one config, or none")
+        requests = [runner.Request(ref, args.config, size, args.seed) for ref, spec in zip(args.kernels, specs)
+                    for size in (args.size or runner.workload_of(spec).check_sizes)]
+        ui.err.write(f"irscope: checking {len(requests)} run(s) in Triton's interpreter on the CPU...\n")
+        results = runner.check_many_interpreted(requests, timeout=args.timeout)
+        for result in results:
+            report(ui, result)
+        _write_json(args.json, [r.as_dict() for r in results])
+        failed = [r for r in results if not r.ok]
+        if len(results) > 1:
+            ui.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+        return int(ExitCode.FAILED) if failed else 0
 
-    ui.err.write(f"irscope: checking {len(requests)} run(s) in Triton's interpreter on the CPU...\n")
-    results = runner.check_many_interpreted(requests, timeout=args.timeout)
-    for result in results:
-        report(ui, result)
-    failed = [r for r in results if not r.ok]
-    if len(results) > 1:
-        ui.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    return int(ExitCode.FAILED) if failed else 0
+    if not runner.gpu_available():
+        raise EnvironmentProblem("there is no CUDA GPU here to run on",
+                                 "pass --interpret to check the kernel on the CPU through Triton's interpreter")
+    from .gpu_run import run_on_gpu
+    return run_on_gpu(args, ui, specs)
+
+
+def _write_json(path: str | None, payload) -> None:
+    if path:
+        import json
+        from pathlib import Path
+        Path(path).write_text(json.dumps(payload, indent=1, default=str) + "\n")
 
 
 def report(ui, r) -> None:

@@ -84,6 +84,25 @@ def _summary(snap, ui) -> None:
         ui.print("\n  versions " + ", ".join(f"{k} {val}" for k, val in v.items() if k != "ptxas_binary"))
     if m.get("content_key"):
         ui.print(f"  key      {m['content_key'][:16]}")
+    _gpu_results(snap, ui)
+
+
+def _gpu_results(snap, ui) -> None:
+    """What `irscope run` and `irscope verify` recorded on a GPU for this snapshot."""
+    from ..results import runs, summary, verifications
+
+    records = runs(snap)
+    if records:
+        ui.print(f"\n  GPU runs ({len(records)}; newest last):")
+        for r in records[-5:]:
+            ui.print(f"    {r.get('recorded', '')[:16]}  {summary(r)}")
+    for v in verifications(snap)[-3:]:
+        same = [st["stage"] for st in v.get("stages", []) if st.get("identical")]
+        other = [st["stage"] for st in v.get("stages", []) if not st.get("identical")]
+        verdict = "JIT and device-less identical in " + ", ".join(same) if not other else \
+            f"JIT and device-less DIFFER in {', '.join(other)}"
+        ui.print(f"  verified {v.get('recorded', '')[:16]} on {v.get('target')}: {verdict} "
+                 f"(Triton {(v.get('versions') or {}).get('triton', '?')})")
 
 
 def _indent(text: str, n: int = 4) -> str:
