@@ -14,7 +14,7 @@ READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.r
            "irscope.analyze", "irscope.diff", "irscope.passes", "irscope.passes.record",
            "irscope.spec", "irscope.errors", "irscope.cli", "irscope.lines", "irscope.outline", "irscope.lexers",
            "irscope.tui", "irscope.tui.document", "irscope.tui.align", "irscope.tui.axes", "irscope.tui.catalog",
-           "irscope.tui.facts", "irscope.cli.tui"]
+           "irscope.tui.facts", "irscope.tui.steps", "irscope.cli.tui"]
 
 
 def test_readers_import_neither_triton_nor_textual():

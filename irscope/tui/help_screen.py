@@ -39,6 +39,8 @@ highlighting, follow a Python line into the IR and back, compare two snapshots, 
 | `Enter` | jump across: Python line → the IR it became, IR line → its Python line |
 | `v` | split: the Python source beside the stage |
 | `r` | show or hide the resource panel |
+| `p` | the pass timeline (snapshots compiled with `irscope compile ... --passes`) |
+| `P` | the pass that introduced the IR line under the cursor (ttir, ttgir; llir with `--passes all`) |
 
 Stages are Triton's: `python` (the kernel's file), `source (TTIR₀)` (Triton's `source` stage: the TTIR its
 frontend produced before any pass), `ttir`, `ttgir`, `llir`, `ptx` or `amdgcn`, `sass`.
@@ -58,6 +60,27 @@ counts them per stage.
 
 Stages are compared after `irscope.normalize` (no debug locations, paths or SASS offsets), as
 `irscope diff` does; resource and counter deltas are listed above the diff.
+
+## Pass timeline
+
+The IR after every compiler pass, for a snapshot compiled with `irscope compile KERNEL --target T --passes`.
+
+| key | does |
+|---|---|
+| `↑↓` `j k` | previous / next step (the diff follows) |
+| `[` `]` | previous / next pass that changed the IR |
+| `c` | show only the passes that changed the IR (again: all) |
+| `i` | the diff ⇄ the IR after the pass, as printed |
+| `u` | unified ⇄ side by side |
+| `n` / `N` | next / previous change in the diff |
+| `/` | op name or regex: jump to the pass where it first appears (and say where it disappears) |
+| `Enter` / `P` | on a line of the IR after a pass: jump to the pass that introduced it |
+| `:` | go to a step by number |
+| `Tab` | between the list of passes and the diff |
+| `Esc` | back to reading |
+
+Diffs are normalised as `irscope passes --diff` prints them (no debug locations). "Introduced" is by
+text: the first pass after which the line is there, unchanged, up to the pass you are looking at.
 """
 
 

@@ -27,6 +27,8 @@ from .resource_panel import ResourcePanel
 from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, failure_text,
                      located_file, map_stages, next_block, python_text, stage_text)
 from .status_line import StatusLine
+from .steps import line_stage_problem, timeline_problem
+from .timeline_screen import TimelineScreen
 
 class SnapshotView(Vertical):
     """The reader: stage tabs, the code, the Python source (split), the resource panel and a status line."""
@@ -44,6 +46,8 @@ class SnapshotView(Vertical):
         Binding("O", "landmark('loop', False)", "Prev loop", show=False),
         Binding("v", "toggle_split", "Split"),
         Binding("r", "toggle_panel", "Panel", show=False),
+        Binding("p", "passes", "Passes"),
+        Binding("P", "pass_of_line", "Pass of line", show=False),
     ] + [Binding(str(k), f"stage_number({k})", f"stage {k}", show=False) for k in range(1, 10)]
 
     @dataclass
@@ -379,6 +383,35 @@ class SnapshotView(Vertical):
                 return
             candidates = lines if forward else lines[::-1]  # wrap around
         self.main.go_to(candidates[0])
+
+    # -- the pass timeline ------------------------------------------------------------------------------
+
+    def action_passes(self) -> None:
+        """The pass timeline, opened at the passes of the stage being read."""
+        self._open_timeline(for_line=False)
+
+    def action_pass_of_line(self) -> None:
+        """The pass timeline, at the pass that introduced the IR line under the cursor."""
+        self._open_timeline(for_line=True)
+
+    def _open_timeline(self, for_line: bool) -> None:
+        if self.snapshot is None:
+            self.app.notify("open a snapshot first (Enter in the tree)", severity="warning")
+            return
+        problem = timeline_problem(self.snapshot)
+        if problem is not None:
+            self.app.notify(f"{problem.message}\n{problem.hint}", severity="warning", timeout=10)
+            return
+        line = None
+        if for_line:
+            reason = line_stage_problem(self.stage or "this tab")
+            if reason is None and not len(self.main.document):
+                reason = f"{self.stage} is empty"
+            if reason is not None:
+                self.app.notify(reason, severity="warning")
+                return
+            line = self.main.document.lines[self.main.cursor]
+        self.app.push_screen(TimelineScreen(self.snapshot, stage=self.stage, line=line))
 
     # -- status -----------------------------------------------------------------------------------------
 
