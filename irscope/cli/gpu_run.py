@@ -85,7 +85,9 @@ def _time(prepared, run, repeats, ceilings):
         for call in prepared.calls:
             run(call)
 
-    baselines = {name: make(prepared.inputs, prepared.size) for name, make in prepared.workload.baselines.items()}
+    # Baselines see the inputs as the check left them, and may write into the output tensors.
+    tensors = {**prepared.x, **prepared.inputs}
+    baselines = {name: make(tensors, prepared.size) for name, make in prepared.workload.baselines.items()}
     w = prepared.workload
     return bench.bench(kernel, baselines, w.flops(prepared.size), w.bytes(prepared.size), repeats=repeats,
                        ceilings=ceilings)
