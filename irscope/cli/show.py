@@ -84,6 +84,10 @@ def _summary(snap, ui) -> None:
         ui.print("\n  versions " + ", ".join(f"{k} {val}" for k, val in v.items() if k != "ptxas_binary"))
     if m.get("content_key"):
         ui.print(f"  key      {m['content_key'][:16]}")
+    p = m.get("passes")
+    if p:
+        ui.print(f"  passes   {p.get('steps')} steps recorded ({p.get('changed')} changed the IR): "
+                 f"irscope passes {snap.path}")
     _gpu_results(snap, ui)
 
 
