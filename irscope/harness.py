@@ -97,6 +97,19 @@ def _make_backend(target: Target):
                                  "install a Triton with the nvidia and amd backends (pip install triton)") from None
 
 
+def check_tools(target: Target) -> None:
+    """Fail early, with a hint, when Triton cannot find the assembler a target needs."""
+    if target.vendor != "nvidia":
+        return
+    from triton.backends.nvidia.compiler import get_ptxas
+    try:
+        get_ptxas(target.arch).version
+    except (RuntimeError, OSError) as e:
+        raise EnvironmentProblem(f"Triton {triton_version()} cannot run ptxas for {target.name}: {e}",
+                                 "reinstall triton (its wheel ships ptxas), or point TRITON_PTXAS_PATH / "
+                                 "TRITON_PTXAS_BLACKWELL_PATH at a CUDA toolkit's ptxas") from None
+
+
 def _jit_kwargs(fn) -> dict:
     """The options the JIT adds to every launch (JITFunction.run), in the spelling of this Triton."""
     from triton import knobs

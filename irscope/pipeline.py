@@ -59,6 +59,8 @@ class Outcome:
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
     from . import harness, library
+    for target in {get_target(p.target) for p in points}:
+        harness.check_tools(target)
     for p in points:
         harness.specialise(library.load_kernel(p.kernel), get_target(p.target), p.options)
     return list(points)

@@ -167,3 +167,18 @@ def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
 def test_python_dash_m_and_the_console_script_are_the_same_program(tmp_path):
     out = subprocess.run([sys.executable, "-m", "irscope", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("irscope ")
+
+
+def test_missing_compiler_tools_are_an_environment_error(tmp_path):
+    """Triton without ptxas (simulated by tests/data/no_ptxas/sitecustomize.py): exit 5 with a hint, and
+    no snapshot folder; AMD targets, which need no NVIDIA tool, still compile."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(DATA / "no_ptxas"), str(Path(__file__).parent.parent)]))
+    proc = subprocess.run([sys.executable, "-m", "irscope", "compile", "add", "--target", "sm_90a"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True)
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stderr.startswith("irscope: error: Triton") and "cannot run ptxas for sm_90a" in proc.stderr
+    assert "TRITON_PTXAS" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "irscope-snapshots").exists()
+    ok = subprocess.run([sys.executable, "-m", "irscope", "compile", "add", "--target", "gfx942"], cwd=tmp_path,
+                        env=env, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
