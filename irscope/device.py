@@ -33,12 +33,7 @@ def jit_compile(call) -> dict[str, str | bytes]:
     with line information off, and return its stages by name."""
     from triton import knobs
 
-    kwargs = dict(call.constexprs)
-    if call.num_warps is not None:
-        kwargs["num_warps"] = call.num_warps
-    if call.num_stages is not None:
-        kwargs["num_stages"] = call.num_stages
-    kwargs.update(call.options)
+    kwargs = call.jit_kwargs()
     # The JIT keeps compiled kernels in memory per device; a launch made earlier in this process (the
     # correctness check, with line info on) would be handed back instead of compiled again.
     if hasattr(call.fn, "device_caches"):

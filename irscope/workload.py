@@ -75,16 +75,20 @@ class KernelCall:
     num_stages: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # other backend options: maxnreg...
 
+    def jit_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of the JIT call: constexprs, num_warps, num_stages, backend options."""
+        kwargs = dict(self.constexprs)
+        if self.num_warps is not None:
+            kwargs["num_warps"] = self.num_warps
+        if self.num_stages is not None:
+            kwargs["num_stages"] = self.num_stages
+        kwargs.update(self.options)
+        return kwargs
+
 
 def jit_launch(call: KernelCall) -> None:
     """Launch through Triton's JIT: on a GPU, or on the CPU when TRITON_INTERPRET=1 was set before import."""
-    kwargs = dict(call.constexprs)
-    if call.num_warps is not None:
-        kwargs["num_warps"] = call.num_warps
-    if call.num_stages is not None:
-        kwargs["num_stages"] = call.num_stages
-    kwargs.update(call.options)
-    call.fn[call.grid](*call.args, **kwargs)
+    call.fn[call.grid](*call.args, **call.jit_kwargs())
 
 
 @dataclass(frozen=True)
