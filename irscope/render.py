@@ -114,6 +114,8 @@ def resources_line(snap: Snapshot) -> str:
     smem = human_bytes(r.shared)
     if t is not None and r.shared is not None:
         smem += f" of {human_bytes(t.shared_per_block)}"
+        if r.shared > t.shared_per_block:
+            smem += " (over the per-block limit: cannot launch)"
     if t is not None and t.vendor == "amd":
         regs = f"vgpr {count(r.registers)}, agpr {count(r.agprs)}, sgpr {count(r.sgprs)}"
         spills = f"spilled vgprs {count(r.spill_stores)}, scratch {human_bytes(r.scratch)}"
