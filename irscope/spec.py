@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
@@ -184,7 +185,12 @@ def variant_name(spec: KernelSpec, opts: CompileOptions) -> str:
         parts.append(f"div{d}" if name is None else f"{name}.div{d}")
     parts += [f"{k}={_slug(v)}" for k, v in opts.constexprs]
     parts += [f"{k}={_slug(v)}" for k, v in opts.backend_options]
-    parts += [f"arg.{k}={_slug(v)}" for k, v in opts.args]
+    # A typical value that overrides the spec's is a choice, named in full; the values of a kernel with no
+    # spec (its signature, given on the command line) are folded into a short hash of the signature.
+    parts += [f"arg.{k}={_slug(v)}" for k, v in opts.args if k in spec.args]
+    signature = [(k, str(v)) for k, v in opts.args if k not in spec.args]
+    if signature:
+        parts.append("sig" + hashlib.sha1(repr(signature).encode()).hexdigest()[:6])
     if not opts.line_info:
         parts.append("noline")
     return ".".join(parts)

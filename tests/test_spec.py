@@ -50,3 +50,12 @@ def test_unknown_config_names_the_menu():
     with pytest.raises(UsageError) as e:
         _spec().config("bigg")
     assert "did you mean big" in e.value.hint
+
+
+def test_a_spec_less_kernels_signature_is_hashed_into_the_variant_name():
+    bare = KernelSpec(name="k", fn=None, args={})
+    a = variant_name(bare, CompileOptions(args=(("x_ptr", Tensor("fp32")), ("n", 4096))))
+    b = variant_name(bare, CompileOptions(args=(("x_ptr", Tensor("fp16")), ("n", 4096))))
+    assert a.startswith("default.sig") and a != b and len(a) == len("default.sig") + 6
+    declared = KernelSpec(name="k", fn=None, args={"n": 4096})
+    assert variant_name(declared, CompileOptions(args=(("n", 4004),))) == "default.arg.n=4004"
