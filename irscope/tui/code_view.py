@@ -109,8 +109,7 @@ class CodeView(ScrollView, can_focus=True):
         marks = frozenset(lines)
         if marks != self.marks:
             self.marks = marks
-            self._invalidate()
-            self.refresh()
+            self.refresh()  # marks restyle cached lines; nothing is re-rendered
 
     def search(self, query: str) -> int:
         """Highlight `query` (smart case) and remember the matching lines; returns how many there are."""
@@ -264,36 +263,37 @@ class CodeView(ScrollView, can_focus=True):
         self.painted = (self.document, scroll_y, self._generation)  # what is on screen (benchmarks wait on it)
         index = scroll_y + y
         width = self.scrollable_content_region.width or self.size.width
-        key = (index, scroll_x, width, index == self.cursor, self.has_focus, self._generation)
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._render_index(index, scroll_x, width)
-            self._cache[key] = strip
-        return strip
-
-    def _render_index(self, index: int, scroll_x: int, width: int) -> Strip:
         base = self._style("base")
         if index >= len(self.document):
             if index == 0:
                 return Strip([Segment(" (empty)", base + Style(dim=True))]).extend_cell_length(width, base)
             return Strip.blank(width, base)
         gutter_w = self._gutter_width()
+        view_width = max(0, width - gutter_w)
+        # The text part depends on the line, the horizontal scroll and the search, not on the cursor, the
+        # marks or focus: moving the cursor or marking lines restyles cached strips instead of re-rendering.
+        key = (index, scroll_x, view_width, self._generation)
+        content = self._cache.get(key)
+        if content is None:
+            content = self._render_content(index, scroll_x, view_width)
+            self._cache[key] = content
         is_cursor = index == self.cursor
         marked = index in self.marks
         line_style = base
-        if marked:
-            line_style = line_style + self._style("mark")
-        if is_cursor:
-            line_style = line_style + self._style("cursor" if not self.has_focus else "cursor-focus")
         gutter_style = base + self._style("gutter")
         if marked:
+            line_style = line_style + self._style("mark")
             gutter_style = gutter_style + self._style("mark-gutter")
         if is_cursor:
+            line_style = line_style + self._style("cursor" if not self.has_focus else "cursor-focus")
             gutter_style = gutter_style + self._style("cursor-gutter")
         marker = "▌" if marked else " "
         gutter = Strip([Segment(marker, gutter_style), Segment(f"{index + 1:>{gutter_w - 2}} ", gutter_style)])
+        return Strip.join([gutter, content.apply_style(line_style)])
 
-        view_width = max(0, width - gutter_w)
+    def _render_content(self, index: int, scroll_x: int, view_width: int) -> Strip:
+        """Columns scroll_x..scroll_x+view_width of line `index`, highlighted, with search matches; no
+        background (the line's style goes under it when it is drawn)."""
         text = self.document.text(index, scroll_x + view_width)
         offset = 0
         if text.plain.isascii() and len(text) > scroll_x + view_width:
@@ -308,8 +308,6 @@ class CodeView(ScrollView, can_focus=True):
                 text.stylize(match_style, start - offset, end - offset)
         text.no_wrap = True
         text.end = ""
-        segments = [Segment(s.text, line_style + s.style if s.style else line_style, s.control)
-                    for s in text.render(self.app.console)]
+        segments = list(text.render(self.app.console))
         start = scroll_x - offset
-        content = Strip(segments).crop_extend(start, start + view_width, line_style)
-        return Strip.join([gutter, content])
+        return Strip(segments).crop_extend(start, start + view_width, None)

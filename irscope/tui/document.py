@@ -20,7 +20,8 @@ from ..lexers import get_lexer
 from ..render import LEXERS
 
 CACHE_LINES = 4096
-LEX_WHOLE = 320  # lines up to this long are lexed whole; longer ones (LLIR's inline asm) only as far as shown
+LEX_WHOLE = 160  # lines up to this long are lexed whole; longer ones (LLIR's inline asm) only as far as shown
+LEX_AHEAD = 64  # and this many columns past the last one shown (a short scroll right needs no relex)
 DARK_THEME = "monokai"
 LIGHT_THEME = "friendly"
 
@@ -90,7 +91,7 @@ class Document:
                 self._cache.move_to_end(index)
                 return cached[0]
         line = self.lines[index]
-        upto = len(line) if len(line) <= LEX_WHOLE else min(len(line), max(LEX_WHOLE, shown_to * 2))
+        upto = len(line) if len(line) <= LEX_WHOLE else min(len(line), max(LEX_WHOLE, shown_to + LEX_AHEAD))
         text = self._highlight(line, upto)
         with self._lock:
             self._cache[index] = (text, upto)
