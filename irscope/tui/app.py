@@ -1,6 +1,7 @@
 """The irscope TUI application: the browser on the left, the reader on the right, screens on top."""
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Sequence
 
@@ -8,7 +9,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from ..store import Snapshot
 from .axes import partner
@@ -17,6 +18,7 @@ from .catalog import Entry, load_entry, scan
 from .compare_screen import CompareScreen
 from .compile_screen import CompileScreen
 from .help_screen import HelpScreen
+from .key_footer import KeyFooter
 from .snapshot_view import SnapshotView
 
 
@@ -45,12 +47,23 @@ class IrscopeApp(App):
         with Horizontal(id="main"):
             yield Browser(self.roots, id="browser")
             yield SnapshotView(id="reader-pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
+        # Textual allocates thousands of short-lived objects a frame; at Python's default thresholds the
+        # collector runs every 700 allocations and cascades into full collections (10-50 ms) in the
+        # middle of keystrokes. Collect the young generation less often (measured in docs/tui.md).
+        self._gc_threshold = gc.get_threshold()
+        gc.set_threshold(50_000, 20, 100)
         self.sub_title = "loading snapshots…"
         self.scan_roots()
         self.prewarm()
+
+    def on_unmount(self) -> None:
+        # The reader freezes what it has loaded out of the garbage collector's reach (SnapshotView);
+        # give it back, so that a process that goes on after the app (a test run) collects as usual.
+        gc.unfreeze()
+        gc.set_threshold(*self._gc_threshold)
 
     @work(thread=True, group="prewarm")
     def prewarm(self) -> None:

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tab, Tabs
+from textual.widgets import Static, Tab, Tabs
 
 from ..errors import IrscopeError
 from ..normalize import normalize
@@ -21,6 +21,7 @@ from .axes import AXES, describe, differing_axes, next_sibling
 from .diff_view import DiffView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .facts import Facts, deltas, facts_of
+from .key_footer import KeyFooter
 
 ORDER = ("source", "ttir", "ttgir", "llir", "asm", "sass")
 
@@ -83,7 +84,7 @@ class CompareScreen(Screen):
             yield Tabs(classes="compare-tabs")
             yield DiffView(id="diff-view")
             yield Static(id="compare-status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._load()

@@ -11,9 +11,14 @@ from textual.widgets import Input
 class FindBar(Input):
     """An input that asks for a search text or a line number, and says which it was given."""
 
+    # On a layer of its own over the bottom row (the status line): opening and closing it changes no
+    # widget's size, so it costs no second layout pass and the code view above keeps its lines.
+    # The container it is in declares `layers: base find`.
     DEFAULT_CSS = """
-    FindBar, FindBar:focus { dock: bottom; border: none; height: 0; padding: 0 1; background: $boost; }
-    FindBar.-open { height: 1; }
+    FindBar, FindBar:focus {
+        layer: find; dock: bottom; border: none; height: 1; padding: 0 1; background: $boost;
+        visibility: hidden;
+    }
     """
     BINDINGS = [Binding("escape", "close", "Close", show=True)]
 
@@ -36,19 +41,22 @@ class FindBar(Input):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.mode = "search"
-        self.can_focus = False  # closed: out of the focus chain (it is only 0 rows high, never hidden,
-        # so that `open` can focus it at once: keys typed right after `/` or `:` must land here)
+        self.can_focus = False  # closed: out of the focus chain (it keeps its size and its place, so that
+        # `open` can focus it at once: keys typed right after `/` or `:` must land here)
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
         self.placeholder = "search (smart case), Enter to find" if mode == "search" else "go to line number"
         self.value = value
         self.add_class("-open")
+        self.styles.visibility = "visible"  # an inline style holds at once (a class waits for the next
+        # style update), and a hidden widget cannot take focus
         self.can_focus = True
         self.app.set_focus(self)  # now, not after a refresh as Widget.focus does
 
     def _shut(self) -> None:
         self.remove_class("-open")
+        self.styles.visibility = "hidden"
         self.can_focus = False
 
     def action_close(self) -> None:

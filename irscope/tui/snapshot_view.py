@@ -6,6 +6,7 @@ Enter jumps across: from Python to the next block of IR lines, from IR to its Py
 """
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -196,6 +197,10 @@ class SnapshotView(Vertical):
         self.source_file = event.kernel_file or self.source_file
         self._remark()
         self._status()
+        # The snapshot's documents, line maps and the widgets are long-lived: move them out of the cyclic
+        # garbage collector's reach, so that its full collections (50 ms and more with a big stage open)
+        # stop landing in the middle of a keystroke. Refcounting still frees them when they go.
+        gc.freeze()
 
     # -- stages -----------------------------------------------------------------------------------------
 

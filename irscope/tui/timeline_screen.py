@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..errors import IrscopeError
 from ..passes import Blame, Step, Timeline, find_pattern, load_timeline
@@ -21,6 +21,7 @@ from ..store import Snapshot
 from .code_view import CodeView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .find_bar import FindBar
+from .key_footer import KeyFooter
 from .pass_diff_view import PassDiffView
 from .status_line import StatusLine
 from .step_list import StepList
@@ -104,7 +105,7 @@ class TimelineScreen(Screen):
             yield StatusLine(id="timeline-note", classes="-hidden")
             yield StatusLine(id="timeline-status")
             yield FindBar(id="timeline-find")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def step_list(self) -> StepList:

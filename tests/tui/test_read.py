@@ -173,3 +173,49 @@ def test_small_terminal_hides_the_panel_and_keeps_working(compiled):
             await pilot.press("r")
             assert not app.query_one("#panel").display
     run(scenario)
+
+
+def test_the_find_bar_covers_the_status_line_and_leaves_the_code_its_size(compiled):
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            main, bar = app.view.main, app.query_one(FindBar)
+            status = app.query_one("#status")
+            size, row = main.size, status.region.y
+            assert not bar.visible and "ttgir" in screen_text(app).splitlines()[row]
+            await pilot.press("slash")
+            await settle(pilot)
+            assert bar.visible and app.focused is bar and bar.region.y == row  # over the status line
+            assert main.size == size
+            await pilot.press(*"scf.for")
+            assert "scf.for" in screen_text(app).splitlines()[row]
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not bar.visible and main.size == size and app.focused is main
+            assert "/scf.for" in screen_text(app).splitlines()[row]  # the status line is back, with the search
+    run(scenario)
+
+
+def test_footer_shows_the_focused_widgets_keys_and_a_click_presses_one(compiled):
+    from irscope.tui.key_footer import KeyFooter
+
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            footer = app.query_one(KeyFooter)
+            shown = {key.description for key in footer.keys}
+            assert {"Search", "Split", "Quit", "Compare"} <= shown and "Close" not in shown
+            await pilot.press("slash")
+            await settle(pilot)
+            assert "Close" in {key.description for key in footer.keys}  # the find bar's Escape
+            await pilot.press("escape")
+            await settle(pilot)
+            assert {key.description for key in footer.keys} == shown
+            footer_row = screen_text(app).splitlines()[-1]
+            assert "Search" in footer_row and "palette" in footer_row
+            x = next(start for start, _end, key in footer._spans if key.description == "Split")
+            assert app.view.split
+            await pilot.click(KeyFooter, offset=(x + 1, 0))
+            await settle(pilot)
+            assert not app.view.split  # the click pressed v
+    run(scenario)
