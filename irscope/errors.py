@@ -67,3 +67,13 @@ class ComparisonFailed(IrscopeError):
     """A check found a difference; the report has already been produced."""
 
     exit_code = ExitCode.FAILED
+
+
+def error_summary(err: dict) -> str:
+    """One line for a failed compile's error: what went wrong where Triton says it, else the first line."""
+    lines = [ln.strip() for ln in str(err.get("message", "")).strip().splitlines() if ln.strip()]
+    if not lines:
+        return str(err.get("type", "error"))
+    if err.get("type") == "CompilationError" and lines[-1] != "^":
+        return lines[-1]
+    return lines[0]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import __version__, tools
-from .errors import CompileError, EnvironmentProblem, UsageError
+from .errors import CompileError, EnvironmentProblem, UsageError, error_summary
 from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
 from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, Tensor, resolve, variant_name
 from .targets import Target
@@ -502,6 +502,15 @@ def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_n
 
 def _error_message(exc: Exception) -> str:
     text = str(exc).strip() or type(exc).__name__
+    if type(exc).__name__ == "CompilationError" and getattr(exc, "error_message", None) is None:
+        # Triton wraps what went wrong (a TypeError, an assertion) as the CompilationError's cause and
+        # prints only where: add the what, innermost first-class message, as the last line.
+        cause: BaseException | None = exc.__cause__
+        while cause is not None and getattr(cause, "error_message", "") is None and cause.__cause__ is not None:
+            cause = cause.__cause__
+        if cause is not None:
+            detail = getattr(cause, "error_message", None) or f"{type(cause).__name__}: {cause}".strip()
+            text += "\n" + detail.strip().splitlines()[-1] if detail.strip() else ""
     if type(exc).__name__ == "PTXASError":
         lines = [ln for ln in text.splitlines() if "error" in ln.lower() and "Repro command" not in ln]
         return (lines[0] if lines else text.splitlines()[0]).strip()
@@ -513,8 +522,7 @@ def raise_for(result: CompileResult) -> None:
     if result.error is None:
         return
     err = result.error
-    first = err["message"].strip().splitlines()
-    summary = first[-1] if err["type"] == "CompilationError" and first else (first[0] if first else err["type"])
+    summary = error_summary(err)
     raise CompileError(f"{result.spec.name} failed to compile for {result.target.name} at stage {err['stage']}: "
                        f"{summary}", "the stages that compiled are kept in the snapshot folder; `irscope show` it",
                        stage=err["stage"], log=err["message"])

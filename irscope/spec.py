@@ -218,6 +218,11 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     constexprs = {**spec.constexprs, **cfg.constexprs}
     for name, value in opts.constexprs:
         _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
+        known = constexprs.get(name)
+        if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
+            # A number the kernel computes with, given a word: Triton would fail deep in the kernel's body.
+            raise UsageError(f"--constexpr {name}={value}: {spec.name}'s {name} is a number "
+                             f"(its default is {known})", f"give a number, e.g. --constexpr {name}={known}")
         constexprs[name] = value
     args = dict(spec.args)
     for name, value in opts.args:

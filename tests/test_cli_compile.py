@@ -69,6 +69,7 @@ def _error(err):
     (["compile", "add", "--target", "sm_91"], 2, "unknown target 'sm_91'", "gfx950"),
     (["compile", "add", "--constexpr", "BLOCK_SIZE"], 2, "malformed constexpr", "NAME=VALUE"),
     (["compile", "add", "--constexpr", "BLOCK=64"], 2, "no constexpr 'BLOCK'", "BLOCK_SIZE"),
+    (["compile", "add", "--constexpr", "BLOCK_SIZE=big"], 2, "BLOCK_SIZE is a number", "BLOCK_SIZE=1024"),
     (["compile", "add", "--num-warps", "3"], 2, "not a power of two", "1, 2, 4"),
     (["compile", "add", "--num-warps", "four"], 2, "invalid int value", "--help"),
     (["compile", "add", "--divisibility", "3"], 2, "bad --divisibility", "power of two"),
@@ -92,6 +93,7 @@ def test_a_kernel_that_fails_to_compile_keeps_its_stages_in_a_failed_folder(cli,
     code, out, err = cli("compile", f"{USER}:type_error")
     first, _ = _error(err)
     assert code == 3 and "type_error/default/sm_90a at stage source" in first
+    assert "undefined_name" in first  # what went wrong, not only where (Triton puts that in the cause)
     meta = json.loads((tmp_path / "irscope-snapshots/type_error/default/sm_90a/irscope.json").read_text())
     assert meta["status"] == "failed" and meta["error"]["stage"] == "source"
     code, out, err = cli("show", "irscope-snapshots/type_error/default/sm_90a")

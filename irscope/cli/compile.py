@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import CompileError
+from ..errors import CompileError, error_summary
 from ..render import ProgressLine, resources_line, stage_sizes, table
 from .options import add_compile_options, options_from_args
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, ui) -> int:
             ui.print(f"  stages   {stage_sizes(snap)}")
             ui.print(f"  usage    {resources_line(snap)}")
         if o.error:
-            ui.print(f"  {s('error', 'red')}    at {o.error.get('stage')}: {_first_line(o.error.get('message', ''))}")
+            ui.print(f"  {s('error', 'red')}    at {o.error.get('stage')}: {error_summary(o.error)}")
         if o.path:
             ui.print(f"  folder   {o.path}")
     failed = [o for o in outcomes if not o.ok]
@@ -74,12 +74,7 @@ def run(args: argparse.Namespace, ui) -> int:
     if failed:
         first = failed[0]
         where = f" at stage {first.error.get('stage')}" if first.error else ""
-        msg = _first_line(first.error.get("message", "")) if first.error else first.status
+        msg = error_summary(first.error) if first.error else first.status
         raise CompileError(f"{len(failed)} of {len(outcomes)} compiles failed; first: {first.label}{where}: {msg}",
                            "the stages that compiled are kept in each failed snapshot's folder: irscope show FOLDER")
     return 0
-
-
-def _first_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[0] if lines else ""
