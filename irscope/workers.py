@@ -50,7 +50,11 @@ def _context(start_method: str | None = None):
 
 
 def _child(conn, work: Callable, job: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what Ctrl-C does to children
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        # Ctrl-C reaches the whole process group: a child just dies, and the parent, which gets the
+        # KeyboardInterrupt, reports the interruption. A parent that ignores SIGINT (started with
+        # nohup or in the background) keeps its children ignoring it too.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     faulthandler.disable()  # a crash is reported by the parent from the exit status, not as a stack dump
     try:
         value = work(job)

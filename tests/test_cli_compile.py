@@ -152,7 +152,10 @@ def _irscope(*args, **kw):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
-    proc = _irscope("compile", "matmul", "--target", "sm_90a,sm_100a", cwd=tmp_path, start_new_session=True)
+    # Ctrl-C in a terminal: SIGINT at its default disposition (a shell that started this run in the
+    # background would have it ignored, and the child would inherit that).
+    proc = _irscope("compile", "matmul", "--target", "sm_90a,sm_100a", cwd=tmp_path, start_new_session=True,
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3.0)  # inside the compiles: the parent has forked its workers
     os.killpg(proc.pid, sig)
     out, err = proc.communicate(timeout=60)
