@@ -150,13 +150,26 @@ def _irscope(*args, **kw):
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
     # Ctrl-C in a terminal: SIGINT at its default disposition (a shell that started this run in the
     # background would have it ignored, and the child would inherit that).
     proc = _irscope("compile", "matmul", "--target", "sm_90a,sm_100a", cwd=tmp_path, start_new_session=True,
                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(3.0)  # inside the compiles: the parent has forked its workers
+    # Inside the compiles: wait until the parent has forked its workers (a warm compile takes under 2 s,
+    # so a fixed sleep could land after the end), then let them get into Triton.
+    deadline = time.monotonic() + 60
+    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _children(proc.pid), "the compile forked no workers"
+    time.sleep(0.3)
     os.killpg(proc.pid, sig)
     out, err = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
