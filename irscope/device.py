@@ -70,6 +70,8 @@ class LoadedBinary:
                                      snapshot.meta.get("content_key", snapshot.path.name))
 
     def launch(self, grid: tuple[int, ...], args: list[Any]) -> None:
+        from .workload import ensure_scratch_allocator
+        ensure_scratch_allocator(args)
         grid3 = tuple(grid) + (1,) * (3 - len(grid))
         self.kernel[grid3](*args)
 

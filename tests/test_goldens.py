@@ -1,5 +1,5 @@
 """irscope's own golden snapshots (snapshots/): the five built-in kernels (with the three kernels of the
-separable blur) on the seven core targets at their default configs, plus the points that show the
+separable blur and the persistent TMA matmul) on the seven core targets at their default configs, plus the points that show the
 compiler's known switches. A change to a kernel, or a Triton upgrade, that changes what the compiler
 emits fails here with a diff; `pytest --irscope-update` rewrites the goldens once the change is
 understood (review `git diff snapshots/`).
@@ -10,7 +10,7 @@ below, but not kept as goldens: every golden travels with the repository (and to
 """
 import pytest
 
-SPECS = ["add", "attention", "blur", "blur.col", "blur.gray", "blur.row", "matmul", "softmax"]
+SPECS = ["add", "attention", "blur", "blur.col", "blur.gray", "blur.row", "matmul", "matmul.tma", "softmax"]
 
 
 @pytest.mark.parametrize("kernel", SPECS)
@@ -47,6 +47,16 @@ def test_switches_do_what_the_goldens_say(irscope):
     s2 = irscope.compile("matmul", target="sm_90a", num_stages=2).resources.shared
     s4 = irscope.compile("matmul", target="sm_90a", num_stages=4).resources.shared
     assert s4 > s2
+
+
+def test_tma_matmul_moves_its_tiles_by_tma_where_there_is_tma(irscope):
+    """Tensor descriptors become TMA on Hopper and Blackwell, and plain loads where there is none."""
+    for target in ("sm_90a", "sm_100a"):
+        snap = irscope.compile("matmul.tma", target=target)
+        irscope.expect(snap).counter("ttgir.tma_load", at_least=2).counter("sass.UTMALDG", at_least=2) \
+            .counter("sass.LDGSTS", exactly=0).no_spills().launchable()
+    sm80 = irscope.compile("matmul.tma", target="sm_80")
+    irscope.expect(sm80).counter("sass.UTMALDG", exactly=0).uses("mma.sync").launchable()
 
 
 @pytest.mark.parametrize("variant", ["attention.causal", "attention.bf16", "matmul.bf16"])
