@@ -7,7 +7,7 @@ difference between Triton releases (3.6 on the GPU machine, 3.9 where snapshots 
 from __future__ import annotations
 
 import tempfile
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .errors import EnvironmentProblem, SnapshotError
 from .harness import STAGE_ORDER
@@ -70,7 +70,6 @@ class LoadedBinary:
                                      snapshot.meta.get("content_key", snapshot.path.name))
 
     def launch(self, grid: tuple[int, ...], args: list[Any]) -> None:
-        from .workload import ensure_scratch_allocator
         ensure_scratch_allocator(args)
         grid3 = tuple(grid) + (1,) * (3 - len(grid))
         self.kernel[grid3](*args)
@@ -97,6 +96,26 @@ def _specialisation(snapshot: Snapshot, fn) -> tuple[dict, dict, dict]:
         if div > 1 or extra:
             attrs[key] = ([["tt.divisibility", div]] if div > 1 else []) + extra
     return signature, constexprs, attrs
+
+
+_scratch_device: list = []  # the device Triton's scratch allocator hands memory out on, once set
+
+
+def ensure_scratch_allocator(args: Sequence[Any]) -> None:
+    """Give Triton an allocator for kernels that need global scratch memory (tensor descriptors made
+    inside a kernel, `tl.make_tensor_descriptor`), on the device of the launch's tensors. Set once per
+    device: a launch inside a timing loop pays nothing."""
+    device = next((a.device for a in args if hasattr(a, "data_ptr") and hasattr(a, "device")), None)
+    if device is None or _scratch_device == [device]:
+        return
+    import torch
+    import triton
+
+    def allocate(size: int, alignment: int, stream):
+        return torch.empty(size, dtype=torch.int8, device=device)
+
+    triton.set_allocator(allocate)
+    _scratch_device[:] = [device]
 
 
 def do_bench(fn: Callable[[], Any], warmup: int = 25, rep: int = 100) -> float:

@@ -88,28 +88,10 @@ class KernelCall:
 
 def jit_launch(call: KernelCall) -> None:
     """Launch through Triton's JIT: on a GPU, or on the CPU when TRITON_INTERPRET=1 was set before import."""
-    ensure_scratch_allocator(call.args)
+    if any(getattr(getattr(a, "device", None), "type", None) == "cuda" for a in call.args):
+        from .device import ensure_scratch_allocator  # Triton's runtime is device.py's business
+        ensure_scratch_allocator(call.args)
     call.fn[call.grid](*call.args, **call.jit_kwargs())
-
-
-_scratch_device: list = []  # the device Triton's scratch allocator hands memory out on, once set
-
-
-def ensure_scratch_allocator(args: Sequence[Any]) -> None:
-    """Give Triton an allocator for kernels that need global scratch memory (tensor descriptors made
-    inside a kernel, `tl.make_tensor_descriptor`), on the device of the launch's tensors. Set once per
-    device: a launch inside a timing loop pays nothing."""
-    device = next((a.device for a in args if hasattr(a, "data_ptr") and hasattr(a, "device")), None)
-    if device is None or _scratch_device == [device]:
-        return
-    import torch
-    import triton
-
-    def allocate(size: int, alignment: int, stream):
-        return torch.empty(size, dtype=torch.int8, device=device)
-
-    triton.set_allocator(allocate)
-    _scratch_device[:] = [device]
 
 
 @dataclass(frozen=True)
