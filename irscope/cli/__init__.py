@@ -45,13 +45,44 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, f"see `{self.prog} --help`")
 
 
+def _add_global_options(parser: argparse.ArgumentParser, default) -> None:
+    """--color and --debug, on `irscope` itself and again on every subcommand."""
+    g = parser.add_argument_group("global options")
+    g.add_argument("--color", choices=COLOR_MODES, default="auto" if default is None else default,
+                   help="colour output (default: auto, on when writing to a terminal and NO_COLOR is unset)")
+    g.add_argument("--debug", action="store_true", default=False if default is None else default,
+                   help="show Python tracebacks for internal errors")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser: it takes the global options too, so `irscope show X --color never` works.
+
+    Their default is SUPPRESS, so a subcommand that is not given them keeps the value parsed before the
+    subcommand's name (`irscope --color never show X`). Nested subcommands (`snapshot check`) get this
+    class as well, through argparse's `parser_class` default.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _add_global_options(self, argparse.SUPPRESS)
+
+    def format_help(self) -> str:
+        # The global options last, after the command's own groups (added once this parser exists).
+        groups = self._action_groups
+        groups.sort(key=lambda g: g.title == "global options")
+        return super().format_help()
+
+
+COLOR_MODES = ("auto", "always", "never")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="irscope", description="See what Triton compiles your kernels to, for any GPU, without one.")
+    parser = _Parser(prog="irscope", description="See what Triton compiles your kernels to, for any GPU, without one.",
+                     epilog="`irscope COMMAND --help` shows a command's options; --color and --debug go before or "
+                            "after COMMAND.")
     parser.add_argument("--version", action="version", version=f"irscope {__version__}")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour output (default: auto, on when writing to a terminal)")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_global_options(parser, None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name in COMMANDS:
         importlib.import_module(f".{name}", __name__).add_parser(sub)
     return parser
@@ -66,6 +97,7 @@ def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | 
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        debug = debug or args.debug
         ui = UI(out, err, args.color)
         if not getattr(args, "run", None):
             parser.print_help(out)
