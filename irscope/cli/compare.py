@@ -73,19 +73,60 @@ def axes_from_args(args) -> list[tuple[str, list]]:
 
 
 def points_from_args(args):
+    """(points, axes, shared): `shared` holds the points whose asked values the kernel already has, so that
+    they reuse the folder of the compile without them."""
     from ..sweep import SweepPoint, options_for
 
     axes = axes_from_args(args)
     names = [n for n, _ in axes]
-    points = []
+    points, shared = [], []
     for kernel in args.kernels:
         for combo in itertools.product(*[vals for _, vals in axes]):
             values = dict(zip(names, combo))
             target = values.pop("target")
-            options = options_for(values, None, args.line_info)
+            asked = options_for(values, None, args.line_info)
+            options = without_no_op_overrides(kernel, target, asked)
             shown = tuple((n, v) for n, v in zip(names, combo))
             points.append(SweepPoint(kernel, target, options, shown))
-    return points, axes
+            if options != asked:
+                shared.append(points[-1])
+    return points, axes, shared
+
+
+def without_no_op_overrides(kernel: str, target: str, options):
+    """The options less every override that does not change the compile (its content key).
+
+    `--num-warps 4,8` on a config that already has num_warps=8 would otherwise write `default.w8`, a
+    twin of `default` with the same content key; dropped, that point reuses the config's own folder.
+    The same holds for a constexpr, argument, backend option or divisibility equal to what the config
+    and the spec give. The point keeps its asked values for the table's columns (SweepPoint.axes).
+    """
+    from .. import harness, library
+    from ..errors import IrscopeError
+    from ..targets import get_target
+
+    try:
+        spec = library.load_kernel(kernel)
+        tgt = get_target(target)
+        key = harness.plan(spec, tgt, options)[0]
+    except IrscopeError:
+        return options  # run_points reports it, with the point's context
+
+    def same_compile(candidate) -> bool:
+        try:
+            return harness.plan(spec, tgt, candidate)[0] == key
+        except IrscopeError:  # e.g. an argument a spec-less kernel needs
+            return False
+
+    for name in ("num_warps", "num_stages"):
+        if getattr(options, name) is not None and same_compile(options.with_(**{name: None})):
+            options = options.with_(**{name: None})
+    for name in ("divisibility", "constexprs", "backend_options", "args"):
+        for item in getattr(options, name):
+            fewer = tuple(x for x in getattr(options, name) if x != item)
+            if same_compile(options.with_(**{name: fewer})):
+                options = options.with_(**{name: fewer})
+    return options
 
 
 def column_labels(points, axes, many_kernels: bool) -> list[str]:
@@ -109,7 +150,7 @@ def run(args, ui) -> int:
     from ..sweep import run_points
     from .stats import side_by_side, split_patterns, to_csv
 
-    points, axes = points_from_args(args)
+    points, axes, shared = points_from_args(args)
     out = Path(args.out) if args.out else default_out()
     progress = ProgressLine(ui.err)
 
@@ -140,6 +181,10 @@ def run(args, ui) -> int:
                 ui.print(f"  {line}")
         fresh = sum(r.cached for r in result.rows)
         ui.print(f"\n{len(result.rows)} points ({result.compiled} compiled, {fresh} from the cache) under {out}")
+        for label, r in zip(labels, rows):
+            if r.point in shared:
+                ui.print(f"{label} changes nothing: the same compile (content key) as {r.label}, "
+                         "whose folder it shares")
     broken = [r for r in result.rows if r.status != "ok"]
     if broken:
         first = broken[0]
