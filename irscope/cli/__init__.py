@@ -48,8 +48,9 @@ class _Parser(argparse.ArgumentParser):
 def _add_global_options(parser: argparse.ArgumentParser, default) -> None:
     """--color and --debug, on `irscope` itself and again on every subcommand."""
     g = parser.add_argument_group("global options")
-    g.add_argument("--color", choices=COLOR_MODES, default="auto" if default is None else default,
-                   help="colour output (default: auto, on when writing to a terminal and NO_COLOR is unset)")
+    g.add_argument("--color", choices=COLOR_MODES, default="auto" if default is None else default, metavar="WHEN",
+                   help="colour output: auto (the default: on when writing to a terminal and NO_COLOR is unset), "
+                        "always or never")
     g.add_argument("--debug", action="store_true", default=False if default is None else default,
                    help="show Python tracebacks for internal errors")
 

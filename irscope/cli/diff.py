@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
                                    "0 when equal, 1 when different (with --json too).")
     p.add_argument("a", metavar="A", help="a snapshot folder")
     p.add_argument("b", metavar="B", help="another snapshot folder")
-    p.add_argument("--stage", "-s", choices=DIFF_STAGES, help="the stage to diff (default: the first that differs)")
+    p.add_argument("--stage", "-s", choices=DIFF_STAGES, metavar="STAGE",
+                   help=f"the stage to diff: {', '.join(DIFF_STAGES)} (default: the first that differs)")
     p.add_argument("--raw", action="store_true", help="compare the files as they are, debug locations and all")
     p.add_argument("--context", "-U", type=int, default=3, metavar="N", help="lines of context (default: 3)")
     p.add_argument("--stat", action="store_true", help="deltas only, no unified diff")
