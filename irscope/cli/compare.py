@@ -148,7 +148,7 @@ def run(args, ui) -> int:
     from ..pipeline import default_out
     from ..render import ProgressLine
     from ..sweep import run_points
-    from .stats import side_by_side, split_patterns, to_csv
+    from .stats import side_by_side, split_patterns
 
     points, axes, shared = points_from_args(args)
     out = Path(args.out) if args.out else default_out()
@@ -170,7 +170,7 @@ def run(args, ui) -> int:
         ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict()} for r in rows],
                             indent=1))
     elif args.csv:
-        ui.out.write(to_csv(analyses, patterns))
+        ui.out.write(points_csv(rows, patterns))
     elif analyses:
         ui.print(side_by_side(analyses, labels, ui, patterns=patterns, flips=True, changed_only=args.changed))
         flips = flip_lines(analyses, labels, patterns)
@@ -193,6 +193,24 @@ def run(args, ui) -> int:
                            f"{msg[0] if msg else first.status}", "their columns show what did compile; "
                            "`irscope show` the snapshot folder for the log")
     return 0
+
+
+def points_csv(rows, patterns=()) -> str:
+    """`irscope stats --csv`'s columns, after one `axis.NAME` column per asked axis but the target (which
+    has its own column): a point that shares its config's folder still shows the value it was asked for."""
+    import csv
+    import io
+
+    from .stats import csv_header, csv_row
+
+    axes = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes if n != "target"))
+    stats_header = csv_header([r.analysis for r in rows], patterns)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=[f"axis.{n}" for n in axes] + stats_header, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**{f"axis.{n}": v for n, v in r.point.axes if n != "target"}, **csv_row(r.analysis, stats_header)})
+    return buf.getvalue()
 
 
 def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:
