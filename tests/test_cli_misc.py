@@ -81,3 +81,16 @@ def test_every_subcommand_help_lists_the_global_options(capsys):
         assert exit_.value.code == 0
         text = capsys.readouterr().out
         assert "global options:" in text and "--color WHEN" in text and "--debug" in text, command
+
+
+def test_options_without_a_command_list_the_commands_as_a_usage_error(cli):
+    for argv in ([], ["--color", "never"], ["--debug"]):
+        code, out, err = cli(*argv)
+        assert code == 2 and "COMMAND" in out and "compare" in out, argv
+
+
+def test_a_usage_error_is_coloured_as_the_command_line_asks_wherever_color_is(cli):
+    code, out, err = cli("kernels", "--frob", "--color", "always")
+    assert code == 2 and err.startswith(f"irscope: {ANSI}")
+    code, out, err = cli("--color=always", "frob")
+    assert code == 2 and err.startswith(f"irscope: {ANSI}")

@@ -94,15 +94,15 @@ def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | 
     err = err or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("IRSCOPE_DEBUG"))
-    ui = UI(out, err)
+    ui = UI(out, err, _color_in(argv))  # for errors found while parsing, before args.color is known
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         debug = debug or args.debug
         ui = UI(out, err, args.color)
-        if not getattr(args, "run", None):
+        if not getattr(args, "run", None):  # options but no command: the list of commands, as a usage error
             parser.print_help(out)
-            return ExitCode.USAGE if not argv else ExitCode.OK
+            return int(ExitCode.USAGE)
         return int(args.run(args, ui) or 0)
     except IrscopeError as e:
         _report(ui, e.message, e.hint)
@@ -122,6 +122,16 @@ def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | 
         _report(ui, f"internal error: {type(e).__name__}: {e}",
                 "this is a bug in irscope; rerun with --debug for the traceback and report it")
         return int(ExitCode.INTERNAL)
+
+
+def _color_in(argv: Sequence[str]) -> str:
+    """The last valid `--color MODE` / `--color=MODE` of the command line, else auto."""
+    mode = "auto"
+    for i, word in enumerate(argv):
+        value = argv[i + 1] if word == "--color" and i + 1 < len(argv) else word.partition("--color=")[2]
+        if value in COLOR_MODES:
+            mode = value
+    return mode
 
 
 def _report(ui: UI, message: str, hint: str | None) -> None:
