@@ -128,7 +128,10 @@ def _color_in(argv: Sequence[str]) -> str:
     """The last valid `--color MODE` / `--color=MODE` of the command line, else auto."""
     mode = "auto"
     for i, word in enumerate(argv):
-        value = argv[i + 1] if word == "--color" and i + 1 < len(argv) else word.partition("--color=")[2]
+        if word == "--color" and i + 1 < len(argv):
+            value = argv[i + 1]
+        else:
+            value = word[len("--color="):] if word.startswith("--color=") else ""
         if value in COLOR_MODES:
             mode = value
     return mode
