@@ -94,3 +94,10 @@ def test_a_usage_error_is_coloured_as_the_command_line_asks_wherever_color_is(cl
     assert code == 2 and err.startswith(f"irscope: {ANSI}")
     code, out, err = cli("--color=always", "frob")
     assert code == 2 and err.startswith(f"irscope: {ANSI}")
+
+
+def test_an_unknown_command_is_named_with_the_closest_one(cli):
+    code, out, err = cli("comapre", "add")
+    assert code == 2 and "unknown command 'irscope comapre'" in err and "did you mean `irscope compare`?" in err
+    code, out, err = cli("snapshot", "chek")
+    assert code == 2 and "did you mean `irscope snapshot check`?" in err and "commands: check, update" in err

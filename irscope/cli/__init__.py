@@ -6,8 +6,10 @@ modules import their heavy dependencies (Triton, Textual) inside `run`, so `irsc
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 from typing import IO, Sequence
 
@@ -42,6 +44,16 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing usage and exiting."""
 
     def error(self, message: str):  # type: ignore[override]
+        # argparse words an unknown (sub)command as "argument COMMAND: invalid choice: 'x' (choose from ...)"
+        m = re.match(r"argument (?:COMMAND|ACTION): invalid choice: (.+?) \(choose from", message)
+        commands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        if m and commands:
+            word = m.group(1).strip("'\"")
+            choices = list(commands[0].choices)
+            close = difflib.get_close_matches(word, choices, n=1)
+            raise UsageError(f"unknown command '{self.prog} {word}'",
+                             (f"did you mean `{self.prog} {close[0]}`? " if close else "") +
+                             f"commands: {', '.join(choices)}; see `{self.prog} --help`")
         raise UsageError(message, f"see `{self.prog} --help`")
 
 
