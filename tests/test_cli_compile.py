@@ -79,7 +79,7 @@ def _error(err):
     (["compile", "missing.py:k"], 2, "does not exist", "FILE.py:KERNEL"),
     (["compile", "add", "--option", "maxnrg=1"], 2, "unknown backend option", "maxnreg"),
     (["show", "nowhere"], 4, "does not exist", "snapshot"),
-    (["frobnicate"], 2, "invalid choice", "--help"),
+    (["frobnicate"], 2, "unknown command 'irscope frobnicate'", "--help"),
 ])
 def test_bad_input_gets_one_line_and_a_hint(cli, tmp_path, argv, exit_code, message, hint):
     code, out, err = cli(*argv)

@@ -39,7 +39,9 @@ def test_compare_axes_from_constexprs_and_bad_axes(cli, tmp_path):
                          "--csv")
     assert code == 0, err
     lines = out.splitlines()
-    assert len(lines) == 3 and "BLOCK_SIZE=256" in lines[1] and "BLOCK_SIZE=1024" in lines[2]
+    assert len(lines) == 3 and lines[0].startswith("axis.BLOCK_SIZE,path,")
+    assert lines[1].startswith("256,") and "default.BLOCK_SIZE=256/gfx942" in lines[1]
+    assert lines[2].startswith("1024,") and "add/default/gfx942" in lines[2]  # the config's own value: its folder
     code, out, err = cli("compare", "add", "--num-warps", "2,x")
     assert code == 2 and "bad --num-warps" in err
     code, out, err = cli("compare", "add", "--constexpr", "BLOK=1,2", "-o", tmp_path)
@@ -49,3 +51,29 @@ def test_compare_axes_from_constexprs_and_bad_axes(cli, tmp_path):
 def test_a_point_that_fails_still_shows_the_others(cli, tmp_path):
     code, out, err = cli("compare", f"{DATA / 'user_kernels.py'}:type_error", "--target", "sm_80", "-o", tmp_path)
     assert code == 3 and "did not compile" in err
+
+
+def test_an_asked_value_the_config_already_has_reuses_the_configs_folder(cli, tmp_path):
+    # add's default config has num_warps=4: `w4` is the same compile as `default`, so no `default.w4` twin
+    code, out, err = cli("compare", "add", "--target", "sm_80", "--num-warps", "4,8", "-o", tmp_path)
+    assert code == 0, err
+    assert out.splitlines()[0].split() == ["counter", "w4", "w8"]  # the table still lists the asked values
+    assert "w4 changes nothing: the same compile (content key) as add/default/sm_80" in out
+    folders = sorted(p.parent.relative_to(tmp_path).as_posix() for p in tmp_path.glob("add/*/*/irscope.json"))
+    assert folders == ["add/default.w8/sm_80", "add/default/sm_80"]
+    keys = [json.loads((tmp_path / f / "irscope.json").read_text())["content_key"] for f in folders]
+    assert len(set(keys)) == len(keys)  # one folder per content key
+    code, out, err = cli("compare", "add", "--target", "sm_80", "--num-warps", "4,8", "-o", tmp_path, "--json")
+    rows = json.loads(out)
+    assert [r["axes"]["num_warps"] for r in rows] == [4, 8] and all(r["cached"] for r in rows)
+    assert [r["label"] for r in rows] == ["add/default/sm_80", "add/default.w8/sm_80"]
+
+
+def test_a_constexpr_equal_to_the_configs_reuses_its_folder_too(cli, tmp_path):
+    code, out, err = cli("compare", "add", "--target", "sm_80", "--constexpr", "BLOCK_SIZE=1024,2048", "-o", tmp_path,
+                         "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["axes"]["BLOCK_SIZE"] for r in rows] == [1024, 2048]
+    assert [r["variant"] for r in rows] == ["default", "default.BLOCK_SIZE=2048"]
+    assert not (tmp_path / "add" / "default.BLOCK_SIZE=1024").exists()

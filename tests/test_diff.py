@@ -83,3 +83,36 @@ def test_stage_choice_and_bad_stages(cli, compiled):
     assert code == 4 and "has no stage 'ptx'" in err
     code, out, err = cli("diff", a, b, "--stage", "cubin")
     assert code == 2 and err.startswith("irscope: error: ")
+
+
+@pytest.fixture
+def add_w4_w8(tmp_path):
+    """add on sm_80 at its default num_warps (4) and at 8: two compiles of the smallest kernel."""
+    from irscope.pipeline import Point, compile_points
+    from irscope.spec import CompileOptions
+    w4, w8 = compile_points([Point("add", "sm_80"), Point("add", "sm_80", CompileOptions(num_warps=8))],
+                            tmp_path / "snaps")
+    return w4.path, w8.path
+
+
+def test_diff_json_parses_and_keeps_the_exit_codes(cli, add_w4_w8):
+    w4, w8 = add_w4_w8
+    code, out, err = cli("diff", w4, w4, "--json")
+    assert code == 0, err
+    same = json.loads(out)
+    assert same["equal"] is True and same["counters"] == [] and same["differing_stages"] == []
+    assert same["stage"] is None and same["unified"] == [] and same["a"]["label"] == "add/default/sm_80"
+    code, out, err = cli("diff", w4, w8, "--json", "-U", "0")
+    assert code == 1, err
+    d = json.loads(out)
+    assert d["equal"] is False and d["b"]["variant"] == "default.w8" and d["b"]["target"] == "sm_80"
+    assert d["differing_stages"][0] == "ttgir" and d["stage"] == "ttgir" and "source" not in d["differing_stages"]
+    warps = next(r for r in d["resources"] if r["key"] == "num_warps")
+    assert (warps["a"], warps["b"], warps["change"]) == (4, 8, 4)
+    assert all(set(c) == {"key", "a", "b", "change"} for c in d["counters"]) and d["counters"]
+    lines = d["unified"]
+    assert lines[0].startswith("--- A/ttgir") and lines[1].startswith("+++ B/ttgir")
+    assert any(line.startswith("-") and '"ttg.num-warps" = 4' in line for line in lines)
+    assert any(line.startswith("+") and '"ttg.num-warps" = 8' in line for line in lines)
+    code, out, err = cli("diff", w4, w8, "--json", "--stat")
+    assert code == 1 and json.loads(out)["unified"] is None  # --stat: no diff lines computed for the output

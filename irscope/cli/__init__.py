@@ -6,8 +6,10 @@ modules import their heavy dependencies (Triton, Textual) inside `run`, so `irsc
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 from typing import IO, Sequence
 
@@ -42,16 +44,58 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing usage and exiting."""
 
     def error(self, message: str):  # type: ignore[override]
+        # argparse words an unknown (sub)command as "argument COMMAND: invalid choice: 'x' (choose from ...)"
+        m = re.match(r"argument (?:COMMAND|ACTION): invalid choice: (.+?) \(choose from", message)
+        commands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        if m and commands:
+            word = m.group(1).strip("'\"")
+            choices = list(commands[0].choices)
+            close = difflib.get_close_matches(word, choices, n=1)
+            raise UsageError(f"unknown command '{self.prog} {word}'",
+                             (f"did you mean `{self.prog} {close[0]}`? " if close else "") +
+                             f"commands: {', '.join(choices)}; see `{self.prog} --help`")
         raise UsageError(message, f"see `{self.prog} --help`")
 
 
+def _add_global_options(parser: argparse.ArgumentParser, default) -> None:
+    """--color and --debug, on `irscope` itself and again on every subcommand."""
+    g = parser.add_argument_group("global options")
+    g.add_argument("--color", choices=COLOR_MODES, default="auto" if default is None else default, metavar="WHEN",
+                   help="colour output: auto (the default: on when writing to a terminal and NO_COLOR is unset), "
+                        "always or never")
+    g.add_argument("--debug", action="store_true", default=False if default is None else default,
+                   help="show Python tracebacks for internal errors")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser: it takes the global options too, so `irscope show X --color never` works.
+
+    Their default is SUPPRESS, so a subcommand that is not given them keeps the value parsed before the
+    subcommand's name (`irscope --color never show X`). Nested subcommands (`snapshot check`) get this
+    class as well, through argparse's `parser_class` default.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _add_global_options(self, argparse.SUPPRESS)
+
+    def format_help(self) -> str:
+        # The global options last, after the command's own groups (added once this parser exists).
+        groups = self._action_groups
+        groups.sort(key=lambda g: g.title == "global options")
+        return super().format_help()
+
+
+COLOR_MODES = ("auto", "always", "never")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="irscope", description="See what Triton compiles your kernels to, for any GPU, without one.")
+    parser = _Parser(prog="irscope", description="See what Triton compiles your kernels to, for any GPU, without one.",
+                     epilog="`irscope COMMAND --help` shows a command's options; --color and --debug go before or "
+                            "after COMMAND.")
     parser.add_argument("--version", action="version", version=f"irscope {__version__}")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour output (default: auto, on when writing to a terminal)")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_global_options(parser, None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name in COMMANDS:
         importlib.import_module(f".{name}", __name__).add_parser(sub)
     return parser
@@ -62,14 +106,15 @@ def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | 
     err = err or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("IRSCOPE_DEBUG"))
-    ui = UI(out, err)
+    ui = UI(out, err, _color_in(argv))  # for errors found while parsing, before args.color is known
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        debug = debug or args.debug
         ui = UI(out, err, args.color)
-        if not getattr(args, "run", None):
+        if not getattr(args, "run", None):  # options but no command: the list of commands, as a usage error
             parser.print_help(out)
-            return ExitCode.USAGE if not argv else ExitCode.OK
+            return int(ExitCode.USAGE)
         return int(args.run(args, ui) or 0)
     except IrscopeError as e:
         _report(ui, e.message, e.hint)
@@ -89,6 +134,19 @@ def main(argv: Sequence[str] | None = None, *, out: IO | None = None, err: IO | 
         _report(ui, f"internal error: {type(e).__name__}: {e}",
                 "this is a bug in irscope; rerun with --debug for the traceback and report it")
         return int(ExitCode.INTERNAL)
+
+
+def _color_in(argv: Sequence[str]) -> str:
+    """The last valid `--color MODE` / `--color=MODE` of the command line, else auto."""
+    mode = "auto"
+    for i, word in enumerate(argv):
+        if word == "--color" and i + 1 < len(argv):
+            value = argv[i + 1]
+        else:
+            value = word[len("--color="):] if word.startswith("--color=") else ""
+        if value in COLOR_MODES:
+            mode = value
+    return mode
 
 
 def _report(ui: UI, message: str, hint: str | None) -> None:

@@ -73,19 +73,60 @@ def axes_from_args(args) -> list[tuple[str, list]]:
 
 
 def points_from_args(args):
+    """(points, axes, shared): `shared` holds the points whose asked values the kernel already has, so that
+    they reuse the folder of the compile without them."""
     from ..sweep import SweepPoint, options_for
 
     axes = axes_from_args(args)
     names = [n for n, _ in axes]
-    points = []
+    points, shared = [], []
     for kernel in args.kernels:
         for combo in itertools.product(*[vals for _, vals in axes]):
             values = dict(zip(names, combo))
             target = values.pop("target")
-            options = options_for(values, None, args.line_info)
+            asked = options_for(values, None, args.line_info)
+            options = without_no_op_overrides(kernel, target, asked)
             shown = tuple((n, v) for n, v in zip(names, combo))
             points.append(SweepPoint(kernel, target, options, shown))
-    return points, axes
+            if options != asked:
+                shared.append(points[-1])
+    return points, axes, shared
+
+
+def without_no_op_overrides(kernel: str, target: str, options):
+    """The options less every override that does not change the compile (its content key).
+
+    `--num-warps 4,8` on a config that already has num_warps=8 would otherwise write `default.w8`, a
+    twin of `default` with the same content key; dropped, that point reuses the config's own folder.
+    The same holds for a constexpr, argument, backend option or divisibility equal to what the config
+    and the spec give. The point keeps its asked values for the table's columns (SweepPoint.axes).
+    """
+    from .. import harness, library
+    from ..errors import IrscopeError
+    from ..targets import get_target
+
+    try:
+        spec = library.load_kernel(kernel)
+        tgt = get_target(target)
+        key = harness.plan(spec, tgt, options)[0]
+    except IrscopeError:
+        return options  # run_points reports it, with the point's context
+
+    def same_compile(candidate) -> bool:
+        try:
+            return harness.plan(spec, tgt, candidate)[0] == key
+        except Exception:  # noqa: BLE001 - e.g. an argument a spec-less kernel needs: keep the override
+            return False
+
+    for name in ("num_warps", "num_stages"):
+        if getattr(options, name) is not None and same_compile(options.with_(**{name: None})):
+            options = options.with_(**{name: None})
+    for name in ("divisibility", "constexprs", "backend_options", "args"):
+        for item in getattr(options, name):
+            fewer = tuple(x for x in getattr(options, name) if x != item)
+            if same_compile(options.with_(**{name: fewer})):
+                options = options.with_(**{name: fewer})
+    return options
 
 
 def column_labels(points, axes, many_kernels: bool) -> list[str]:
@@ -107,9 +148,9 @@ def run(args, ui) -> int:
     from ..pipeline import default_out
     from ..render import ProgressLine
     from ..sweep import run_points
-    from .stats import side_by_side, split_patterns, to_csv
+    from .stats import side_by_side, split_patterns
 
-    points, axes = points_from_args(args)
+    points, axes, shared = points_from_args(args)
     out = Path(args.out) if args.out else default_out()
     progress = ProgressLine(ui.err)
 
@@ -129,7 +170,7 @@ def run(args, ui) -> int:
         ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict()} for r in rows],
                             indent=1))
     elif args.csv:
-        ui.out.write(to_csv(analyses, patterns))
+        ui.out.write(points_csv(rows, patterns))
     elif analyses:
         ui.print(side_by_side(analyses, labels, ui, patterns=patterns, flips=True, changed_only=args.changed))
         flips = flip_lines(analyses, labels, patterns)
@@ -140,6 +181,10 @@ def run(args, ui) -> int:
                 ui.print(f"  {line}")
         fresh = sum(r.cached for r in result.rows)
         ui.print(f"\n{len(result.rows)} points ({result.compiled} compiled, {fresh} from the cache) under {out}")
+        for label, r in zip(labels, rows):
+            if r.point in shared:
+                ui.print(f"{label} changes nothing: the same compile (content key) as {r.label}, "
+                         "whose folder it shares")
     broken = [r for r in result.rows if r.status != "ok"]
     if broken:
         first = broken[0]
@@ -148,6 +193,24 @@ def run(args, ui) -> int:
                            f"{msg[0] if msg else first.status}", "their columns show what did compile; "
                            "`irscope show` the snapshot folder for the log")
     return 0
+
+
+def points_csv(rows, patterns=()) -> str:
+    """`irscope stats --csv`'s columns, after one `axis.NAME` column per asked axis but the target (which
+    has its own column): a point that shares its config's folder still shows the value it was asked for."""
+    import csv
+    import io
+
+    from .stats import csv_header, csv_row
+
+    axes = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes if n != "target"))
+    stats_header = csv_header([r.analysis for r in rows], patterns)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=[f"axis.{n}" for n in axes] + stats_header, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**{f"axis.{n}": v for n, v in r.point.axes if n != "target"}, **csv_row(r.analysis, stats_header)})
+    return buf.getvalue()
 
 
 def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:

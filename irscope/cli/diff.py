@@ -4,6 +4,8 @@ Exit status like diff(1): 0 when the compared text is the same, 1 when it differ
 """
 from __future__ import annotations
 
+import json
+
 from ..errors import ExitCode
 from ..render import table
 
@@ -15,13 +17,16 @@ def add_parser(sub) -> None:
                        description="Counter and resource deltas between snapshots A and B, then a unified diff of one "
                                    "stage (default: the first stage that differs, in pipeline order). Debug "
                                    "locations, absolute paths and SASS offsets are ignored unless --raw. Exit status "
-                                   "0 when equal, 1 when different.")
+                                   "0 when equal, 1 when different (with --json too).")
     p.add_argument("a", metavar="A", help="a snapshot folder")
     p.add_argument("b", metavar="B", help="another snapshot folder")
-    p.add_argument("--stage", "-s", choices=DIFF_STAGES, help="the stage to diff (default: the first that differs)")
+    p.add_argument("--stage", "-s", choices=DIFF_STAGES, metavar="STAGE",
+                   help=f"the stage to diff: {', '.join(DIFF_STAGES)} (default: the first that differs)")
     p.add_argument("--raw", action="store_true", help="compare the files as they are, debug locations and all")
     p.add_argument("--context", "-U", type=int, default=3, metavar="N", help="lines of context (default: 3)")
     p.add_argument("--stat", action="store_true", help="deltas only, no unified diff")
+    p.add_argument("--json", action="store_true",
+                   help="the deltas, the differing stages and the diff's lines as one JSON object (docs/cli.md)")
     p.set_defaults(run=run)
 
 
@@ -31,6 +36,10 @@ def run(args, ui) -> int:
 
     d = diff_snapshots(load_snapshot(args.a), load_snapshot(args.b), stage=args.stage, raw=args.raw,
                        context=max(0, args.context))
+    code = int(ExitCode.OK if d.equal else ExitCode.FAILED)
+    if args.json:
+        ui.print(json.dumps(diff_as_dict(d, with_lines=not args.stat), indent=1))
+        return code
     s = ui.style
     ui.print(f"{s('A', 'bold')} {d.a.label}  ({d.a.path})")
     ui.print(f"{s('B', 'bold')} {d.b.label}  ({d.b.path})")
@@ -58,7 +67,23 @@ def run(args, ui) -> int:
             ui.print()
             for line in d.unified:
                 ui.print(_colour_line(line, s))
-    return int(ExitCode.OK if d.equal else ExitCode.FAILED)
+    return code
+
+
+def diff_as_dict(d, *, with_lines: bool = True) -> dict:
+    """The JSON form of a SnapshotDiff (`irscope diff --json`); keys documented in docs/cli.md."""
+    def side(x) -> dict:
+        return {"path": x.path, "label": x.label, "kernel": x.kernel, "variant": x.variant, "target": x.target,
+                "status": x.status}
+
+    def deltas(items) -> list[dict]:
+        return [{"key": k.key, "a": k.a, "b": k.b, "change": k.change} for k in items]
+
+    return {"equal": d.equal, "raw": d.raw, "a": side(d.a), "b": side(d.b),
+            "counters": deltas(d.counters), "resources": deltas(d.resources),
+            "differing_stages": list(d.differing_stages), "only_in_a": list(d.only_in_a),
+            "only_in_b": list(d.only_in_b), "stage": d.stage, "normalisation": list(d.normalisation),
+            "unified": list(d.unified) if with_lines else None}
 
 
 def _fmt(v) -> str:

@@ -7,7 +7,10 @@ from ..render import human_bytes, table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("targets", help="list compile targets with their warp size and per-block limits")
+    p = sub.add_parser("targets", help="list compile targets with their warp size and per-block limits",
+                       description="Every target irscope compiles for, with its vendor, family, warp size and the "
+                                   "per-block limits the analyses check against (shared memory or LDS, registers, "
+                                   "threads); `*` marks the seven that `--target all` compiles.")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(run=run)
 

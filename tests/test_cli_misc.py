@@ -1,0 +1,103 @@
+"""Small CLI behaviours: `kernels --json`, and the global options --color and --debug after the subcommand."""
+import json
+
+import pytest
+
+ANSI = "\x1b["
+
+
+def test_kernels_json_lists_every_builtin_kernel_with_its_configs_and_typical_launch(cli):
+    from irscope import library
+
+    code, out, err = cli("kernels", "--json")
+    assert code == 0, err
+    kernels = json.loads(out)
+    assert [k["name"] for k in kernels] == [s.name for s in library.builtin_specs()]
+    add = next(k for k in kernels if k["name"] == "add")
+    assert add["function"] == "add_kernel" and add["path"].endswith("add.py") and add["runnable"] is True
+    assert add["launch"]["x_ptr"] == "*fp32" and isinstance(add["launch"]["n_elements"], int)
+    assert {"name": "BLOCK_SIZE", "kind": "constexpr"} in add["parameters"]
+    assert {"name": "x_ptr", "kind": "tensor"} in add["parameters"]
+    default = add["configs"][0]
+    assert default["name"] == "default" and default["num_warps"] == 4 and default["constexprs"] == {"BLOCK_SIZE": 1024}
+    assert set(default) == {"name", "constexprs", "num_warps", "num_stages", "options", "note", "not_for"}
+    matmul = next(k for k in kernels if k["name"] == "matmul")
+    assert any(c["not_for"] for c in matmul["configs"])  # a config's unfit targets, with why
+
+
+def test_kernels_name_json_is_that_kernels_object_of_the_list(cli):
+    code, out, err = cli("kernels", "add", "--json")
+    assert code == 0, err
+    one = json.loads(out)
+    everything = json.loads(cli("kernels", "--json")[1])
+    assert one == next(k for k in everything if k["name"] == "add")
+    code, out, err = cli("kernels", "nope", "--json")
+    assert code == 2 and "unknown kernel 'nope'" in err and out == ""
+
+
+@pytest.mark.parametrize("mode", ["always", "never"])
+def test_color_after_the_subcommand_equals_color_before_it(cli, mode):
+    before = cli("--color", mode, "kernels", "add")
+    after = cli("kernels", "add", "--color", mode)
+    assert before == after and before[0] == 0
+    assert (ANSI in before[1]) == (mode == "always")
+
+
+def test_a_global_color_is_kept_when_the_subcommand_is_not_given_one(cli):
+    # the subcommand's --color defaults to SUPPRESS, so it does not reset the value given before it
+    code, out, err = cli("--color", "always", "kernels", "add")
+    assert code == 0 and ANSI in out
+    code, out, err = cli("--color", "always", "kernels", "add", "--color", "never")
+    assert code == 0 and ANSI not in out  # the later one wins
+    code, out, err = cli("show", "no-such-folder", "--color", "always")
+    assert code == 4 and err.startswith(f"irscope: {ANSI}")  # errors are coloured by it too
+
+
+def test_bad_color_after_the_subcommand_is_a_usage_error_naming_the_command(cli):
+    code, out, err = cli("kernels", "--color", "sometimes")
+    assert code == 2 and "invalid choice: 'sometimes'" in err and "`irscope kernels --help`" in err
+
+
+def _raise_internal_error():
+    raise RuntimeError("a bug")
+
+
+@pytest.mark.parametrize("argv", [["--debug", "kernels"], ["kernels", "--debug"]])
+def test_debug_before_or_after_the_subcommand_shows_the_traceback(cli, monkeypatch, argv):
+    from irscope import library
+    monkeypatch.setattr(library, "builtin_specs", _raise_internal_error)  # stands in for a bug in irscope
+    code, out, err = cli("kernels")
+    assert code == 70 and "internal error: RuntimeError: a bug" in err and "--debug" in err
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli(*argv)
+
+
+def test_every_subcommand_help_lists_the_global_options(capsys):
+    from irscope.cli import COMMANDS, main
+
+    for command in COMMANDS:
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--help"])
+        assert exit_.value.code == 0
+        text = capsys.readouterr().out
+        assert "global options:" in text and "--color WHEN" in text and "--debug" in text, command
+
+
+def test_options_without_a_command_list_the_commands_as_a_usage_error(cli):
+    for argv in ([], ["--color", "never"], ["--debug"]):
+        code, out, err = cli(*argv)
+        assert code == 2 and "COMMAND" in out and "compare" in out, argv
+
+
+def test_a_usage_error_is_coloured_as_the_command_line_asks_wherever_color_is(cli):
+    code, out, err = cli("kernels", "--frob", "--color", "always")
+    assert code == 2 and err.startswith(f"irscope: {ANSI}")
+    code, out, err = cli("--color=always", "frob")
+    assert code == 2 and err.startswith(f"irscope: {ANSI}")
+
+
+def test_an_unknown_command_is_named_with_the_closest_one(cli):
+    code, out, err = cli("comapre", "add")
+    assert code == 2 and "unknown command 'irscope comapre'" in err and "did you mean `irscope compare`?" in err
+    code, out, err = cli("snapshot", "chek")
+    assert code == 2 and "did you mean `irscope snapshot check`?" in err and "commands: check, update" in err
