@@ -49,6 +49,7 @@ def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_p
     assert record["kernel"] == "mine.py:copy_rows"
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 0 and "copy_rows/default.w2/sm_90a  match" in out
+    assert "irscope: kernels to import: mine.py\n" in err
 
 
 def test_missing_goldens_and_version_mismatch(cli, tmp_path):
