@@ -161,7 +161,7 @@ class GoldenRoot:
         def refuse(why: str) -> SnapshotError:
             return SnapshotError(f"{where} {why}; refusing to import it", hint)
 
-        if not isinstance(ref, str) or not ref:
+        if not isinstance(ref, str) or not ref or not ref.isprintable():
             raise refuse(f"is {ref!r}, not a kernel reference")
         path, sep, name = ref.rpartition(":")
         if not sep and not ref.endswith(".py") and "/" not in ref and "\\" not in ref:
@@ -190,7 +190,11 @@ class GoldenRoot:
     def point_of(self, golden: Snapshot):
         """The compile that reproduces a golden: its checked kernel, target and the options it was asked for."""
         from .pipeline import Point
+        from .targets import TARGETS
         source = self.kernel_of(golden)
+        if golden.target is None:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'target' names no known target "
+                                f"({golden.target_name!r})", f"known targets: {', '.join(TARGETS)}")
         request = golden.meta.get("request") or {}
         try:
             options = options_from_request(request)

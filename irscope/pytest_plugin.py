@@ -113,8 +113,8 @@ class IrscopeSession:
         for note in sorted(self.version_notes):
             tr.write_line(note)
         if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
-            tr.write_line(f"fresh snapshots of this run: {self._out} (in pytest's basetemp, which keeps the last "
-                          f"runs: tmp_path_retention_count)")
+            tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
+                          f"prunes to the last runs: tmp_path_retention_count)")
         if self.unused:
             verb = "deleted" if self.update else "unused by the tests that wrote them"
             tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
@@ -124,7 +124,7 @@ class IrscopeSession:
                 tr.write_line(f"irscope: {len(self.unused)} unused golden(s) make this run fail; "
                               f"delete them with pytest --irscope-update", red=True, bold=True)
         if self.problem is not None:
-            tr.write_line(f"irscope: this run fails: {one_line(self.problem)}", red=True, bold=True)
+            tr.write_line(one_line(self.problem, "irscope: this run fails: "), red=True, bold=True)
 
     @property
     def root(self):
@@ -151,11 +151,9 @@ class IrscopeSession:
             if not (kernel.endswith(".py") or os.sep in kernel or "/" in kernel):
                 return kernel
             path, name = kernel, None
-        file = Path(path).expanduser()
-        if file.is_absolute():
-            return kernel
-        file = self.project / file
-        if not file.is_file():
+        given = Path(path).expanduser()
+        file = given if given.is_absolute() else self.project / given
+        if not given.is_absolute() and not file.is_file():  # an absolute one is library.load_kernel's to report
             raise UsageError(f"kernel file '{path}' not found under the project root {self.project}",
                              "kernel paths in tests are relative to pytest's rootdir; or give an absolute path")
         return f"{file}:{name}" if name is not None else str(file)
@@ -163,7 +161,7 @@ class IrscopeSession:
     def compile(self, kernel: str, targets: Sequence[str], options) -> list:
         """Compile (kernel, options) for every target, in parallel, once per session."""
         __tracebackhide__ = True
-        from .errors import CompileError
+        from .errors import CompileError, error_summary
         from .pipeline import Point, compile_points
         from .store import load_snapshot
 
@@ -176,16 +174,16 @@ class IrscopeSession:
         for t in targets:
             o = self._compiled[(kernel, t, options)]
             if not o.ok:
-                msg = (o.error or {}).get("message", o.status).strip().splitlines()
-                raise CompileError(f"{o.label} failed to compile ({o.status}): {msg[0] if msg else ''}")
+                hint = f"the compiler's log is in {o.path}" if o.path else "compile it with: irscope compile"
+                raise CompileError(f"{o.label} failed to compile ({o.status}): {error_summary(o.error or {})}", hint)
             snaps.append(load_snapshot(o.path))
         return snaps
 
 
-def one_line(e: IrscopeError) -> str:
-    """An IrscopeError as the one line a failing test shows: irscope: message (hint)."""
+def one_line(e: IrscopeError, prefix: str = "irscope: ") -> str:
+    """An IrscopeError as the one line a failing test shows: irscope: message (hint: ...)."""
     lines = e.message.strip().splitlines()
-    return f"irscope: {lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else "")
+    return f"{prefix}{lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else "")
 
 
 def _reported(method):

@@ -88,6 +88,7 @@ def test_a_golden_naming_a_kernel_file_outside_the_project_is_refused_before_any
                "kernels/linked.py:x": "outside the project",
                "g/add/planted.py:x": "inside the golden root",
                "kernels/linked.py:x; import os": "names no Python function",
+               "kernels/a\x00.py:x": "not a kernel reference",
                "evil": None}  # a built-in name that does not exist: refused by the library, still no import
     for ref, why in refused.items():
         record_path.write_text(json.dumps({**record, "kernel": ref}))

@@ -172,6 +172,11 @@ def test_a_relative_kernel_path_resolves_against_the_rootdir_when_pytest_runs_fr
     result = run()
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*1 match*"])
+    (pt.path / "snapshots/scale/default/sm_80/golden.json").write_text("{")
+    damaged = run()
+    assert damaged.ret == 1 and "Traceback" not in damaged.stdout.str() + damaged.stderr.str()
+    damaged.stdout.fnmatch_lines([f"irscope: this run fails: {pt.path}/snapshots/scale/default/sm_80/"
+                                  f"golden.json is damaged: *"])
 
 
 def test_a_failed_expectation_shows_the_test_line_and_no_irscope_frames(project):
@@ -228,4 +233,5 @@ def test_a_passing_run_leaves_no_temporary_folder_of_its_own(project, monkeypatc
         run().assert_outcomes(passed=1)
     assert sorted(p.name for p in tmp.glob("irscope-pytest-*")) == []
     # the fresh snapshots went under pytest's basetemp, which pytest prunes itself
-    assert len(list(pt.path.glob("runpytest-*/irscope*/add/default/sm_80/irscope.json"))) == 2
+    fresh = {p.resolve() for p in pt.path.glob("runpytest-*/irscope*/add/default/sm_80/irscope.json")}
+    assert len(fresh) == 2  # one per run (the glob also sees pytest's *current symlinks)
