@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import CompileError, error_summary
 from ..render import ProgressLine, resources_line, stage_sizes, table
-from .options import add_compile_options, options_from_args
+from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 
 def add_parser(sub) -> None:
@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
     add_compile_options(p)
     p.add_argument("--out", "-o", metavar="DIR", help="where snapshots go (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--name", metavar="NAME", help="name of the variant folder (default: the config plus what you changed)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="give up on a compile after this long (default: 300)")
     p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
                    help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "

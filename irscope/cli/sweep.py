@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..render import ProgressLine, human_bytes, table
+from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
 HEADLINE = ("ttgir.shared.buffers", "ptx.wgmma", "ptx.mma.sync", "ptx.tcgen05.mma", "ptx.cp.async",
@@ -22,7 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("file", metavar="FILE.yaml", help="the sweep file")
     p.add_argument("--out", "-o", metavar="DIR",
                    help="snapshot root (default: the file's `out:`, else $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: the file's `jobs:`, "
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: the file's `jobs:`, "
                                                                "else one per CPU core)")
     p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
@@ -34,16 +35,13 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from ..errors import UsageError
     from ..pipeline import default_out
     from ..sweep import expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)
     points = expand(sweep)
     out = Path(args.out) if args.out else (sweep.out or default_out())
-    jobs = args.jobs or sweep.jobs
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"bad --jobs {jobs}", "give a positive number of compiles at once")
+    jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
         return _list(points, out, ui)
     progress = ProgressLine(ui.err)
