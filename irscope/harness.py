@@ -203,6 +203,12 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
     return backend, options, signature, constexprs, attrs, record
 
 
+def target_option_fields(target: Target) -> dict[str, OptionField]:
+    """The backend options Triton knows for a target (`option_fields` of its backend)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    return option_fields(_make_backend(target))
+
+
 def option_fields(backend) -> dict[str, OptionField]:
     """The backend options Triton knows for a backend, with the kind of value each takes: the fields of
     its options dataclass (CUDAOptions, HIPOptions), typed by annotation, else by default value."""

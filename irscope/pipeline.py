@@ -18,7 +18,7 @@ from .errors import UsageError
 from .spec import CompileOptions, variant_name
 from .store import FORMAT, LOG_DIR, META_FILE, PYTHON_FILE, check_writable, snapshot_dir, write_folder
 from .targets import Target, get_target
-from .workers import JobResult, Progress, run_jobs
+from .workers import JobResult, Progress, exit_if_orphaned, run_jobs
 
 DEFAULT_OUT = "irscope-snapshots"
 DEFAULT_TIMEOUT = 300.0
@@ -105,7 +105,9 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcom
     target = get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
-    write_folder(folder, snapshot_files(result))
+    files = snapshot_files(result)
+    exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
+    write_folder(folder, files)
     return Outcome(point, "ok" if result.ok else "failed", folder, result.variant, result.error,
                    time.perf_counter() - started, label=folder.relative_to(out).as_posix())
 

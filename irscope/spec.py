@@ -207,7 +207,7 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "") -> None:
+def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "", given: str = "") -> None:
     """A typical value given for argument `name` is of the kind the kernel takes there.
 
     The kind comes from the spec's own typical value (`KernelSpec.args`), else from the parameter's
@@ -215,7 +215,7 @@ def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "
     """
     typical = spec.args.get(name)
     kind = kind_of(typical) if name in spec.args else kind_of_annotation(annotation)
-    given = f"--arg {name}={_shown(value)}"
+    given = given or f"--arg {name}={_shown(value)}"
     if kind is None:
         if kind_of(value) == "word":
             raise UsageError(f"{given}: a typical value is a number, true/false or a tensor, not a word",
@@ -239,7 +239,8 @@ class OptionField:
     default: Any = None
 
 
-def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField], target: str) -> None:
+def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField], target: str,
+                         given: str = "") -> None:
     """`--option NAME=VALUE` names an option Triton knows for `target` and gives a value of its type."""
     field_ = fields.get(name)
     if field_ is None:
@@ -248,7 +249,7 @@ def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField
         raise UsageError(f"unknown backend option '{name}' for {target}",
                          (f"did you mean {', '.join(close)}? " if close else "") +
                          f"options Triton knows for {target}: {', '.join(known)}")
-    given = f"--option {name}={_shown(value)}"
+    given = given or f"--option {name}={_shown(value)}"
     if field_.kind in ("list", "mapping"):
         raise UsageError(f"{given}: Triton's {name} takes a {field_.kind}, which --option cannot give",
                          "leave it to Triton, or set it in a kernel config's options={...}")
@@ -256,6 +257,14 @@ def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField
         example = _shown(field_.default) if field_.default not in (None, "") else _OPTION_EXAMPLES[field_.kind]
         raise UsageError(f"{given}: Triton's {name} for {target} takes {_a(field_.kind)}, not "
                          f"{_a(kind_of(value))}", f"give {_a(field_.kind)}, e.g. --option {name}={example}")
+
+
+def check_constexpr_value(spec: KernelSpec, name: str, value: Any, known: Any, given: str = "") -> None:
+    """A constexpr whose default is a number is not given a word (Triton would fail deep in the body)."""
+    if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
+        given = given or f"--constexpr {name}={value}"
+        raise UsageError(f"{given}: {spec.name}'s {name} is a number (its default is {known})",
+                         f"give a number, e.g. --constexpr {name}={known}")
 
 
 def check_warps(value: Any, what: str = "--num-warps", *, warp_size: int | None = None, max_threads: int = 1024,
@@ -343,11 +352,7 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     constexprs = {**spec.constexprs, **cfg.constexprs}
     for name, value in opts.constexprs:
         _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
-        known = constexprs.get(name)
-        if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
-            # A number the kernel computes with, given a word: Triton would fail deep in the kernel's body.
-            raise UsageError(f"--constexpr {name}={value}: {spec.name}'s {name} is a number "
-                             f"(its default is {known})", f"give a number, e.g. --constexpr {name}={known}")
+        check_constexpr_value(spec, name, value, constexprs.get(name))
         constexprs[name] = value
     args = dict(spec.args)
     for name, value in opts.args:
