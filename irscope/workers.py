@@ -183,9 +183,9 @@ def _crashed(job: Any, proc, elapsed: float) -> JobResult:
     code = proc.exitcode
     if code is not None and code < 0:
         try:
-            what = f"killed by signal {signal.Signals(-code).name}"
+            what = f"was killed by signal {signal.Signals(-code).name}"
         except ValueError:
-            what = f"killed by signal {-code}"
+            what = f"was killed by signal {-code}"
     else:
         what = f"exited with status {code}"
     return JobResult(job, "crashed", None, f"the compiler process {what}", elapsed)

@@ -107,6 +107,70 @@ def test_a_crashing_compile_is_that_points_failure_only(cli, tmp_path):
     code, out, err = cli("sweep", sweep)
     assert code == 3 and "1 of 2 points did not compile" in err
     assert "crashed" in out and "1 failed" in out
+    # the reason is under the table, and the hint sends nobody to a folder a crashed point does not have
+    assert "crashed  crashes/default/gfx942: the compiler process was killed by signal SIGABRT" in out
+    hint = err.splitlines()[1]
+    assert "irscope show" not in hint and "leaves no folder" in hint
+
+
+def test_each_broken_point_gets_its_reason_and_the_hint_names_a_folder_that_exists(cli, tmp_path):
+    user = DATA / "user_kernels.py"
+    sweep = _write(tmp_path, f"""
+        kernels: ["{user}:hangs", "{user}:type_error", "{user}:copy_rows"]
+        targets: [gfx942]
+        timeout: 3
+        out: o
+    """)
+    code, out, err = cli("sweep", sweep)
+    assert code == 3, err
+    lines = out.splitlines()
+    assert "timeout  hangs/default/gfx942: killed after 3 s" in lines
+    assert any(ln.startswith("failed   type_error/default/gfx942: at source: ") and "undefined_name" in ln
+               for ln in lines), out
+    assert all(len(ln) < 200 for ln in lines)
+    hint = err.splitlines()[1]
+    folder = hint.split("`irscope show ")[1].split("`")[0]
+    assert "type_error" in folder and (tmp_path / folder / "irscope.json").is_file()
+
+
+def test_progress_names_the_variant_being_compiled(tmp_path, kernel_file):
+    path = _write(tmp_path, "kernels: [scale.py:scale]\ntargets: [gfx942]\ngrid: {BLOCK: [128, 256]}\n")
+    seen = []
+    run_points(expand(load_sweep(path)), tmp_path / "o", workers=1, on_progress=lambda p: seen.extend(p.running))
+    assert {"scale/default.BLOCK=128/gfx942", "scale/default.BLOCK=256/gfx942"} <= set(seen), seen
+
+
+def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    user = DATA / "user_kernels.py"
+    sweep = _write(tmp_path, f"""
+        kernels: ["{user}:copy_rows", "{user}:hangs"]
+        targets: [gfx942]
+        out: o
+    """)
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "-j", "2"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"
+    deadline = time.monotonic() + 90
+    while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.is_file(), proc.communicate(timeout=30)
+    time.sleep(0.3)  # let the parent collect the finished point
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    table = out.splitlines()
+    assert table[0].split()[:2] == ["kernel", "status"] and any(ln.startswith("copy_rows") and " ok " in ln
+                                                                   for ln in table), out
+    assert not any(ln.startswith("hangs ") for ln in table)  # not finished: not a row of the table
+    assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
 
 
 @pytest.mark.parametrize("text, line, words", [
