@@ -239,3 +239,30 @@ def test_workers_die_with_a_killed_parent_and_write_nothing_after_it(tmp_path):
     before = _folders(root)
     time.sleep(4)  # longer than a warm compile: a surviving worker would have written its folder by now
     assert _folders(root) == before
+
+
+def test_a_worker_knows_when_its_parent_is_gone_without_the_death_signal(tmp_path):
+    # The portable fallback (compile_one checks before writing): a worker whose parent exits sees itself
+    # orphaned. Simulated without PR_SET_PDEATHSIG: record the parent as _die_with_parent does, then let it go.
+    flag = tmp_path / "orphaned"
+    script = f"""
+import os, sys, time
+from irscope import workers
+assert not workers.orphaned()  # outside a worker: never orphaned
+parent = os.getpid()
+r, w = os.pipe()
+if os.fork() == 0:
+    workers._parent = parent  # what _die_with_parent records (after checking getppid() against it)
+    os.write(w, b"T" if workers.orphaned() else b"F")  # the parent is alive until it reads this
+    time.sleep(0.5)
+    open({str(flag)!r}, "w").write(f"{{workers.orphaned()}}")
+    os._exit(0)
+assert os.read(r, 1) == b"F"
+os._exit(0)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.1)
+    assert flag.read_text() == "True"
