@@ -346,7 +346,8 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     every value is of the kind its parameter or option takes.
 
     `annotations` (parameter -> Triton annotation), `option_fields` (Triton's option set) and
-    the target's warp and block sizes come from the harness, which reads them from Triton; without them those checks are off.
+    the target's warp and block sizes come from the harness, which reads them from Triton; without
+    them those checks are off.
     """
     cfg = spec.config(opts.config)
     constexprs = {**spec.constexprs, **cfg.constexprs}

@@ -232,7 +232,8 @@ def test_expand_grid_union_fixed_values_and_per_kernel_grids(tmp_path, kernel_fi
     matmul = [p for p in points if p.kernel == "matmul"]
     assert len(matmul) == 3 * 2  # the repeated {num_warps: 4, BLOCK_K: 32} point is not compiled twice
     last = matmul[-1].options
-    assert last.num_warps == 2 and last.divisibility == ((None, 1),) and last.backend_options == (("enable_fp_fusion", False),)
+    assert last.num_warps == 2 and last.divisibility == ((None, 1),)
+    assert last.backend_options == (("enable_fp_fusion", False),)
     assert all(p.options.num_stages == 3 for p in points)
     scale = [p for p in points if p.kernel.endswith(":scale")]
     assert {dict(p.options.constexprs)["BLOCK"] for p in scale} == {128, 256}

@@ -23,8 +23,8 @@ def add_parser(sub) -> None:
     p.add_argument("file", metavar="FILE.yaml", help="the sweep file")
     p.add_argument("--out", "-o", metavar="DIR",
                    help="snapshot root (default: the file's `out:`, else $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: the file's `jobs:`, "
-                                                               "else one per CPU core)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
+                   help="compiles at once (default: the file's `jobs:`, else one per CPU core)")
     p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
     p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
