@@ -196,7 +196,7 @@ class CompareScreen(Screen):
         s = summarise(event.rows)
         label = self.pairs[self.current][0]
         if s.deleted == s.inserted == s.changed == 0:
-            self._status(f"{label}: identical after normalising ({s.equal:,} lines)")
+            self._status(f"{label}: identical after normalising ({plural(s.equal, 'line')})")
         else:
             self._status(f"{label}: {s.changed:,} changed, {s.deleted:,} only in A, {s.inserted:,} only in B, "
                          f"{s.equal:,} equal · {plural(len(self.query_one(DiffView).changes), 'run')} of changes")
