@@ -98,9 +98,14 @@ class IrscopeApp(App):
             browser.current = single.path
             browser.rebuild(cursor=single.path)
             if single.snapshot is None:
-                self.notify(single.error or "not a readable snapshot", title=single.relative, severity="error")
+                self.show_damaged(single)
             else:
                 self.open_snapshot(single.snapshot)
+
+    def show_damaged(self, entry: Entry) -> None:
+        reason = entry.error or "this folder is not a readable snapshot"
+        self.notify(reason, title=entry.relative, severity="error")
+        self.view.show_damaged(entry.relative, reason)
 
     def open_snapshot(self, snapshot: Snapshot) -> None:
         self.view.open(snapshot, trusted=self.trusted_sources.get(snapshot.path))
@@ -112,6 +117,9 @@ class IrscopeApp(App):
 
     def on_browser_snapshot_selected(self, event: Browser.SnapshotSelected) -> None:
         self.open_snapshot(event.snapshot)
+
+    def on_browser_damaged_selected(self, event: Browser.DamagedSelected) -> None:
+        self.show_damaged(event.entry)
 
     def on_browser_snapshot_marked(self, event: Browser.SnapshotMarked) -> None:
         self.marked = event.snapshot

@@ -42,6 +42,12 @@ class Browser(Vertical):
         snapshot: Snapshot
 
     @dataclass
+    class DamagedSelected(Message):
+        """The reader chose a folder that cannot be shown (the entry says why)."""
+
+        entry: Entry
+
+    @dataclass
     class SnapshotMarked(Message):
         """The reader marked a snapshot as side A of the next comparison."""
 
@@ -177,8 +183,7 @@ class Browser(Vertical):
         if entry is None:
             return
         if entry.snapshot is None:
-            self.app.notify(entry.error or "this folder is not a readable snapshot", title=entry.relative,
-                            severity="error")
+            self.post_message(self.DamagedSelected(entry))
             return
         self.current = entry.path
         self.post_message(self.SnapshotSelected(entry.snapshot))

@@ -89,6 +89,8 @@ def scan(roots: Iterable[Path]) -> list[Entry]:
 
 def load_entry(root: Path, path: Path) -> Entry:
     """A snapshot folder, loaded and checked; whatever is wrong with it becomes the entry's error."""
+    if not inside(root, path):  # a symlinked folder inside a root: not opened, it could be anywhere
+        return Entry(root, path, None, f"{path} leads outside {root} (a symlink); not reading it")
     try:
         snapshot = load_snapshot(path)
         problem = snapshot_problem(snapshot)
@@ -116,23 +118,23 @@ def snapshot_problem(snapshot: Snapshot) -> str | None:
         return "irscope.json is not an object"
     for name in _TEXT_FIELDS:
         if meta.get(name) is not None and not isinstance(meta[name], str):
-            return f"irscope.json's '{name}' is a {type(meta[name]).__name__}, not text"
+            return f"irscope.json's '{name}' should be text, not {_kind(meta[name])}"
     for name in _DICT_FIELDS:
         if meta.get(name) is not None and not isinstance(meta[name], dict):
-            return f"irscope.json's '{name}' is a {type(meta[name]).__name__}, not an object"
+            return f"irscope.json's '{name}' should be an object, not {_kind(meta[name])}"
     if "format" in meta and (not isinstance(meta["format"], int) or isinstance(meta["format"], bool)):
-        return f"irscope.json's 'format' is {meta['format']!r}, not a whole number"
+        return f"irscope.json's 'format' should be a whole number, not {_kind(meta['format'])}"
     if not isinstance(meta.get("target", {}).get("name", "?"), str):
-        return "irscope.json's target name is not text"
+        return f"irscope.json's target name should be text, not {_kind(meta['target']['name'])}"
     if snapshot.error is not None and not all(isinstance(v, (str, type(None))) for v in snapshot.error.values()):
         return "irscope.json's 'error' holds something other than text"
     for name, value in snapshot.resources.as_dict().items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return f"resource '{name}' is {value!r}, not a number"
+            return f"irscope.json's resource '{name}' should be a number, not {_kind(value)}"
     for stage, info in (meta.get("stages") or {}).items():
         lines = info.get("lines") if isinstance(info, dict) else None
-        if not isinstance(info, dict) or (lines is not None and (isinstance(lines, bool) or not isinstance(lines, int))):
-            return f"irscope.json's entry for stage '{stage}' is {info!r}"
+        if not isinstance(info, dict) or not (lines is None or type(lines) is int):
+            return f"irscope.json's entry for stage '{stage}' is malformed ({_kind(info)})"
     from .axes import AXES, describe  # the compare screen's axes read compile_options, request, specialisation
     from .facts import resource_rows
     resource_rows(snapshot.resources)
@@ -140,6 +142,17 @@ def snapshot_problem(snapshot: Snapshot) -> str | None:
         describe(snapshot, axis)
     _ = snapshot.label, snapshot.text_stages, snapshot.ok
     return escaped_file(snapshot)
+
+
+def _kind(value) -> str:
+    """How a JSON value is named in a message: its kind, not its (possibly huge) contents."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the text {value[:20]!r}"
+    return {list: "a list", dict: "an object"}.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def inside(folder: Path, path: Path) -> bool:

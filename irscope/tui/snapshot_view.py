@@ -29,7 +29,8 @@ from .facts import Facts, facts_of
 from .find_bar import FindBar
 from .resource_panel import ResourcePanel
 from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, StageProblem,
-                     failure_text, hash_problem, located_file, map_stages, next_block, python_text, read_stage, stage_text)
+                     failure_text, hash_problem, located_file, map_stages, next_block, python_text, read_stage,
+                     stage_text)
 from .status_line import StatusLine
 from .steps import line_stage_problem, timeline_problem
 from .timeline_screen import TimelineScreen
@@ -139,7 +140,7 @@ class SnapshotView(Vertical):
             # Wide terminals start with the Python source beside the stage; the reader's `v` decides after.
             self._first_open = False
             self.split = self.app.size.width >= 150 and self._python_text(snapshot) is not None
-            self.side.set_class(not self.split, "-hidden")
+        self.side.set_class(not self.split, "-hidden")  # (a damaged folder shown last hid it)
         self.data = {}
         self.source_line = None
         recorded = snapshot.meta.get("source_file")
@@ -160,14 +161,28 @@ class SnapshotView(Vertical):
         # Parse after the first paint: the parse holds the GIL for a while on a 100k-line stage.
         self.call_after_refresh(self.map_lines, snapshot)
 
-    def _replace_tabs(self, active: str | None) -> None:
+    def show_damaged(self, label: str, reason: str) -> None:
+        """A folder that cannot be shown: one `✗ damaged` tab saying why, nothing of it read."""
+        self.snapshot, self.facts, self.data, self.problems = None, None, {}, {}
+        self.stages, self.stage, self.source_line = [], None, None
+        self._replace_tabs(None, damaged=True)
+        self.main.stage = ""
+        self.main.show(Document(f"{label}: this folder cannot be shown\n\n{reason}\n\n"
+                                "Recompile it (irscope compile), or choose another snapshot in the tree.", ""))
+        self.side.set_class(True, "-hidden")
+        self.query_one(ResourcePanel).show(None, None)
+        status = self.query_one("#status", StatusLine)
+        status.show(Text.assemble((" damaged ", "bold reverse red"), f"  {reason}"))
+
+    def _replace_tabs(self, active: str | None, damaged: bool = False) -> None:
         # A new Tabs created with its active tab, rather than cleared and refilled: refilling activates the
         # first tab on its own, and that late activation would switch the stage under the reader.
         self._tabs_made += 1
-        tabs = Tabs(*[Tab(f"{i + 1} {TAB_LABELS.get(stage, stage)}", id=f"tab-{stage}")
-                      for i, stage in enumerate(self.stages)],
-                    active=f"tab-{active}" if active else None, id=f"stage-tabs-{self._tabs_made}",
-                    classes="stage-tabs")
+        shown = [Tab("✗ damaged", id="tab-damaged")] if damaged else \
+            [Tab(f"{i + 1} {TAB_LABELS.get(stage, stage)}", id=f"tab-{stage}")
+             for i, stage in enumerate(self.stages)]
+        chosen = "tab-damaged" if damaged else f"tab-{active}" if active else None
+        tabs = Tabs(*shown, active=chosen, id=f"stage-tabs-{self._tabs_made}", classes="stage-tabs")
         old = self.tabs
         self.mount(tabs, before=old)
         old.remove()

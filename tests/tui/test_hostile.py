@@ -143,6 +143,10 @@ def hostile(tmp_path):
         meta["variant"] = case  # loadable cases get their own label: add/<case>/sm_80
         _write_meta(snap, meta)
         change(snap, outside)
+    # a whole snapshot folder inside the root that is a symlink to one outside it
+    shutil.copytree(GOLDEN, outside / "snap")
+    (root / "linked" / "default").mkdir(parents=True)
+    os.symlink(outside / "snap", root / "linked" / "default" / "sm_80")
     return root
 
 
@@ -169,7 +173,8 @@ def test_hostile_snapshots_show_as_damaged_and_never_leak_a_file_outside(hostile
     async def scenario():
         async with started([hostile]) as (app, pilot):
             entries = _entries(app)
-            assert set(entries) == set(CASES) | {"add"}
+            assert set(entries) == set(CASES) | {"add", "linked"}
+            assert "leads outside" in entries["linked"].error
             for case, (_, damaged) in CASES.items():
                 entry = entries[case]
                 assert (entry.snapshot is None) == damaged, (case, entry.error)
@@ -177,7 +182,7 @@ def test_hostile_snapshots_show_as_damaged_and_never_leak_a_file_outside(hostile
                     assert entry.error, case
             assert entries["add"].ok
             bad = sum(damaged for _, damaged in CASES.values())
-            assert f"{len(CASES) - bad + 1} snapshots in root, {bad} damaged" in app.sub_title
+            assert f"{len(CASES) - bad + 1} snapshots in root, {bad + 1} damaged" in app.sub_title
             assert "✗" in screen_text(app) and TOKEN not in _rendered(app)
 
             # Every damaged entry: Enter says why, opens nothing, and the app lives on.
@@ -191,6 +196,8 @@ def test_hostile_snapshots_show_as_damaged_and_never_leak_a_file_outside(hostile
                 await pilot.press("enter")
                 await settle(pilot)
                 assert app.view.snapshot is None, case
+                assert entries[case].error in "\n".join(app.view.main.document.lines), case  # why, in the reader
+                assert "✗ damaged" in screen_text(app)  # its one tab
             assert TOKEN not in _rendered(app)
 
             # Every loadable hostile case: each tab shown, the Python tab never the planted file.
@@ -252,3 +259,23 @@ def _nodes(node):
     for child in node.children:
         yield child
         yield from _nodes(child)
+
+
+def test_a_kernel_file_named_in_this_session_is_the_one_python_file_shown_from_outside(hostile, tmp_path):
+    # What the compile dialog records for a `FILE.py:FUNCTION` it compiled; nothing a snapshot says.
+    mine = tmp_path / "mine.py"
+    mine.write_text("# the kernel I typed in the compile dialog\n")
+
+    async def scenario():
+        async with started([hostile]) as (app, pilot):
+            snap = _entries(app)["source-file-outside"].path
+            await open_snapshot(app, pilot, "add/source-file-outside/sm_80")
+            assert "python" not in app.view.stages
+            app.trusted_sources[snap] = mine
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            await open_snapshot(app, pilot, "add/source-file-outside/sm_80")
+            assert app.view.stages[0] == "python"
+            await pilot.press("1")
+            await settle(pilot)
+            assert "the kernel I typed" in screen_text(app) and TOKEN not in _rendered(app)
+    run(scenario)
