@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,12 @@ def read_stage(snapshot: Snapshot, stage: str) -> str:
     try:
         return snapshot.read(stage)
     except DAMAGE as e:  # the store's SnapshotError (a missing file, a sha256 mismatch), or worse
-        raise StageProblem(stage, getattr(e, "message", None) or f"cannot read {stage}: {e}") from None
+        message = getattr(e, "message", None) or f"cannot read {stage}: {e}"
+        # Paths relative to the snapshot (the reader knows which one is open), so the file's name comes
+        # early enough in the message to be seen on the status line.
+        message = message.replace(f"{snapshot.path}{os.sep}", "").replace(str(snapshot.path), "the snapshot")
+        name = Path(path).name if path is not None else None
+        raise StageProblem(stage, message if name is None or name in message else f"{name}: {message}") from None
 
 
 def hash_problem(snapshot: Snapshot, stage: str) -> str | None:

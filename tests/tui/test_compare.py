@@ -116,7 +116,7 @@ def test_the_header_lists_only_what_differs_and_counts_in_words(tmp_path):
     meta["variant"] = "default.w8"
     meta["compile_options"]["num_warps"] = 8
     meta["resources"]["registers"] = 30
-    meta["stages"]["ttgir"]["sha256"] = hashlib.sha256(ttgir.read_bytes()).hexdigest()
+    meta["stages"]["ttgir"].update(sha256=hashlib.sha256(ttgir.read_bytes()).hexdigest(), bytes=ttgir.stat().st_size)
     (b / "irscope.json").write_text(json.dumps(meta))
 
     async def scenario():
