@@ -173,9 +173,9 @@ class Browser(Vertical):
         event.stop()
         tree = self.tree
         tree.focus()
-        first = first_leaf(tree.root)
-        if first is not None:  # Enter after typing a filter: the cursor on the first match
-            tree.move_cursor(first)
+        first = first_leaf(tree.root) if self.filter_text.strip() else None
+        if first is not None:  # Enter after typing a filter: the cursor on the first match (after the
+            self.call_after_refresh(tree.move_cursor, first)  # rebuild's own cursor move, also deferred)
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
