@@ -372,13 +372,13 @@ TRITON_META_SCHEMA: Check = obj(
 """The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
 
 
-def validate(value: object, schema: Check, source: Path) -> None:
+def validate(value: object, schema: Check, source: Path, hint: str | None = None) -> None:
     """SnapshotError naming the field of `source` that does not fit `schema`."""
     try:
         schema(value, "")
     except _Invalid as e:
-        raise SnapshotError(f"{source} is damaged: {e}", "recompile it with irscope compile; irscope.json is "
-                            "documented in docs/snapshot-format.md") from None
+        raise SnapshotError(f"{source} is damaged: {e}", hint or "recompile it with irscope compile (the format "
+                            "is in docs/snapshot-format.md)") from None
 
 
 def read_json(path: Path, schema: Check, root: Path, what: str):

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace, ui) -> int:
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
     if args.snapshot and args.interpret:
-        raise UsageError("--snapshot runs a compiled binary, which needs a GPU", "drop --interpret")
+        raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
+                         "runs the Python kernel instead", _cpu_hint(args.snapshot))
     specs = [library.load_kernel(k) for k in args.kernels]
     for ref, spec in zip(args.kernels, specs):
         workload = runner.workload_of(spec)
@@ -77,10 +78,29 @@ def run(args: argparse.Namespace, ui) -> int:
         return int(ExitCode.FAILED) if failed else 0
 
     if not runner.gpu_available():
+        if args.snapshot:
+            raise EnvironmentProblem("there is no CUDA GPU here to launch the snapshot's cubin on",
+                                     _cpu_hint(args.snapshot))
         raise EnvironmentProblem("there is no CUDA GPU here to run on",
                                  "pass --interpret to check the kernel on the CPU through Triton's interpreter")
     from .gpu_run import run_on_gpu
     return run_on_gpu(args, ui, specs)
+
+
+def _cpu_hint(snapshots) -> str:
+    """What does work without a GPU: checking the snapshot's kernel (not its cubin) in the interpreter."""
+    from ..errors import IrscopeError
+    from ..store import load_snapshot
+    from .gpu_run import builtin_name
+
+    kernel = "KERNEL"
+    try:
+        snap = load_snapshot(snapshots[0])
+        kernel = snap.kernel if builtin_name(snap.kernel) else f"FILE.py:{snap.fn_name}"
+    except IrscopeError:
+        pass
+    return (f"on the CPU, check the kernel itself without --snapshot: irscope run {kernel} --interpret; "
+            "run --snapshot on a machine with a CUDA GPU")
 
 
 def _write_json(path: str | None, payload) -> None:
