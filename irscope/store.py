@@ -421,12 +421,13 @@ def load_snapshot(path: Path | str) -> Snapshot:
         raise SnapshotError(f"'{path}' does not exist", "give a snapshot folder (irscope compile writes them)")
     if not path.is_dir():
         raise SnapshotError(f"'{path}' is not a folder", "give the snapshot's folder, not one of its files")
-    if (path / META_FILE).is_file():
-        return _load_irscope(path)
     try:
         names = sorted(os.listdir(path))
     except OSError as e:
         raise SnapshotError(f"cannot list '{path}': {e.strerror}", "check its permissions") from None
+    _refuse_links_out(path, names)
+    if META_FILE in names:
+        return _load_irscope(path)
     triton_meta = [path / n for n in names if n.endswith(".json") and not n.startswith("__grp__")
                    and n not in ("runs.json", "verify.json", "golden.json")]
     if triton_meta:
@@ -435,6 +436,18 @@ def load_snapshot(path: Path | str) -> Snapshot:
         return _load_dump(path)
     raise SnapshotError(f"'{path}' is not a snapshot", "a snapshot folder holds irscope.json (irscope compile), "
                         "or a Triton cache entry's <kernel>.json and stage files")
+
+
+def _refuse_links_out(path: Path, names: list[str]) -> None:
+    """SnapshotError for any symlink in the folder (or its logs/ and passes/) that resolves outside it."""
+    for name in names:
+        entry = path / name
+        if entry.is_symlink():
+            inside(path, entry, name)
+        elif name in (LOG_DIR, PASSES_DIR) and entry.is_dir():
+            for sub in entry.iterdir():
+                if sub.is_symlink():
+                    inside(path, sub, f"{name}/{sub.name}")
 
 
 def _stage_files(path: Path, fn_name: str, only: Mapping | None = None) -> dict[str, Path]:
@@ -550,7 +563,7 @@ def _resources_from_files(snap: Snapshot) -> Resources:
 
 
 def is_snapshot_dir(path: Path) -> bool:
-    if (path / META_FILE).is_file():
+    if (path / META_FILE).is_file() or (path / META_FILE).is_symlink():
         return True
     names = os.listdir(path)
     has_stage = any(Path(n).suffix[1:] in STAGES for n in names)
