@@ -53,10 +53,9 @@ _SCHEMAS = {RUNS_FILE: RUN_SCHEMA, VERIFY_FILE: VERIFY_SCHEMA}
 def _read(path: Path, root: Path | None = None) -> list[dict]:
     if not (path.is_file() or path.is_symlink()):
         return []
-    if root is not None:
-        path = inside(root, path, path.name)
+    real = inside(root, path, path.name) if root is not None else path
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(real.read_text())
     except (OSError, ValueError) as e:
         raise SnapshotError(f"{path} is damaged: {e}", "move it aside: it only holds earlier GPU results") from None
     if not isinstance(data, list):

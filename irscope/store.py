@@ -383,9 +383,9 @@ def validate(value: object, schema: Check, source: Path, hint: str | None = None
 
 def read_json(path: Path, schema: Check, root: Path, what: str):
     """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
-    path = inside(root, path, what)
+    real = inside(root, path, what)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(real.read_text())
     except (OSError, ValueError) as e:
         raise SnapshotError(f"{path} is damaged: {e}", "recompile it with irscope compile") from None
     validate(data, schema, path)

@@ -41,11 +41,9 @@ HYPOTHESIS = settings(max_examples=EXAMPLES, deadline=None, database=None,
 def _report_count(request):
     yield
     line = f"test_hostile_snapshots: {CASES['n']} generated hostile/damaged snapshot cases ran"
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line)
-    else:
-        print(line)
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\n{line}")  # on the terminal even under pytest's output capture, for the run's notes
 
 
 class World:

@@ -4,8 +4,9 @@ Every run builds inputs from a seed, poisons the outputs with NaN, launches the 
 every output with the workload's torch reference to its dtype's tolerance (exit 1 when any is off).
 On a CUDA GPU it then times the kernel and the torch baselines with do_bench, interleaved and repeated,
 against the copy bandwidth and library matmul rate measured in the same run (`--check` skips timing).
-`--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile. `--interpret` runs the
-check on the CPU through Triton's interpreter (what CI does).
+`--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile (the kernel's Python comes from
+the built-in library or a FILE.py:NAME the user gives, never from a path the snapshot records). `--interpret`
+runs the check on the CPU through Triton's interpreter (what CI does).
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def add_parser(sub) -> None:
                         "benchmark size on a GPU)")
     p.add_argument("--snapshot", metavar="DIR", action="append", default=[],
                    help="launch this snapshot's cubin (made anywhere, by any Triton) instead of compiling "
-                        "through the JIT, with the same checks (repeatable)")
+                        "through the JIT, with the same checks (repeatable). Its Python signature comes from the "
+                        "built-in kernel of the snapshot's name, or from a FILE.py:NAME you also give (which then "
+                        "runs through the JIT too): the source file a snapshot records is never imported")
     p.add_argument("--check", action="store_true", help="on a GPU: check the results, skip the timing")
     p.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
