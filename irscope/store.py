@@ -118,7 +118,8 @@ class Snapshot:
         try:
             data = path.read_bytes()
         except OSError as e:
-            raise SnapshotError(f"cannot read {self.stage_files[stage]}: {e.strerror}", "is the folder complete?") from None
+            raise SnapshotError(f"cannot read {self.stage_files[stage]}: {e.strerror}",
+                                "is the folder complete?") from None
         ok = self._hash_ok(stage, data)
         self._verified[stage] = ok
         if not ok:
@@ -276,8 +277,10 @@ STR = _kind("a string", lambda v: isinstance(v, str))
 INT = _kind("an integer", _is_int)
 NUM = _kind("a number", lambda v: _is_int(v) or isinstance(v, float))
 BOOL = _kind("true or false", lambda v: isinstance(v, bool))
-IDENT = _kind("a Python identifier (the @triton.jit function's name)", lambda v: isinstance(v, str) and v.isidentifier())
-SHA256 = _kind("64 lower-case hex digits", lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None)
+IDENT = _kind("a Python identifier (the @triton.jit function's name)",
+              lambda v: isinstance(v, str) and v.isidentifier())
+SHA256 = _kind("64 lower-case hex digits",
+               lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None)
 SCALAR = _kind("a string, number, true, false or null", lambda v: v is None or isinstance(v, (str, int, float)))
 
 

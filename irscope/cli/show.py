@@ -47,7 +47,8 @@ def _summary(snap, ui) -> None:
     if m.get("description"):
         ui.print(f"  {m['description']}")
     if snap.error:
-        ui.print(f"  {s('error', 'red')} at stage {snap.error.get('stage')}: {(snap.error.get('message') or '').strip()}")
+        message = (snap.error.get("message") or "").strip()
+        ui.print(f"  {s('error', 'red')} at stage {snap.error.get('stage')}: {message}")
     t = snap.target
     if t:
         ui.print(f"  target   {t.name} ({t.family}: {t.products}), warp {t.warp_size}")
@@ -63,8 +64,8 @@ def _summary(snap, ui) -> None:
         note = a.get("why", "")
         if a.get("attrs"):
             note = " ".join(f"{k}={v}" for k, v in a["attrs"].items())
-        spec_rows.append([a["name"], a["type"], a.get("value", ""), a.get("divisibility", "-") if a.get("kind") != "constant"
-                          else "const", note])
+        divisibility = a.get("divisibility", "-") if a.get("kind") != "constant" else "const"
+        spec_rows.append([a["name"], a["type"], a.get("value", ""), divisibility, note])
     if spec_rows:
         ui.print("\n  specialisation (what a typical launch gives the JIT):")
         ui.print(_indent(table(["argument", "type", "typical value", "divisibility", "note"], spec_rows, style=s)))
@@ -81,8 +82,8 @@ def _summary(snap, ui) -> None:
     ui.print(_indent(table(["stage", "file", "size", "lines", "compile time"], rows, right=(2, 3, 4), style=s)))
     damaged = snap.damaged_stages()
     if damaged:
-        ui.print(f"  {s('warning', 'red', 'bold')}  {', '.join(damaged)}: the file differs from the sha256 irscope.json "
-                 "records (changed or damaged since the compile); --stage refuses to show it")
+        ui.print(f"  {s('warning', 'red', 'bold')}  {', '.join(damaged)}: the file differs from the sha256 "
+                 "irscope.json records (changed or damaged since the compile); --stage refuses to show it")
     v = m.get("versions") or {}
     if v:
         ui.print("\n  versions " + ", ".join(f"{k} {val}" for k, val in v.items() if k != "ptxas_binary"))
