@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import ExitCode
+from ..errors import ExitCode, SnapshotError
 
 
 def run_on_gpu(args, ui, specs) -> int:
@@ -25,6 +25,9 @@ def run_on_gpu(args, ui, specs) -> int:
     jobs = []  # (request, run callable, source, snapshot to record into or None)
     for snap_dir in args.snapshot:
         snap = load_snapshot(snap_dir)
+        if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
+            raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
+                                "the cubin changed after the compile; recompile the snapshot")
         ref, spec = snapshot_kernel(snap, args.kernels, specs)
         config = (snap.meta.get("request") or {}).get("config")
         for size in args.size or [None]:
