@@ -510,7 +510,7 @@ def _load_irscope(path: Path) -> Snapshot:
     return Snapshot(path=path, meta=meta, stage_files=files, origin="irscope", extra=_extra_files(path))
 
 
-_FORMAT_ONLY: Check = obj(("function",), format=INT)  # checked first, so a newer format is named as such
+_FORMAT_ONLY: Check = obj(format=INT)  # checked first, so a newer format is named as such, not as damage
 
 
 def _target_name(backend: str, arch) -> str:
