@@ -5,11 +5,14 @@ import shutil
 
 import pytest
 
-from irscope import harness, library, results, runner
-from irscope.replay import SpecialisationMismatch, check_call, full_args
-from irscope.store import load_snapshot
+from irscope.harness import compiler as harness
+from irscope.spec import library
+from irscope.store import results
+from irscope.gpu import runner
+from irscope.gpu.replay import SpecialisationMismatch, check_call, full_args
+from irscope.store.snapshot import load_snapshot
 from irscope.targets import get_target
-from irscope.verify import options_for_call
+from irscope.gpu.verify import options_for_call
 
 
 @pytest.fixture(scope="module")

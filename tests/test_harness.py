@@ -3,8 +3,9 @@ import re
 
 import pytest
 
-from irscope import harness, library
-from irscope.spec import CompileOptions
+from irscope.harness import compiler as harness
+from irscope.spec import library
+from irscope.spec.kernel import CompileOptions
 from irscope.targets import get_target
 
 
@@ -61,7 +62,7 @@ def test_every_stage_is_collected(target, asm, binary):
 
 def test_alignment_decides_pipelining_on_hopper(compiled):
     """The seeds' central finding: without tt.divisibility the matmul loses its async copies."""
-    from irscope.store import load_snapshot
+    from irscope.store.snapshot import load_snapshot
     aligned = load_snapshot(compiled / "matmul" / "default" / "sm_90a").read("ptx")
     spec = library.load_kernel("matmul")
     res = harness.compile_kernel(spec, get_target("sm_90a"), CompileOptions(divisibility=((None, 1),)))

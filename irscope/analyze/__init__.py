@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..resources import Resources
-from ..store import GOLDEN_MARKER, Snapshot
-from . import amdgcn, catalog, ptx, sass, ttgir
+from ..ir.resources import Resources
+from ..store.snapshot import GOLDEN_MARKER, Snapshot
+from . import amdgcn
+from . import catalog
+from . import ptx
+from . import sass
+from . import ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
 from .ttgir import Allocation, Layout
 

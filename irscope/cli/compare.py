@@ -45,7 +45,7 @@ def add_parser(sub) -> None:
 def axes_from_args(args) -> list[tuple[str, list]]:
     """(axis name, values) in the order they vary, the last fastest."""
     from ..errors import UsageError
-    from ..spec import parse_assignment, parse_int_list, parse_value
+    from ..spec.kernel import parse_assignment, parse_int_list, parse_value
     from ..targets import parse_targets
 
     axes: list[tuple[str, list]] = [("target", [t.name for t in parse_targets(args.target)])]
@@ -101,7 +101,8 @@ def without_no_op_overrides(kernel: str, target: str, options):
     The same holds for a constexpr, argument, backend option or divisibility equal to what the config
     and the spec give. The point keeps its asked values for the table's columns (SweepPoint.axes).
     """
-    from .. import harness, library
+    from ..harness import compiler as harness
+    from ..spec import library
     from ..errors import IrscopeError
     from ..targets import get_target
 
@@ -145,8 +146,8 @@ def column_labels(points, axes, many_kernels: bool) -> list[str]:
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..pipeline import default_out
-    from ..render import ProgressLine
+    from ..harness.batch import default_out
+    from ..render.terminal import ProgressLine
     from ..sweep import run_points
     from .stats import side_by_side, split_patterns
 

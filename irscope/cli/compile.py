@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import CompileError, error_summary
-from ..render import ProgressLine, resources_line, stage_sizes, table
+from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 
@@ -32,8 +32,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
-    from ..pipeline import Point, compile_points, default_out
-    from ..store import load_snapshot
+    from ..harness.batch import Point, compile_points, default_out
+    from ..store.snapshot import load_snapshot
     from ..targets import parse_targets
 
     targets = parse_targets(args.target)

@@ -8,12 +8,16 @@ from ..errors import ExitCode, SnapshotError
 
 
 def run_on_gpu(args, ui, specs) -> int:
-    from .. import bench, device, library, results, runner
-    from ..pipeline import default_out
-    from ..replay import snapshot_runner
-    from ..spec import CompileOptions, variant_name
-    from ..store import load_snapshot, snapshot_dir
-    from ..workload import jit_launch
+    from ..gpu import bench
+    from ..harness import runtime as device
+    from ..spec import library
+    from ..store import results
+    from ..gpu import runner
+    from ..harness.batch import default_out
+    from ..gpu.replay import snapshot_runner
+    from ..spec.kernel import CompileOptions, variant_name
+    from ..store.snapshot import load_snapshot, snapshot_dir
+    from ..spec.workload import jit_launch
     from .run import _write_json, report
 
     target = device.current_target()
@@ -71,7 +75,7 @@ def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
     A snapshot folder is untrusted: the `source_file` (or a path-like `kernel`) it records is never
     imported, since importing a file runs it.
     """
-    from .. import library
+    from ..spec import library
     from ..errors import UsageError
 
     for ref, spec in zip(refs, specs):
@@ -108,7 +112,7 @@ def _gpu(ceilings, target) -> dict:
 
 
 def _time(prepared, run, repeats, ceilings):
-    from .. import bench
+    from ..gpu import bench
 
     def kernel() -> None:
         for call in prepared.calls:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..render import table
+from ..render.terminal import table
 
 
 def add_parser(sub) -> None:
@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from .. import library
+    from ..spec import library
 
     if args.json:
         specs = [library.load_kernel(args.kernel)] if args.kernel else library.builtin_specs()
@@ -59,7 +59,7 @@ def kernel_as_dict(spec) -> dict:
 
 
 def _is_tensor(value) -> bool:
-    from ..spec import Tensor
+    from ..spec.kernel import Tensor
     return isinstance(value, Tensor)
 
 

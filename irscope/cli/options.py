@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..spec import CompileOptions, parse_assignment, parse_divisibility
+from ..spec.kernel import CompileOptions, parse_assignment, parse_divisibility
 
 
 def positive_int(text: str) -> int:

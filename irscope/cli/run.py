@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
-    from .. import library, runner
+    from ..spec import library
+    from ..gpu import runner
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace, ui) -> int:
 def _cpu_hint(snapshots) -> str:
     """What does work without a GPU: checking the snapshot's kernel (not its cubin) in the interpreter."""
     from ..errors import IrscopeError
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
     from .gpu_run import builtin_name
 
     kernel = "KERNEL"

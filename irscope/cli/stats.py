@@ -10,7 +10,7 @@ import io
 import json
 from typing import Sequence
 
-from ..render import human_bytes, table
+from ..render.terminal import human_bytes, table
 
 
 def add_parser(sub) -> None:
@@ -66,7 +66,7 @@ def load_all(paths: Sequence[str], ui=None) -> list:
     from pathlib import Path
 
     from ..errors import SnapshotError
-    from ..store import is_snapshot_dir, load_snapshot, scan_snapshots
+    from ..store.snapshot import is_snapshot_dir, load_snapshot, scan_snapshots
 
     snaps = []
     for p in paths:

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ..render import ProgressLine, human_bytes, table
+from ..render.terminal import ProgressLine, human_bytes, table
 from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from ..pipeline import default_out
+    from ..harness.batch import default_out
     from ..sweep import SweepInterrupted, expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)

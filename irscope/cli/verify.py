@@ -21,12 +21,15 @@ def add_parser(sub) -> None:
 def run(args, ui) -> int:
     from pathlib import Path
 
-    from .. import device, library, results, runner
+    from ..harness import runtime as device
+    from ..spec import library
+    from ..store import results
+    from ..gpu import runner
     from ..errors import EnvironmentProblem
-    from ..pipeline import default_out
-    from ..spec import CompileOptions, variant_name
-    from ..store import snapshot_dir
-    from ..verify import verify
+    from ..harness.batch import default_out
+    from ..spec.kernel import CompileOptions, variant_name
+    from ..store.snapshot import snapshot_dir
+    from ..gpu.verify import verify
     from .run import _write_json
 
     if not runner.gpu_available():

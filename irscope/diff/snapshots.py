@@ -1,6 +1,6 @@
 """Compare two snapshots: counter and resource deltas, and a unified diff of one stage.
 
-By default stage text is normalised first (`irscope.normalize`: debug locations, absolute paths, SASS
+By default stage text is normalised first (`irscope.ir.normalize`: debug locations, absolute paths, SASS
 offsets), and the result says what that removed; `raw=True` compares the files as they are.
 """
 from __future__ import annotations
@@ -9,10 +9,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from .analyze import Analysis, analyze
-from .errors import SnapshotError
-from .normalize import normalize
-from .store import TEXT_STAGES, Snapshot
+from ..analyze import Analysis, analyze
+from ..errors import SnapshotError
+from ..ir.normalize import normalize
+from ..store.snapshot import TEXT_STAGES, Snapshot
 
 # What normalisation removes, by stage, so a diff can say so (label, pattern counted in the raw text).
 _LOC_MLIR = ("debug locations", re.compile(r"\bloc\("))
@@ -106,7 +106,7 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
 
 
 def counter_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
-    from .analyze.catalog import sort_key
+    from ..analyze.catalog import sort_key
     keys = sorted(set(a.counters) | set(b.counters), key=sort_key)
     return tuple(Delta(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k))
 

@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import EnvironmentProblem
-from .store import Snapshot
+from ..errors import EnvironmentProblem
+from ..store.snapshot import Snapshot
 
 
 class Expectation:
@@ -63,7 +63,7 @@ class Expectation:
                 exactly: int | None = None) -> "Expectation":
         """A counter of `irscope stats` (see docs/analyzers.md), e.g. `ptx.wgmma`, `ttgir.async_copy`."""
         __tracebackhide__ = True
-        from .analyze import analyze
+        from ..analyze import analyze
         counters = analyze(self.snap).counters
         value = counters.get(name, 0)
         if name not in counters and not any(k.startswith(name.split(".")[0] + ".") for k in counters):
@@ -100,7 +100,7 @@ class Expectation:
 
     def launchable(self) -> "Expectation":
         __tracebackhide__ = True
-        from .analyze import analyze
+        from ..analyze import analyze
         launch = analyze(self.snap).launch
         if not launch.launchable:
             self._fail("cannot launch: " + "; ".join(launch.reasons))

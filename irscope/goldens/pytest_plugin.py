@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from .errors import IrscopeError, UsageError
+from ..errors import IrscopeError, UsageError
 
 _KEY = pytest.StashKey["IrscopeSession"]()
 
@@ -129,7 +129,7 @@ class IrscopeSession:
     @property
     def root(self):
         if self._root is None:
-            from .golden import GoldenRoot
+            from .root import GoldenRoot
             self._root = GoldenRoot(self.root_path)
         return self._root
 
@@ -161,9 +161,9 @@ class IrscopeSession:
     def compile(self, kernel: str, targets: Sequence[str], options) -> list:
         """Compile (kernel, options) for every target, in parallel, once per session."""
         __tracebackhide__ = True
-        from .errors import CompileError, error_summary
-        from .pipeline import Point, compile_points
-        from .store import load_snapshot
+        from ..errors import CompileError, error_summary
+        from ..harness.batch import Point, compile_points
+        from ..store.snapshot import load_snapshot
 
         todo = [t for t in targets if (kernel, t, options) not in self._compiled]
         if todo:
@@ -212,7 +212,7 @@ def _options(**given):
 
 def _compile_options(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
                      options=None, line_info=True):
-    from .spec import CompileOptions, Tensor, parse_divisibility, parse_value
+    from ..spec.kernel import CompileOptions, Tensor, parse_divisibility, parse_value
 
     if isinstance(divisibility, (int, str)):
         divisibility = [divisibility]
@@ -249,8 +249,8 @@ class IrscopeFixture:
     def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
         """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
         __tracebackhide__ = True
-        from .golden import describe
-        from .targets import parse_targets
+        from .root import describe
+        from ..targets import parse_targets
 
         names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
         kernel = self._session.resolve_kernel(kernel)

@@ -2,7 +2,7 @@
 
 A golden is an ordinary snapshot folder under a golden root (`snapshots/` in this repository, marked by a
 `.irscope-goldens` file), plus `golden.json` saying which test wrote it. What is compared (documented in
-docs/goldens.md): the text stages after normalisation (`irscope.normalize`), the disassembly of binaries
+docs/goldens.md): the text stages after normalisation (`irscope.ir.normalize`), the disassembly of binaries
 rather than their bytes, and the counters and resources. Used by the pytest plugin and `irscope snapshot`.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
-from .errors import SnapshotError
-from .store import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
+from ..errors import SnapshotError
+from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
 
 GOLDEN_FILE = "golden.json"
 # Stages compared, in pipeline order. Binaries are compared through their disassembly (sass); hsaco
@@ -189,8 +189,8 @@ class GoldenRoot:
 
     def point_of(self, golden: Snapshot):
         """The compile that reproduces a golden: its checked kernel, target and the options it was asked for."""
-        from .pipeline import Point
-        from .targets import TARGETS
+        from ..harness.batch import Point
+        from ..targets import TARGETS
         source = self.kernel_of(golden)
         if golden.target is None:
             raise SnapshotError(f"{golden.path / META_FILE}: field 'target' names no known target "
@@ -249,7 +249,7 @@ def golden_test(snap: Snapshot) -> str | None:
 
 def options_from_request(request: dict):
     """The CompileOptions a snapshot's `request` (irscope.json) records."""
-    from .spec import CompileOptions, parse_value
+    from ..spec.kernel import CompileOptions, parse_value
 
     def pairs(key):
         return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
@@ -267,7 +267,7 @@ def _triton(snap: Snapshot) -> str:
 
 def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
-    from .diff import diff_snapshots
+    from ..diff.snapshots import diff_snapshots
 
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:

@@ -81,7 +81,7 @@ def measure_ceilings() -> Ceilings:
         return _ceilings["gpu"]
     import torch
 
-    from .device import do_bench, driver_version
+    from ..harness.runtime import do_bench, driver_version
     src = torch.empty(COPY_BYTES // 4, dtype=torch.float32, device="cuda").normal_()
     dst = torch.empty_like(src)
     copy_ms = do_bench(lambda: dst.copy_(src))
@@ -99,7 +99,7 @@ def measure_ceilings() -> Ceilings:
 
 def time_candidates(candidates: Mapping[str, Callable[[], Any]], repeats: int = 3) -> dict[str, list[float]]:
     """do_bench each candidate `repeats` times, interleaved: a, b, c, a, b, c, ..."""
-    from .device import do_bench
+    from ..harness.runtime import do_bench
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(repeats):
         for name, fn in candidates.items():

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .errors import UsageError
-from .spec import DTYPES
-from .store import Snapshot
+from ..errors import UsageError
+from ..spec.kernel import DTYPES
+from ..store.snapshot import Snapshot
 
 
 class SpecialisationMismatch(UsageError):
@@ -33,7 +33,7 @@ def _dtype_name(value) -> str | None:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return None
-    from .workload import dtype_name
+    from ..spec.workload import dtype_name
     return dtype_name(dtype)
 
 
@@ -71,7 +71,7 @@ def check_call(snapshot: Snapshot, fn, call) -> None:
 def snapshot_runner(snapshot: Snapshot, spec, fallback: Callable) -> Callable:
     """A `run(call)` for `runner.execute`: calls of the snapshot's kernel launch its cubin (after
     `check_call`); the other kernels of a multi-kernel workload go through `fallback` (the JIT)."""
-    from .device import LoadedBinary
+    from ..harness.runtime import LoadedBinary
 
     binary = LoadedBinary(snapshot, spec)
 

@@ -4,14 +4,14 @@ Two ways to get there:
 
 - `check_interpreted(request)`: on the CPU through Triton's interpreter. TRITON_INTERPRET=1 is read
   when `@triton.jit` decorates a function, so the check runs in a fresh Python process started with
-  that variable set (`python -m irscope.runner`), never in this one, whose kernel files may already
+  that variable set (`python -m irscope.gpu.runner`), never in this one, whose kernel files may already
   be imported for compiling.
 - `execute(request, device, run=jit_launch)`: in this process, on `device`. The interpreter child
   calls it with device "cpu"; a GPU runner calls it with "cuda" (and, to launch a snapshot's cubin,
-  its own `run`; see irscope.workload for the launch contract).
+  its own `run`; see irscope.spec.workload for the launch contract).
 
 On a GPU, `irscope run` prepares a run (`prepare`), checks it (`check`), then times the same launches
-with `irscope.bench`; `irscope.replay` launches a snapshot's cubin instead of the JIT.
+with `irscope.gpu.bench`; `irscope.gpu.replay` launches a snapshot's cubin instead of the JIT.
 torch is imported inside functions only.
 """
 from __future__ import annotations
@@ -27,9 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import errors
-from .errors import EnvironmentProblem, IrscopeError, UsageError
-from .workload import DEFAULT_TOLERANCES, KernelCall, Params, Tolerance, Workload, dtype_name, jit_launch, params_for
+from .. import errors
+from ..errors import EnvironmentProblem, IrscopeError, UsageError
+from ..spec.workload import (DEFAULT_TOLERANCES, KernelCall, Params, Tolerance, Workload, dtype_name, jit_launch,
+                             params_for)
 
 DEFAULT_SEED = 0
 INTERPRET_TIMEOUT = 900.0
@@ -111,7 +112,7 @@ def workload_of(spec) -> Workload:
 
 def params_of(spec, workload: Workload, config: str | None) -> Params:
     """The spec's Params under `config`, with the other specs its workload launches at their defaults."""
-    from . import library
+    from ..spec import library
     own = params_for(spec, config)
     others = {name: params_for(library.load_kernel(_sibling(spec, name))) for name in workload.kernels
               if name != spec.name}
@@ -120,7 +121,7 @@ def params_of(spec, workload: Workload, config: str | None) -> Params:
 
 def _sibling(spec, name: str) -> str:
     # Specs named in `kernels` live in the same file as the spec (built-in names or FILE.py:NAME).
-    from . import library
+    from ..spec import library
     if spec.path and Path(spec.path).resolve().parent != library.builtin_dir().resolve():
         return f"{spec.path}:{name}"
     return name
@@ -149,7 +150,7 @@ def prepare(request: Request, device: str = "cpu", *, default_size: str | None =
     """Build fresh random inputs for a request on `device`, poison the outputs, describe the launches."""
     import torch
 
-    from . import library
+    from ..spec import library
     spec = library.load_kernel(request.kernel)
     workload = workload_of(spec)
     cfg = spec.config(request.config)
@@ -279,7 +280,7 @@ def check_many_interpreted(requests: Sequence[Request], *, timeout: float = INTE
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with tempfile.TemporaryDirectory(prefix="irscope-run-") as tmp:
         result_path = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "irscope.runner", json.dumps([asdict(r) for r in reqs]), str(result_path)]
+        cmd = [sys.executable, "-m", "irscope.gpu.runner", json.dumps([asdict(r) for r in reqs]), str(result_path)]
         message = ""
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -362,7 +363,7 @@ def _widen_bf16(handle, interpreter, np):
 
 
 def _child(argv: list[str]) -> int:
-    """`python -m irscope.runner REQUESTS_JSON RESULT_PATH`: the interpreter check's process."""
+    """`python -m irscope.gpu.runner REQUESTS_JSON RESULT_PATH`: the interpreter check's process."""
     requests = [Request(**r) for r in json.loads(argv[0])]
     out = Path(argv[1])
     fix_interpreter_bf16_dot()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .spec import CompileOptions, Tensor
+from ..spec.kernel import CompileOptions, Tensor
 
 COMPARED = ("ttir", "ttgir", "llir", "ptx", "cubin")
 
@@ -44,7 +44,7 @@ class Verification:
 
 def options_for_call(spec, call, config: str) -> CompileOptions:
     """The device-less compile options that reproduce a real launch's specialisation."""
-    from .workload import dtype_name
+    from ..spec.workload import dtype_name
 
     names = [p.name for p in spec.fn.params if not p.is_constexpr]
     args, divisibility = [], []
@@ -62,7 +62,10 @@ def options_for_call(spec, call, config: str) -> CompileOptions:
 
 def verify(request) -> Verification:
     """Compile the kernel of `request` through the JIT on this GPU and device-less, and compare."""
-    from . import device, harness, library, runner
+    from ..harness import runtime as device
+    from ..harness import compiler as harness
+    from ..spec import library
+    from . import runner
 
     workload = runner.workload_of(library.load_kernel(request.kernel))
     prepared = runner.prepare(request, "cuda", default_size=workload.bench_size)

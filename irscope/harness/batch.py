@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import UsageError
-from .spec import CompileOptions, variant_name
-from .store import FORMAT, LOG_DIR, META_FILE, PYTHON_FILE, check_writable, snapshot_dir, write_folder
-from .targets import Target, get_target
+from ..errors import UsageError
+from ..spec.kernel import CompileOptions, variant_name
+from ..store.snapshot import FORMAT, LOG_DIR, META_FILE, PYTHON_FILE, check_writable, snapshot_dir, write_folder
+from ..targets import Target, get_target
 from .workers import JobResult, Progress, exit_if_orphaned, run_jobs
 
 DEFAULT_OUT = "irscope-snapshots"
@@ -67,7 +67,8 @@ class CompileInterrupted(KeyboardInterrupt):
 
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
-    from . import harness, library
+    from . import compiler as harness
+    from ..spec import library
     for target in {get_target(p.target) for p in points}:
         harness.check_tools(target)
     for p in points:
@@ -76,7 +77,7 @@ def check_points(points: Sequence[Point]) -> list[Point]:
 
 
 def folder_for(point: Point, out: Path) -> Path:
-    from . import library
+    from ..spec import library
     spec = library.load_kernel(point.kernel)
     return snapshot_dir(out, spec.name, variant_name(spec, point.options), get_target(point.target).name)
 
@@ -130,7 +131,8 @@ def _compile_job(job: tuple[Point, str]) -> Outcome:
 
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
-    from . import harness, library
+    from . import compiler as harness
+    from ..spec import library
     started = time.perf_counter()
     spec = library.load_kernel(point.kernel)
     target = get_target(point.target)

@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import __version__, tools
-from .errors import CompileError, EnvironmentProblem, UsageError, error_summary
-from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
-from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve, variant_name
-from .targets import Target
+from .. import __version__
+from . import tools
+from ..errors import CompileError, EnvironmentProblem, UsageError, error_summary
+from ..ir.resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
+from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve,
+                           variant_name)
+from ..targets import Target
 
 # Stage names in pipeline order, as Triton's CompiledKernel.asm names them, plus our sass.
 STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
@@ -418,8 +420,8 @@ def _pass_dumps(level: str) -> Iterator[Any]:
     from triton import knobs
     from triton._C.libtriton import ir
 
-    from .passes.dump import final_marker, pipeline_marker, stage_marker
-    from .passes.record import PassRecorder
+    from ..passes.dump import final_marker, pipeline_marker, stage_marker
+    from ..passes.record import PassRecorder
 
     previous = knobs.runtime.add_stages_inspection_hook
     original_run = ir.pass_manager.run

@@ -9,10 +9,10 @@ from __future__ import annotations
 import tempfile
 from typing import Any, Callable, Sequence
 
-from .errors import EnvironmentProblem, SnapshotError
-from .harness import STAGE_ORDER
-from .store import Snapshot
-from .targets import TARGETS, Target
+from ..errors import EnvironmentProblem, SnapshotError
+from .compiler import STAGE_ORDER
+from ..store.snapshot import Snapshot
+from ..targets import TARGETS, Target
 
 
 def current_target() -> Target:

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import EnvironmentProblem
+from ..errors import EnvironmentProblem
 
 TOOL_ENV = {"nvdisasm": "TRITON_NVDISASM_PATH", "cuobjdump": "TRITON_CUOBJDUMP_PATH", "ptxas": "TRITON_PTXAS_PATH",
             "ptxas-blackwell": "TRITON_PTXAS_BLACKWELL_PATH"}

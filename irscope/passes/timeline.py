@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import SnapshotError
-from ..store import PASSES_DIR
+from ..store.snapshot import PASSES_DIR
 from .text import canonical_mlir, normalize_line
 
 FORMAT = 1  # of passes/index.json
@@ -110,7 +110,7 @@ class Timeline:
         return "\n".join(lines[i] for i in self._flat[info.offset:info.offset + info.count]) + "\n"
 
     def comparable(self, ir: int, raw: bool = False) -> str:
-        """The IR normalised (irscope.normalize for its stage), or as printed when `raw`."""
+        """The IR normalised (irscope.ir.normalize for its stage), or as printed when `raw`."""
         key = (ir, raw)
         if key not in self._comparable:
             info = self.irs[ir]
@@ -168,7 +168,7 @@ def _read_xz(path: Path) -> bytes:
 
 
 def load_timeline(snap) -> Timeline:
-    """The pass timeline of a snapshot (irscope.store.Snapshot); SnapshotError if it has none."""
+    """The pass timeline of a snapshot (irscope.store.snapshot.Snapshot); SnapshotError if it has none."""
     folder = Path(snap.extra.get("passes") or Path(snap.path) / PASSES_DIR)
     index_path = folder / INDEX_FILE
     if not index_path.is_file():

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import IO, Iterable, Sequence
 
-from .store import Snapshot
+from ..store.snapshot import Snapshot
 
 RESET = "\x1b[0m"
 STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m",
@@ -89,7 +89,7 @@ def highlight(text: str, stage: str, color: bool) -> str:
     from pygments import highlight as pyg_highlight
     from pygments.formatters import TerminalFormatter
 
-    from .lexers import get_lexer  # irscope's own first: Pygments' "sass" is the CSS preprocessor
+    from ..ir.lexers import get_lexer  # irscope's own first: Pygments' "sass" is the CSS preprocessor
     lexer = get_lexer(LEXERS.get(stage, stage))
     if lexer is None:
         return text

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from .errors import UsageError
+from ..errors import UsageError
 
 # Typical addresses of the tensors a launch passes: torch's caching allocator hands out blocks aligned
 # to 512 bytes, so a real launch sees every pointer 16-byte aligned unless the tensor is a view at an
@@ -58,8 +58,8 @@ class KernelSpec:
     configs: Sequence[Config] = (Config("default"),)
     constexprs: Mapping[str, Any] = field(default_factory=dict)  # defaults under every config
     description: str = ""
-    workload: Any = None  # how to run it on a GPU or in the interpreter (irscope.workload.Workload)
-    path: str = ""  # the file the spec was loaded from; set by irscope.library
+    workload: Any = None  # how to run it on a GPU or in the interpreter (irscope.spec.workload.Workload)
+    path: str = ""  # the file the spec was loaded from; set by irscope.spec.library
 
     @property
     def fn_name(self) -> str:

@@ -14,15 +14,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from .errors import UsageError
-from .spec import KernelSpec
+from ..errors import UsageError
+from .kernel import KernelSpec
 
 _loaded: dict[Path, ModuleType] = {}
 
 
 def builtin_dir() -> Path:
     """The folder of the built-in kernels: `kernels/` beside the package, or inside it once installed."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the irscope package
     for candidate in (here / "kernels", here.parent / "kernels"):
         if (candidate / "__init__.py").is_file():
             return candidate

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import UsageError
+from ..errors import UsageError
 
 Size = Mapping[str, int]
 
@@ -89,7 +89,7 @@ class KernelCall:
 def jit_launch(call: KernelCall) -> None:
     """Launch through Triton's JIT: on a GPU, or on the CPU when TRITON_INTERPRET=1 was set before import."""
     if any(getattr(getattr(a, "device", None), "type", None) == "cuda" for a in call.args):
-        from .device import ensure_scratch_allocator  # Triton's runtime is device.py's business
+        from ..harness.runtime import ensure_scratch_allocator  # Triton's runtime is device.py's business
         ensure_scratch_allocator(call.args)
     call.fn[call.grid](*call.args, **call.jit_kwargs())
 

@@ -29,9 +29,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from .errors import SnapshotError, UsageError
-from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
-from .targets import TARGETS, Target
+from ..errors import SnapshotError, UsageError
+from ..ir.resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
+from ..targets import TARGETS, Target
 
 FORMAT = 1
 META_FILE = "irscope.json"

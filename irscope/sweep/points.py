@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IrscopeError, UsageError
-from ..spec import (CompileOptions, check_arg_value, check_backend_option, check_constexpr_value, check_warps,
-                    parse_value)
+from ..spec.kernel import (CompileOptions, check_arg_value, check_backend_option, check_constexpr_value, check_warps,
+                           parse_value)
 from .file import RESERVED_AXES, KernelEntry, Sweep, options_for
 
 
@@ -23,13 +23,13 @@ class SweepPoint:
     where: str = ""  # "FILE:LINE" of the entry it came from, for errors found later
 
     def pipeline_point(self):
-        from ..pipeline import Point
+        from ..harness.batch import Point
         return Point(self.kernel, self.target, self.options)
 
 
 def expand(sweep: Sweep) -> list[SweepPoint]:
     """Every point of the sweep (kernels x targets x grid), without repeats, checked against each kernel."""
-    from .. import library
+    from ..spec import library
     points: list[SweepPoint] = []
     seen = set()
     for entry in sweep.kernels:
@@ -63,7 +63,7 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
 def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
     """Check every value of the entry on its own, so that a bad one is reported at its own line rather
     than at the entry's when a point that combines it fails to specialise later."""
-    from .. import harness
+    from ..harness import compiler as harness
     from ..targets import get_target
 
     targets = [get_target(t) for t in sweep.targets]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import IrscopeError
-from ..spec import variant_name
+from ..spec.kernel import variant_name
 from .points import SweepPoint
 
 
@@ -137,8 +137,9 @@ class PlannedPoint:
 def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
                 on_progress: Callable[["SweepProgress"], None] | None = None) -> list[PlannedPoint]:
     """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh."""
-    from .. import harness, library
-    from ..store import META_FILE, snapshot_dir
+    from ..harness import compiler as harness
+    from ..spec import library
+    from ..store.snapshot import META_FILE, snapshot_dir
     from ..targets import get_target
 
     planned = []
@@ -161,9 +162,9 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
 def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None = None, timeout: float | None = 300.0,
                force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
     """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
-    from .. import harness
-    from ..pipeline import CompileInterrupted, compile_points
-    from ..store import check_writable
+    from ..harness import compiler as harness
+    from ..harness.batch import CompileInterrupted, compile_points
+    from ..store.snapshot import check_writable
     from ..targets import get_target
 
     out = Path(out)
@@ -208,7 +209,7 @@ def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
 
 def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     from ..analyze import analyze
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     p, key, folder, fresh = pp.point, pp.key, pp.folder, pp.fresh
     label = folder.relative_to(out).as_posix()

@@ -18,7 +18,7 @@ class SassLexer(RegexLexer):
 
     name = "NVIDIA SASS"
     # Pygments' own `sass` is the CSS preprocessor and wins `get_lexer_by_name("sass")`; `nvsass` is
-    # unambiguous for pygmentize, and irscope.lexers.get_lexer("sass") finds this one first.
+    # unambiguous for pygmentize, and irscope.ir.lexers.get_lexer("sass") finds this one first.
     aliases = ["sass", "nvsass", "nvidia-sass"]
     filenames = ["*.sass"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ..store import Snapshot
-from ..targets import TARGETS
+from ...store.snapshot import Snapshot
+from ...targets import TARGETS
 
 # Axis name -> the key the compare screen binds to it.
 AXES = {"target": "t", "num_warps": "w", "num_stages": "s", "alignment": "a", "constexprs": "k"}

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import IrscopeError
-from ..store import PYTHON_FILE, Snapshot, iter_snapshot_dirs, load_snapshot
-from ..targets import TARGETS
+from ...errors import IrscopeError
+from ...store.snapshot import PYTHON_FILE, Snapshot, iter_snapshot_dirs, load_snapshot
+from ...targets import TARGETS
 
 DEFAULT_ROOT = "irscope-snapshots"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..render import human_bytes
-from ..resources import Resources
-from ..store import Snapshot
+from ...render.terminal import human_bytes
+from ...ir.resources import Resources
+from ...store.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Facts:
 
 def facts_of(snapshot: Snapshot) -> Facts:
     """The numbers to show for a snapshot."""
-    from ..analyze import analyze
+    from ...analyze import analyze
 
     analysis = analyze(snapshot)
     occupancy = analysis.occupancy.describe() if analysis.occupancy else None

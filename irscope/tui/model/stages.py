@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..lines import LineMap, kernel_file, line_map
-from ..outline import Landmark, outline
-from ..store import PYTHON_FILE, Snapshot
-from .catalog import DAMAGE, inside
+from ...ir.lines import LineMap, kernel_file, line_map
+from ...ir.outline import Landmark, outline
+from ...store.snapshot import PYTHON_FILE, Snapshot
+from .entries import DAMAGE, inside
 from .document import Document
 
 PYTHON = "python"

@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IrscopeError, SnapshotError
-from ..passes import Step, Timeline, compile_pattern, line_origin, load_timeline, normalize_line
-from ..passes.text import canonical_mlir
-from ..passes.timeline import INDEX_FILE
-from ..store import PASSES_DIR, Snapshot
-from .align import Row, align
+from ...errors import IrscopeError, SnapshotError
+from ...passes import Step, Timeline, compile_pattern, line_origin, load_timeline, normalize_line
+from ...passes.text import canonical_mlir
+from ...passes.timeline import INDEX_FILE
+from ...store.snapshot import PASSES_DIR, Snapshot
+from ...diff.align import Row, align
 from .document import DARK_THEME, Document
 
 FORM_NAMES = {"mlir": "MLIR", "llvm": "LLVM IR", "mir": "machine IR"}

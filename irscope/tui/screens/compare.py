@@ -13,17 +13,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
-from ..normalize import normalize
-from ..resources import Resources
-from ..store import Snapshot
-from .align import Row, align, summarise
-from .axes import AXES, describe, differing_axes, next_sibling
-from .catalog import DAMAGE
-from .diff_view import DiffView
-from .document import DARK_THEME, LIGHT_THEME, Document
-from .facts import Facts, deltas, facts_of
-from .key_footer import KeyFooter
-from .stages import StageProblem, read_stage
+from ...ir.normalize import normalize
+from ...ir.resources import Resources
+from ...store.snapshot import Snapshot
+from ...diff.align import Row, align, summarise
+from ..model.axes import AXES, describe, differing_axes, next_sibling
+from ..model.entries import DAMAGE
+from ..widgets.diff_view import DiffView
+from ..model.document import DARK_THEME, LIGHT_THEME, Document
+from ..model.facts import Facts, deltas, facts_of
+from ..widgets.key_footer import KeyFooter
+from ..model.stages import StageProblem, read_stage
 
 ORDER = ("source", "ttir", "ttgir", "llir", "asm", "sass")
 

@@ -1,6 +1,6 @@
 """CompileScreen: choose a kernel, targets and options, and compile them in the background.
 
-Compiles run through `irscope.pipeline.compile_points` in child processes started by a forkserver:
+Compiles run through `irscope.harness.batch.compile_points` in child processes started by a forkserver:
 forking this process, which has Textual's threads running, could copy a lock some other thread holds.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, ProgressBar, Static
 
-from ..errors import IrscopeError
+from ...errors import IrscopeError
 
 START_METHOD = "forkserver"
 FIELDS = (  # id, label, placeholder
@@ -46,10 +46,10 @@ class Request:
 
 def parse_request(values: dict[str, str], out: Path) -> Request:
     """Turn the form's text into compile points; raises UsageError with a hint on bad input."""
-    from ..errors import UsageError
-    from ..pipeline import Point
-    from ..spec import CompileOptions, parse_assignment, parse_divisibility
-    from ..targets import parse_targets
+    from ...errors import UsageError
+    from ...harness.batch import Point
+    from ...spec.kernel import CompileOptions, parse_assignment, parse_divisibility
+    from ...targets import parse_targets
 
     kernel = values.get("kernel", "").strip()
     if not kernel:
@@ -175,7 +175,7 @@ class CompileScreen(ModalScreen):
 
     @work(thread=True, exclusive=True, group="compile")
     def compile(self, request: Request) -> None:
-        from ..pipeline import compile_points
+        from ...harness.batch import compile_points
 
         def on_progress(p) -> None:
             running = tuple(f"{pt.kernel} {pt.target}" for pt, _ in p.running)
@@ -269,7 +269,7 @@ def _start_forkserver() -> None:
     if _started:
         return
     from multiprocessing import forkserver, resource_tracker
-    multiprocessing.get_context(START_METHOD).set_forkserver_preload(["irscope.pipeline", "triton"])
+    multiprocessing.get_context(START_METHOD).set_forkserver_preload(["irscope.harness.batch", "triton"])
     saved = sys.stderr
     with open(os.devnull, "w") as devnull:
         sys.stderr = devnull

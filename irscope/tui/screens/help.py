@@ -59,7 +59,7 @@ counts them per stage.
 | `x` | swap A and B |
 | `Esc` | back to reading |
 
-Stages are compared after `irscope.normalize` (no debug locations, paths or SASS offsets), as
+Stages are compared after `irscope.ir.normalize` (no debug locations, paths or SASS offsets), as
 `irscope diff` does; resource and counter deltas are listed above the diff.
 
 ## Pass timeline

@@ -15,20 +15,20 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ..errors import IrscopeError, SnapshotError
-from ..passes import Blame, Step, Timeline, find_pattern, load_timeline
-from ..store import Snapshot
-from .catalog import DAMAGE
-from .code_view import CodeView
-from .document import DARK_THEME, LIGHT_THEME, Document
-from .find_bar import FindBar
-from .key_footer import KeyFooter
-from .pass_diff_view import PassDiffView
-from .status_line import StatusLine
-from .step_list import StepList
-from .step_text import blame_note, step_heading, timeline_title
-from .steps import (Origin, StepDiff, first_of_stage, is_changing, line_rows, matching_lines, origin_of, pattern_rows,
-                    stage_step, step_diff, step_ir)
+from ...errors import IrscopeError, SnapshotError
+from ...passes import Blame, Step, Timeline, find_pattern, load_timeline
+from ...store.snapshot import Snapshot
+from ..model.entries import DAMAGE
+from ..widgets.code_view import CodeView
+from ..model.document import DARK_THEME, LIGHT_THEME, Document
+from ..widgets.find_bar import FindBar
+from ..widgets.key_footer import KeyFooter
+from ..widgets.pass_diff_view import PassDiffView
+from ..widgets.status_line import StatusLine
+from ..widgets.step_list import StepList
+from ..widgets.step_text import blame_note, step_heading, timeline_title
+from ..model.steps import (Origin, StepDiff, first_of_stage, is_changing, line_rows, matching_lines, origin_of,
+                           pattern_rows, stage_step, step_diff, step_ir)
 
 KEEP_RENDERED = 48  # steps' diffs and IRs kept for stepping back and forth
 

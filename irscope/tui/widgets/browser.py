@@ -12,8 +12,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Tree
 
-from ..store import Snapshot
-from .catalog import Entry, matches, sort_key
+from ...store.snapshot import Snapshot
+from ..model.entries import Entry, matches, sort_key
 
 
 class Browser(Vertical):

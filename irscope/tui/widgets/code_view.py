@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .document import Document
+from ..model.document import Document
 
 
 class CodeView(ScrollView, can_focus=True):

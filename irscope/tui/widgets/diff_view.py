@@ -14,8 +14,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .align import Row, change_starts, unified
-from .document import Document
+from ...diff.align import Row, change_starts, unified
+from ..model.document import Document
 
 SIGNS = {"equal": " ", "delete": "-", "insert": "+", "replace": "~"}
 

@@ -6,10 +6,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from ..store import Snapshot
-from .axes import describe
-from .catalog import DAMAGE
-from .facts import Facts, resource_rows
+from ...store.snapshot import Snapshot
+from ..model.axes import describe
+from ..model.entries import DAMAGE
+from ..model.facts import Facts, resource_rows
 
 
 class ResourcePanel(Static):

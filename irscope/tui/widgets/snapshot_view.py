@@ -18,22 +18,22 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Tab, Tabs
 
-from ..lines import SourceLoc, base_name, same_file
-from ..outline import outline
-from ..resources import Resources
-from ..store import Snapshot
-from .catalog import DAMAGE
+from ...ir.lines import SourceLoc, base_name, same_file
+from ...ir.outline import outline
+from ...ir.resources import Resources
+from ...store.snapshot import Snapshot
+from ..model.entries import DAMAGE
 from .code_view import CodeView
-from .document import DARK_THEME, LIGHT_THEME, Document
-from .facts import Facts, facts_of
+from ..model.document import DARK_THEME, LIGHT_THEME, Document
+from ..model.facts import Facts, facts_of
 from .find_bar import FindBar
 from .resource_panel import ResourcePanel
-from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, StageProblem,
-                     failure_text, hash_problem, located_file, map_stages, next_block, python_text, read_stage,
-                     stage_text)
+from ..model.stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, StageProblem,
+                            failure_text, hash_problem, located_file, map_stages, next_block, python_text,
+                            read_stage, stage_text)
 from .status_line import StatusLine
-from .steps import line_stage_problem, timeline_problem
-from .timeline_screen import TimelineScreen
+from ..model.steps import line_stage_problem, timeline_problem
+from ..screens.timeline import TimelineScreen
 
 class SnapshotView(Vertical):
     """The reader: stage tabs, the code, the Python source (split), the resource panel and a status line."""

@@ -9,9 +9,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from ..passes import Step
+from ...passes import Step
 from .step_text import step_row
-from .steps import change_text, is_changing
+from ..model.steps import change_text, is_changing
 
 
 class StepList(OptionList):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..passes import Blame, Step, Timeline
-from .steps import change_text, is_changing, op_summary
+from ...passes import Blame, Step, Timeline
+from ..model.steps import change_text, is_changing, op_summary
 
 
 def timeline_title(tl: Timeline, label: str, listed: int | None = None) -> Text:
