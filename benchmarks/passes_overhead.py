@@ -16,7 +16,7 @@ import time
 
 from irscope.harness import compiler as harness
 from irscope.spec import library
-from irscope.harness.batch import snapshot_files
+from irscope.store.writer import snapshot_files
 from irscope.spec.kernel import CompileOptions
 from irscope.targets import get_target
 

@@ -357,7 +357,7 @@ def test_a_triton_cache_or_dump_folder_with_hostile_names_is_refused(name, dump)
 # -- irscope run --snapshot never imports what a snapshot records --------------------------------------
 
 def test_run_snapshot_never_imports_the_recorded_source_file(tmp_path):
-    from irscope.cli.gpu_run import snapshot_kernel
+    from irscope.gpu.session import snapshot_kernel
     from irscope.errors import UsageError
     from irscope.store.snapshot import load_snapshot
 

@@ -146,10 +146,10 @@ def column_labels(points, axes, many_kernels: bool) -> list[str]:
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..harness.batch import default_out
+    from ..store.roots import default_out
     from ..render.terminal import ProgressLine
     from ..sweep import run_points
-    from .stats import side_by_side, split_patterns
+    from ..render.tables import side_by_side, split_patterns
 
     points, axes, shared = points_from_args(args)
     out = Path(args.out) if args.out else default_out()
@@ -202,7 +202,7 @@ def points_csv(rows, patterns=()) -> str:
     import csv
     import io
 
-    from .stats import csv_header, csv_row
+    from ..render.tables import csv_header, csv_row
 
     axes = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes if n != "target"))
     stats_header = csv_header([r.analysis for r in rows], patterns)
@@ -218,7 +218,7 @@ def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:
     """For each pair of neighbours: counters that appear or vanish, matrix-layout versions that change, and
     launchability that changes."""
     from ..analyze.catalog import sort_key
-    from .stats import matches
+    from ..render.tables import matches
 
     out = []
     for i in range(1, len(analyses)):

@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
-    from ..harness.batch import Point, compile_points, default_out
+    from ..harness.batch import Point, compile_points
+    from ..store.roots import default_out
     from ..store.snapshot import load_snapshot
     from ..targets import parse_targets
 

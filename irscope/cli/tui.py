@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 def run(args, ui) -> int:
     from ..errors import EnvironmentProblem, UsageError
     from ..spec.library import builtin_files
-    from ..harness.batch import default_out
+    from ..store.roots import default_out
     from ..tui.model.entries import default_roots
 
     roots = default_roots(args.roots, default=default_out())

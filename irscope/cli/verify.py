@@ -24,11 +24,10 @@ def run(args, ui) -> int:
     from ..harness import runtime as device
     from ..spec import library
     from ..store import results
-    from ..gpu import runner
+    from ..gpu import runner, session
     from ..errors import EnvironmentProblem
-    from ..harness.batch import default_out
+    from ..store.roots import default_out
     from ..spec.kernel import CompileOptions, variant_name
-    from ..store.snapshot import snapshot_dir
     from ..gpu.verify import verify
     from .run import _write_json
 
@@ -49,9 +48,11 @@ def run(args, ui) -> int:
             ui.print(f"  {st.stage:<6} {verdict}  jit {st.jit_bytes:,} B, device-less {st.deviceless_bytes:,} B"
                      + (f"\n         first difference: {st.first_difference}" if st.first_difference else ""))
         differ += not v.identical
-        folder = snapshot_dir(out, spec.name, variant_name(spec, CompileOptions(config=args.config)), target.name)
-        if (folder / "irscope.json").is_file():
-            ui.print(f"  recorded in {results.append(folder, results.VERIFY_FILE, v.as_dict())}")
+        snap = session.recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=args.config)),
+                                         target.name)
+        where = session.record(snap, results.VERIFY_FILE, v.as_dict())
+        if where is not None:
+            ui.print(f"  recorded in {where}")
         payload.append(v.as_dict())
     _write_json(args.json, payload)
     return int(ExitCode.FAILED) if differ else 0

@@ -15,6 +15,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
 from ..errors import SnapshotError
+from ..spec.kernel import CompileOptions
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
 
 GOLDEN_FILE = "golden.json"
@@ -197,7 +198,7 @@ class GoldenRoot:
                                 f"({golden.target_name!r})", f"known targets: {', '.join(TARGETS)}")
         request = golden.meta.get("request") or {}
         try:
-            options = options_from_request(request)
+            options = CompileOptions.from_dict(request)
         except (TypeError, ValueError, AttributeError) as e:
             raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {e}",
                                 f"rewrite the golden: irscope snapshot update --goldens {self.path}") from None
@@ -245,20 +246,6 @@ def _record(snap: Snapshot) -> dict:
 
 def golden_test(snap: Snapshot) -> str | None:
     return _record(snap).get("test")
-
-
-def options_from_request(request: dict):
-    """The CompileOptions a snapshot's `request` (irscope.json) records."""
-    from ..spec.kernel import CompileOptions, parse_value
-
-    def pairs(key):
-        return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
-
-    return CompileOptions(config=request.get("config"), num_warps=request.get("num_warps"),
-                          num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
-                          backend_options=pairs("backend_options"), args=pairs("args"),
-                          divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
-                          line_info=request.get("line_info", True), name=request.get("name"))
 
 
 def _triton(snap: Snapshot) -> str:

@@ -29,8 +29,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import errors
 from ..errors import EnvironmentProblem, IrscopeError, UsageError
-from ..spec.workload import (DEFAULT_TOLERANCES, KernelCall, Params, Tolerance, Workload, dtype_name, jit_launch,
+from ..spec.workload import (DEFAULT_TOLERANCES, KernelCall, Params, Tolerance, Workload, dtype_name,
                              params_for)
+from ..harness.runtime import jit_launch
 
 DEFAULT_SEED = 0
 INTERPRET_TIMEOUT = 900.0
@@ -331,41 +332,11 @@ def gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def fix_interpreter_bf16_dot() -> None:
-    """Make the interpreter's `tl.dot` multiply bf16 values, not their bit patterns (triton#11584).
-
-    Triton's interpreter keeps bf16 tensors as uint16 and `create_dot` hands that storage straight to
-    np.matmul, so a bf16 dot returns numbers around 1e10 (Triton 3.6 to 3.9; upstream says bf16 dot is
-    not supported there yet). A GPU multiplies the bf16 values exactly and accumulates in fp32: widen
-    the operands to fp32 first, which is exact. Only the interpreter's process calls this.
-    """
-    import numpy as np
-    from triton.runtime import interpreter
-
-    builder = interpreter.InterpreterBuilder
-    if getattr(builder.create_dot, "_irscope_bf16", False):
-        return
-    original = builder.create_dot
-
-    def create_dot(self, a, b, d, *args, **kwargs):
-        return original(self, _widen_bf16(a, interpreter, np), _widen_bf16(b, interpreter, np), d, *args, **kwargs)
-
-    create_dot._irscope_bf16 = True
-    builder.create_dot = create_dot
-
-
-def _widen_bf16(handle, interpreter, np):
-    import triton.language as tl
-    if handle.dtype.scalar != tl.bfloat16 or handle.data.dtype != np.uint16:
-        return handle
-    widened = (handle.data.astype(np.uint32) << 16).view(np.float32)
-    return interpreter.TensorHandle(widened, tl.float32)
-
-
 def _child(argv: list[str]) -> int:
     """`python -m irscope.gpu.runner REQUESTS_JSON RESULT_PATH`: the interpreter check's process."""
     requests = [Request(**r) for r in json.loads(argv[0])]
     out = Path(argv[1])
+    from ..harness.interpreter import fix_interpreter_bf16_dot
     fix_interpreter_bf16_dot()
     results = []
     for request in requests:

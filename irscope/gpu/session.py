@@ -1,71 +1,72 @@
-"""The GPU half of `irscope run`: check each config, time the ones that are right, record the results."""
+"""A GPU run of `irscope run`: which runs to make (JIT launches of configs, snapshots' cubins), the kernel
+a snapshot's cubin launches with, timing a checked run, and where each result is recorded.
+
+The CLI and any other presenter (the TUI, the pytest plugin) share these rules; they only report.
+torch and Triton are imported inside functions.
+"""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
-from ..errors import ExitCode, SnapshotError
+from ..errors import SnapshotError
 
 
-def run_on_gpu(args, ui, specs) -> int:
-    from ..gpu import bench
-    from ..harness import runtime as device
-    from ..spec import library
-    from ..store import results
-    from ..gpu import runner
-    from ..harness.batch import default_out
-    from ..gpu.replay import snapshot_runner
+@dataclass(frozen=True)
+class Job:
+    """One run to make: what to run, how to launch it, and the snapshot its result is recorded in."""
+
+    request: Any  # gpu.runner.Request
+    run: Callable  # launches one KernelCall: the JIT, or a snapshot's cubin
+    source: str  # "jit" or "snapshot"
+    snapshot: Any = None  # store.Snapshot to record the result in, or None
+
+
+def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, config: str | None,
+              sizes: Sequence[str] | None, seed: int, out: Path, target) -> list[Job]:
+    """Every run of one `irscope run` on this GPU: each snapshot's cubin at each size, then each kernel's
+    config(s) through the JIT, recorded in the matching snapshot under `out` when there is one."""
+    from ..harness.runtime import jit_launch
     from ..spec.kernel import CompileOptions, variant_name
-    from ..store.snapshot import load_snapshot, snapshot_dir
-    from ..spec.workload import jit_launch
-    from .run import _write_json, report
+    from ..store.snapshot import load_snapshot
+    from . import runner
+    from .replay import snapshot_runner
 
-    target = device.current_target()
-    ceilings = None if args.check else bench.measure_ceilings()
-    if ceilings:
-        ui.print(f"{ui.style(ceilings.device, 'bold')} (cc {ceilings.capability}, driver {ceilings.driver}): copy "
-                 f"{ceilings.copy_gbps / 1e3:.2f} TB/s, fp16 matmul {ceilings.matmul_tflops:.0f} TFLOP/s (torch, "
-                 f"{bench.MATMUL_N}^3)")
-    jobs = []  # (request, run callable, source, snapshot to record into or None)
-    for snap_dir in args.snapshot:
+    jobs = []
+    for snap_dir in snapshots:
         snap = load_snapshot(snap_dir)
         if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
             raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
                                 "the cubin changed after the compile; recompile the snapshot")
-        ref, spec = snapshot_kernel(snap, args.kernels, specs)
-        config = (snap.meta.get("request") or {}).get("config")
-        for size in args.size or [None]:
-            jobs.append((runner.Request(ref, config, size, args.seed),
-                         snapshot_runner(snap, spec, jit_launch), "snapshot", snap))
-    out = Path(args.out) if args.out else default_out()
-    for ref, spec in zip(args.kernels, specs):
-        configs = [c.name for c in spec.configs] if args.config == "all" else [args.config]
-        for config in configs:
-            folder = snapshot_dir(out, spec.name, variant_name(spec, CompileOptions(config=config)), target.name)
-            snap = load_snapshot(folder) if (folder / "irscope.json").is_file() else None
-            for size in args.size or [None]:
-                jobs.append((runner.Request(ref, config, size, args.seed), jit_launch, "jit", snap))
+        ref, spec = snapshot_kernel(snap, refs, specs)
+        snap_config = (snap.meta.get("request") or {}).get("config")
+        for size in sizes or [None]:
+            jobs.append(Job(runner.Request(ref, snap_config, size, seed), snapshot_runner(snap, spec, jit_launch),
+                            "snapshot", snap))
+    for ref, spec in zip(refs, specs):
+        configs = [c.name for c in spec.configs] if config == "all" else [config]
+        for name in configs:
+            snap = recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=name)), target.name)
+            for size in sizes or [None]:
+                jobs.append(Job(runner.Request(ref, name, size, seed), jit_launch, "jit", snap))
+    return jobs
 
-    payload, failed = [], 0
-    for request, run, source, snap in jobs:
-        prepared = runner.prepare(request, "cuda", default_size=runner.workload_of(
-            library.load_kernel(request.kernel)).bench_size)
-        result = runner.check(prepared, run)
-        report(ui, result)
-        record = {"source": source, "gpu": _gpu(ceilings, target), **result.as_dict()}
-        if result.ok and not args.check:
-            timed = _time(prepared, run, args.repeats, ceilings)
-            _report_bench(ui, timed)
-            record["bench"] = timed.as_dict()
-        elif not result.ok:
-            failed += 1
-            ui.print(ui.style("  not timed: its results are wrong", "red"))
-        if snap is not None:
-            where = results.append(snap.path, results.RUNS_FILE, record)
-            ui.print(f"  recorded in {where}")
-        payload.append(record)
-    _write_json(args.json, payload)
-    return int(ExitCode.FAILED) if failed else 0
+
+def recorded_snapshot(out: Path, kernel: str, variant: str, target: str):
+    """The snapshot a GPU result of (kernel, variant, target) is recorded in: the one under `out`, if any."""
+    from ..store.snapshot import load_snapshot, snapshot_dir
+    folder = snapshot_dir(out, kernel, variant, target)
+    return load_snapshot(folder) if (folder / "irscope.json").is_file() else None
+
+
+def record(snapshot, name: str, result: dict) -> Path | None:
+    """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records."""
+    from ..store import results
+    if snapshot is None:
+        return None
+    return results.append(snapshot.path, name, result)
 
 
 def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
@@ -75,8 +76,8 @@ def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
     A snapshot folder is untrusted: the `source_file` (or a path-like `kernel`) it records is never
     imported, since importing a file runs it.
     """
-    from ..spec import library
     from ..errors import UsageError
+    from ..spec import library
 
     for ref, spec in zip(refs, specs):
         if spec.fn_name == snap.fn_name:
@@ -103,7 +104,8 @@ def builtin_name(name: str) -> bool:
         and not name.endswith(".py")
 
 
-def _gpu(ceilings, target) -> dict:
+def gpu_record(ceilings, target) -> dict:
+    """The GPU a run was made on, as recorded with it."""
     if ceilings is None:
         import torch
         return {"device": torch.cuda.get_device_name(), "target": target.name}
@@ -111,8 +113,9 @@ def _gpu(ceilings, target) -> dict:
             "target": target.name, "copy_gbps": ceilings.copy_gbps, "matmul_tflops": ceilings.matmul_tflops}
 
 
-def _time(prepared, run, repeats, ceilings):
-    from ..gpu import bench
+def time_prepared(prepared, run, repeats: int, ceilings):
+    """Time a checked run's launches against the workload's baselines (interleaved do_bench)."""
+    from . import bench
 
     def kernel() -> None:
         for call in prepared.calls:
@@ -124,21 +127,3 @@ def _time(prepared, run, repeats, ceilings):
     w = prepared.workload
     return bench.bench(kernel, baselines, w.flops(prepared.size), w.bytes(prepared.size), repeats=repeats,
                        ceilings=ceilings)
-
-
-def _report_bench(ui, b) -> None:
-    k = b.kernel
-    rate = []
-    if k.tflops:
-        rate.append(f"{k.tflops:.1f} TFLOP/s")
-    if k.gbps:
-        rate.append(f"{k.gbps:.0f} GB/s")
-    fr = []
-    if b.copy_fraction is not None:
-        fr.append(f"{b.copy_fraction:.0%} of copy bandwidth")
-    if b.matmul_fraction is not None and k.tflops and k.tflops > 1:
-        fr.append(f"{b.matmul_fraction:.0%} of the library matmul rate")
-    ui.print(f"  time    {k.ms:.4f} ms  " + "  ".join(rate) + (f"  ({', '.join(fr)})" if fr else "") +
-             f"  [median of {b.repeats} do_bench runs: {', '.join(f'{v:.4f}' for v in k.samples)}]")
-    for base in b.baselines:
-        ui.print(f"  vs {base.name:<22} {base.ms:.4f} ms  -> kernel is {b.speedup(base):.2f}x")

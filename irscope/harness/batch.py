@@ -16,17 +16,12 @@ from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..spec.kernel import CompileOptions, variant_name
-from ..store.snapshot import FORMAT, LOG_DIR, META_FILE, PYTHON_FILE, check_writable, snapshot_dir, write_folder
+from ..store.snapshot import check_writable, snapshot_dir, write_folder
+from ..store.writer import snapshot_files
 from ..targets import Target, get_target
 from .workers import JobResult, Progress, exit_if_orphaned, run_jobs
 
-DEFAULT_OUT = "irscope-snapshots"
 DEFAULT_TIMEOUT = 300.0
-
-
-def default_out() -> Path:
-    """Where snapshots go unless --out says otherwise: $IRSCOPE_OUT, else ./irscope-snapshots."""
-    return Path(os.environ.get("IRSCOPE_OUT") or DEFAULT_OUT)
 
 
 @dataclass(frozen=True)
@@ -156,76 +151,6 @@ def _outcome(r: JobResult, label: str) -> Outcome:
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, "crashed" if r.status == "error" else r.status, None, variant, error, r.seconds,
                    r.cpu_seconds, label)
-
-
-def snapshot_meta(result) -> dict:
-    """irscope.json for a CompileResult (documented in docs/snapshot-format.md)."""
-    spec, opts = result.spec, result.options
-    stages = {}
-    for stage, data in result.stages.items():
-        raw = data.encode() if isinstance(data, str) else data
-        stages[stage] = {"file": f"{spec.fn_name}.{stage}", "bytes": len(raw),
-                         "lines": raw.count(b"\n") if isinstance(data, str) else None,
-                         "sha256": hashlib.sha256(raw).hexdigest()}
-    return {
-        "format": FORMAT,
-        "kernel": spec.name,
-        "function": spec.fn_name,
-        "variant": result.variant,
-        "description": spec.description,
-        "source_file": _display_path(spec.path),
-        "target": {**result.target.as_dict(), "vendor": result.target.vendor},
-        "status": "ok" if result.ok else "failed",
-        "error": result.error,
-        "request": _request(opts),
-        "compile_options": result.compile_options,
-        "backend_options": result.backend_options,
-        "specialisation": result.specialisation,
-        "resources": result.resources.as_dict(),
-        "times_ms": {k: round(v, 3) for k, v in result.times_ms.items()},
-        "versions": result.versions,
-        "content_key": result.content_key,
-        "stages": stages,
-        **({"passes": result.passes.summary()} if result.passes is not None else {}),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-
-
-def _request(opts: CompileOptions) -> dict:
-    out: dict = {"config": opts.config, "line_info": opts.line_info}
-    for name in ("num_warps", "num_stages", "name"):
-        if getattr(opts, name) is not None:
-            out[name] = getattr(opts, name)
-    for name in ("constexprs", "backend_options", "args"):
-        if getattr(opts, name):
-            out[name] = {k: str(v) if not isinstance(v, (int, float, bool)) else v for k, v in getattr(opts, name)}
-    if opts.divisibility:
-        out["divisibility"] = [[n, d] for n, d in opts.divisibility]
-    if opts.passes:
-        out["passes"] = opts.passes
-    return out
-
-
-def _display_path(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path
-
-
-def snapshot_files(result) -> dict[str, bytes | str]:
-    """Every file of a snapshot folder, by name; irscope.json last, written only once the rest are."""
-    fn = result.spec.fn_name
-    files: dict[str, bytes | str] = {f"{fn}.{stage}": data for stage, data in result.stages.items()}
-    files[PYTHON_FILE] = result.python_source
-    if result.triton_metadata:
-        files[f"{fn}.json"] = json.dumps(result.triton_metadata, indent=1, sort_keys=True, default=str)
-    for name, text in result.logs.items():
-        files[f"{LOG_DIR}/{name}.log"] = text
-    if result.passes is not None:
-        files.update(result.passes.files())
-    files[META_FILE] = json.dumps(snapshot_meta(result), indent=1, default=str) + "\n"
-    return files
 
 
 def target_of(point: Point) -> Target:

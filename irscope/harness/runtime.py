@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import EnvironmentProblem, SnapshotError
 from .compiler import STAGE_ORDER
+from ..spec.workload import KernelCall
 from ..store.snapshot import Snapshot
 from ..targets import TARGETS, Target
 
@@ -133,3 +134,8 @@ def driver_version() -> str:
     except (OSError, IndexError, Exception):  # noqa: BLE001 - a missing nvidia-smi only loses a label
         return "?"
 
+def jit_launch(call: KernelCall) -> None:
+    """Launch through Triton's JIT: on a GPU, or on the CPU when TRITON_INTERPRET=1 was set before import."""
+    if any(getattr(getattr(a, "device", None), "type", None) == "cuda" for a in call.args):
+        ensure_scratch_allocator(call.args)
+    call.fn[call.grid](*call.args, **call.jit_kwargs())

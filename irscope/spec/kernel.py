@@ -102,6 +102,34 @@ class CompileOptions:
     def with_(self, **changes) -> "CompileOptions":
         return replace(self, **changes)
 
+    def to_dict(self) -> dict:
+        """The options as irscope.json's `request` records them (JSON: tensors as `*fp16`)."""
+        out: dict = {"config": self.config, "line_info": self.line_info}
+        for name in ("num_warps", "num_stages", "name"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        for name in ("constexprs", "backend_options", "args"):
+            if getattr(self, name):
+                out[name] = {k: v if isinstance(v, (int, float, bool)) else str(v) for k, v in getattr(self, name)}
+        if self.divisibility:
+            out["divisibility"] = [[n, d] for n, d in self.divisibility]
+        if self.passes:
+            out["passes"] = self.passes
+        return out
+
+    @classmethod
+    def from_dict(cls, request: Mapping[str, Any]) -> "CompileOptions":
+        """The options a `request` (from `to_dict`, as irscope.json records it) asked for."""
+        def pairs(key):
+            return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
+
+        return cls(config=request.get("config"), num_warps=request.get("num_warps"),
+                   num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
+                   backend_options=pairs("backend_options"), args=pairs("args"),
+                   divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
+                   line_info=request.get("line_info", True), name=request.get("name"),
+                   passes=request.get("passes", ""))
+
 
 def parse_value(text: str) -> Any:
     """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"), anything else -> the string."""

@@ -21,8 +21,8 @@ The launch contract (what a runner may rely on):
 - A `KernelCall` carries everything one launch needs: the `@triton.jit` function, the grid (a tuple),
   the non-constexpr arguments in the function's order, the constexprs by name, num_warps, num_stages
   and any other backend options of the config.
-- Running a call is the runner's business, through a callable `run(call) -> None`. `jit_launch` (the
-  default) does `call.fn[call.grid](*call.args, **call.constexprs, num_warps=..., num_stages=...)`,
+- Running a call is the runner's business, through a callable `run(call) -> None`. `irscope.harness.runtime.jit_launch`
+  (the default) does `call.fn[call.grid](*call.args, **call.constexprs, num_warps=..., num_stages=...)`,
   which works through the JIT on a GPU and under TRITON_INTERPRET=1 on the CPU. A runner that launches
   a prebuilt binary (a cubin from a snapshot) passes its own callable, matches `call.kernel` (the spec
   name) or `call.fn` to the binary it holds, and must check that `call.constexprs` equal the ones the
@@ -85,13 +85,6 @@ class KernelCall:
         kwargs.update(self.options)
         return kwargs
 
-
-def jit_launch(call: KernelCall) -> None:
-    """Launch through Triton's JIT: on a GPU, or on the CPU when TRITON_INTERPRET=1 was set before import."""
-    if any(getattr(getattr(a, "device", None), "type", None) == "cuda" for a in call.args):
-        from ..harness.runtime import ensure_scratch_allocator  # Triton's runtime is device.py's business
-        ensure_scratch_allocator(call.args)
-    call.fn[call.grid](*call.args, **call.jit_kwargs())
 
 
 @dataclass(frozen=True)

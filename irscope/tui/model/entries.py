@@ -11,9 +11,9 @@ from typing import Iterable, Sequence
 
 from ...errors import IrscopeError
 from ...store.snapshot import PYTHON_FILE, Snapshot, iter_snapshot_dirs, load_snapshot
+from ...store.roots import default_out
 from ...targets import TARGETS
 
-DEFAULT_ROOT = "irscope-snapshots"
 
 # What reading a hostile snapshot can raise: irscope's own errors (the store's checks), the filesystem's,
 # and what an ill-typed irscope.json makes of code that expects a dict or a str (`"target": 5`). The TUI
@@ -57,11 +57,11 @@ class Entry:
 
 def default_roots(given: Sequence[str | os.PathLike], cwd: Path | None = None,
                   default: Path | None = None) -> list[Path]:
-    """The default folder (pipeline.default_out(): $IRSCOPE_OUT or ./irscope-snapshots) when it exists,
+    """The default folder (store.roots.default_out(): $IRSCOPE_OUT or ./irscope-snapshots) when it exists,
     then every root given (without repeats)."""
     cwd = Path.cwd() if cwd is None else cwd
     roots: list[Path] = []
-    default = cwd / (default if default is not None else DEFAULT_ROOT)
+    default = cwd / (default if default is not None else default_out())
     if default.is_dir():
         roots.append(default)
     for r in given:
