@@ -120,6 +120,14 @@ def load_kernel(ref: str) -> KernelSpec:
     return _builtin_kernel(ref)
 
 
+def config_names(ref: str, config: str | None) -> list[str | None]:
+    """`--config all` -> every config of the kernel's menu (an autotuned kernel's: its autotune space);
+    any other value stands for itself."""
+    if config != "all":
+        return [config]
+    return [c.name for c in load_kernel(ref).configs]
+
+
 def _builtin_kernel(name: str) -> KernelSpec:
     stems = {p.stem: p for p in builtin_files()}
     stem = name.split(".")[0]

@@ -46,8 +46,10 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
                     options = options_for(dict(entry.fixed) | dict(axes), entry.config, sweep.line_info)
                 except UsageError as e:
                     raise UsageError(f"{where}: {e.message}", e.hint) from None
-                for target in sweep.targets:
-                    point = SweepPoint(entry.ref, target, options, axes, where)
+                # `config: all` is the kernel's whole menu (an autotuned kernel's: its autotune space).
+                configs = [c.name for c in spec.configs] if options.config == "all" else [options.config]
+                for config, target in itertools.product(configs, sweep.targets):
+                    point = SweepPoint(entry.ref, target, options.with_(config=config), axes, where)
                     key = (point.kernel, point.target, point.options)
                     if key not in seen:
                         seen.add(key)
