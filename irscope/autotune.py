@@ -133,7 +133,8 @@ def config_names(configs: Sequence[Any]) -> tuple[str, ...]:
         kw = _launch_kwargs(cfg)
         user = dict(getattr(cfg, "kwargs", {}) or {})
         parts = [f"{k}{_slug(v)}" for k, v in user.items()]
-        for k, v in kw.items():
+        order = ("num_warps", "num_stages", "num_ctas", "maxnreg")  # w, s, c, r, then the rest as Triton orders them
+        for k, v in sorted(kw.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
             if k in user or v is None or (k == "num_ctas" and v == 1):
                 continue
             parts.append(f"{_SHORT.get(k, k)}{_slug(v)}")
