@@ -264,7 +264,11 @@ def _call(spec: Any, h: Heuristic, seen: dict) -> Any:
         name = e.args[0] if e.args else "?"
         param = next((p for p in getattr(spec.fn, "params", ()) if p.name == name), None)
         why = "the typical launch does not pass it"
-        if param is not None and param.is_constexpr and param.has_default:
+        configs = getattr(getattr(spec, "tuning", None), "triton_configs", ())
+        if not h.sees_config and any(name in (getattr(c, "kwargs", None) or {}) for c in configs):
+            why = ("the autotune config sets it, and a config is chosen after this heuristic runs "
+                   "(it sits above @triton.autotune)")
+        elif param is not None and param.is_constexpr and param.has_default:
             why += " (Triton hands heuristics the launch's arguments, not constexpr defaults)"
             hint = f"pass --constexpr {name}=VALUE, or {hint}"
         elif param is not None:

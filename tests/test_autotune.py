@@ -4,10 +4,12 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import pytest
 import triton
 
 from irscope import autotune, library
 from irscope.cli import main
+from irscope.errors import UsageError
 from irscope.harness import plan
 from irscope.spec import CompileOptions, Tensor
 from irscope.sweep.file import load_sweep
@@ -60,8 +62,9 @@ def test_heuristics_are_computed_from_the_typical_launch_and_recorded(tmp_path):
     (folder,) = (tmp_path / "heuristic").glob("*/sm_80")
     co = _meta(folder)["compile_options"]
     # BLOCK = next_power_of_2(n); EVEN reads the BLOCK computed before it; HALF reads the tensor's dtype.
-    assert co["heuristics"] == {"BLOCK": 1024, "EVEN": False, "HALF": True}
-    assert {k: co["constexprs"][k] for k in ("BLOCK", "EVEN", "HALF")} == co["heuristics"]
+    assert co["heuristics"] == {"BLOCK": 1024, "EVEN": False, "HALF": True, "num_warps": 2}
+    assert {k: co["constexprs"][k] for k in ("BLOCK", "EVEN", "HALF")} == {"BLOCK": 1024, "EVEN": False, "HALF": True}
+    assert co["num_warps"] == 2
 
 
 def _plan(ref: str, **opts):
@@ -73,7 +76,7 @@ def _plan(ref: str, **opts):
 def test_a_constexpr_given_on_the_command_line_wins_over_its_heuristic_and_is_not_recorded_as_one():
     co = _plan("heuristic", args=(("x_ptr", Tensor("fp32")), ("n", 1000)), constexprs=(("BLOCK", 256),))
     assert co["constexprs"]["BLOCK"] == 256 and "BLOCK" not in co["heuristics"]
-    assert co["heuristics"] == {"EVEN": False, "HALF": False}  # 1000 % 256, and an fp32 tensor
+    assert co["heuristics"] == {"EVEN": False, "HALF": False, "num_warps": 2}  # 1000 % 256, an fp32 tensor
 
 
 def test_a_heuristic_below_autotune_sees_the_chosen_config():
@@ -98,6 +101,11 @@ def test_a_heuristic_reading_what_a_typical_launch_lacks_is_a_one_line_usage_err
     assert code == 2
     assert "heuristic 'BIG' of reads_shape reads x_ptr.shape" in err
     assert "--constexpr BIG=VALUE" in err and "Traceback" not in err
+
+
+def test_a_heuristic_above_autotune_reading_a_config_value_says_the_config_is_chosen_later():
+    with pytest.raises(UsageError, match=r"reads args\['BLOCK'\].*chosen after"):
+        _plan("heuristic_reads_config", args=(("x_ptr", Tensor("fp32")),))
 
 
 def test_setting_the_value_yourself_gets_past_a_heuristic_that_cannot_run():

@@ -28,6 +28,7 @@ def tuned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     "BLOCK": lambda args: triton.next_power_of_2(args["n"]),
     "EVEN": lambda args: args["n"] % args["BLOCK"] == 0,  # reads the heuristic computed before it
     "HALF": lambda args: str(args["x_ptr"].dtype) == "torch.float16",
+    "num_warps": lambda args: 2 if args["n"] < 2048 else 4,  # a launch option, not a constexpr
 })
 @triton.jit
 def heuristic(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, HALF: tl.constexpr):
@@ -67,6 +68,14 @@ def tuned_then_heuristic(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, WIDE
 def heuristic_then_tuned(x_ptr, n, BLOCK: tl.constexpr, STEP: tl.constexpr, SAW_BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) + STEP + (1 if SAW_BLOCK else 0))
+
+
+# Wrong on purpose: above the autotuner, BLOCK is not chosen yet (Triton raises KeyError at launch too).
+@triton.heuristics({"HALF_BLOCK": lambda args: args["BLOCK"] // 2})
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, num_warps=1)], key=[])
+@triton.jit
+def heuristic_reads_config(x_ptr, BLOCK: tl.constexpr, HALF_BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
 
 
 def _fits(configs, named_args, **kwargs):
