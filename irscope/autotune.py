@@ -155,7 +155,8 @@ def menu(tuning: Tuning, param_names: Sequence[str], config_type: type) -> tuple
         kw = _launch_kwargs(cfg)
         constexprs = {k: v for k, v in kw.items() if k in param_names}
         options = {k: v for k, v in kw.items() if k not in param_names and k not in ("num_warps", "num_stages")}
-        note = "its pre_hook is not run (irscope compiles, it does not launch)" if getattr(cfg, "pre_hook", None) else ""
+        has_hook = getattr(cfg, "pre_hook", None) is not None
+        note = "its pre_hook is not run (irscope compiles, it does not launch)" if has_hook else ""
         out.append(config_type(name, constexprs, num_warps=kw.get("num_warps"), num_stages=kw.get("num_stages"),
                                options=options, note=note))
     return tuple(out) or (config_type("default"),)

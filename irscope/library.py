@@ -120,7 +120,7 @@ def load_kernel(ref: str) -> KernelSpec:
     return _builtin_kernel(ref)
 
 
-def config_names(ref: str, config: str | None) -> list[str | None]:
+def config_choices(ref: str, config: str | None) -> list[str | None]:
     """`--config all` -> every config of the kernel's menu (an autotuned kernel's: its autotune space);
     any other value stands for itself."""
     if config != "all":

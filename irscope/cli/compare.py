@@ -52,8 +52,8 @@ def axes_from_args(args) -> list[tuple[str, list]]:
     if args.config:
         configs = [c.strip() for c in args.config.split(",") if c.strip()]
         if configs == ["all"]:  # the kernels' whole menus (an autotuned kernel's: its autotune space)
-            from ..library import config_names
-            configs = list(dict.fromkeys(c for k in args.kernels for c in config_names(k, "all")))
+            from ..library import config_choices
+            configs = list(dict.fromkeys(c for k in args.kernels for c in config_choices(k, "all")))
         axes.append(("config", configs))
     if args.num_warps:
         axes.append(("num_warps", parse_int_list(args.num_warps, "--num-warps")))
