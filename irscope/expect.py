@@ -4,7 +4,7 @@
     Expectation(snap).filecheck("ttgir", "CHECK: ttg.async_copy_global_to_local")
 
 Each method raises AssertionError with a message naming the snapshot, and returns the expectation so
-calls chain. CHECK patterns run through the `filecheck` package (a Python FileCheck), so every LLVM
+calls chain. Each sets `__tracebackhide__`, so pytest shows a failed expectation as the test's own line. CHECK patterns run through the `filecheck` package (a Python FileCheck), so every LLVM
 FileCheck directive it supports works: CHECK, CHECK-NEXT, CHECK-NOT, CHECK-SAME, CHECK-DAG, CHECK-COUNT-n,
 CHECK-LABEL, {{regex}} and [[VAR:...]] captures.
 """
@@ -27,28 +27,33 @@ class Expectation:
         self.snap = snapshot
 
     def _stage(self, stage: str | None) -> str:
+        __tracebackhide__ = True
         if stage is not None:
             return stage
         target = self.snap.target
         return target.asm_stage if target else ("ptx" if "ptx" in self.snap.stages else "amdgcn")
 
     def _fail(self, what: str) -> None:
+        __tracebackhide__ = True
         raise AssertionError(f"{self.snap.label}: {what}")
 
     def count(self, op: str, stage: str | None = None) -> int:
         """How many lines of a stage hold the instruction or op `op` (a mnemonic prefix: `wgmma`, `mma.sync`,
         `cp.async`, `v_mfma`, `ttg.local_alloc`)."""
+        __tracebackhide__ = True
         stage = self._stage(stage)
         pattern = re.compile(r"(?:^|[\s@!}{=])" + re.escape(op) + r"(?=[\s.,;_(]|$)", re.M)
         return len(pattern.findall(self.snap.read(stage)))
 
     def uses(self, op: str, stage: str | None = None, at_least: int = 1) -> "Expectation":
+        __tracebackhide__ = True
         n = self.count(op, stage)
         if n < at_least:
             self._fail(f"expected {op} in {self._stage(stage)} at least {at_least} time(s), found {n}")
         return self
 
     def lacks(self, op: str, stage: str | None = None) -> "Expectation":
+        __tracebackhide__ = True
         n = self.count(op, stage)
         if n:
             self._fail(f"expected no {op} in {self._stage(stage)}, found {n}")
@@ -57,6 +62,7 @@ class Expectation:
     def counter(self, name: str, *, at_least: int | None = None, at_most: int | None = None,
                 exactly: int | None = None) -> "Expectation":
         """A counter of `irscope stats` (see docs/analyzers.md), e.g. `ptx.wgmma`, `ttgir.async_copy`."""
+        __tracebackhide__ = True
         from .analyze import analyze
         counters = analyze(self.snap).counters
         value = counters.get(name, 0)
@@ -71,6 +77,7 @@ class Expectation:
         return self
 
     def no_spills(self) -> "Expectation":
+        __tracebackhide__ = True
         r = self.snap.resources
         spills = (r.spill_stores or 0) + (r.spill_loads or 0)
         if spills:
@@ -78,18 +85,21 @@ class Expectation:
         return self
 
     def shared_below(self, limit: int) -> "Expectation":
+        __tracebackhide__ = True
         shared = self.snap.resources.shared
         if shared is None or shared >= limit:
             self._fail(f"expected shared memory under {limit:,} bytes, got {shared}")
         return self
 
     def registers_at_most(self, limit: int) -> "Expectation":
+        __tracebackhide__ = True
         regs = self.snap.resources.registers
         if regs is None or regs > limit:
             self._fail(f"expected at most {limit} registers per thread, got {regs}")
         return self
 
     def launchable(self) -> "Expectation":
+        __tracebackhide__ = True
         from .analyze import analyze
         launch = analyze(self.snap).launch
         if not launch.launchable:
@@ -98,6 +108,7 @@ class Expectation:
 
     def filecheck(self, stage: str, checks: str) -> "Expectation":
         """Run FileCheck-style CHECK lines over a stage's text."""
+        __tracebackhide__ = True
         text = self.snap.read(stage)
         with tempfile.TemporaryDirectory() as tmp:
             check_file = Path(tmp) / "checks"

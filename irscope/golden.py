@@ -8,9 +8,10 @@ rather than their bytes, and the counters and resources. Used by the pytest plug
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
 from .errors import SnapshotError
@@ -25,6 +26,12 @@ GOLDEN_FILE = "golden.json"
 COMPARED = ("ttir", "ttgir", "ptx", "amdgcn", "sass")
 OMITTED = ("source", "llir")
 DIFF_LINES = 80  # a report shows at most this many lines of the first differing stage
+LEGEND = "legend: '-' lines are the golden, '+' lines the fresh compile"
+# What golden.json may name as its kernel: a built-in name (`matmul`, `blur.row`), or a .py file inside
+# the project with an optional function name. Anything else could make `snapshot check` import a file
+# the golden's author chose, so it is refused before anything is imported.
+_BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,23 @@ class GoldenResult:
     @property
     def ok(self) -> bool:
         return self.status in ("match", "written")
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "status": self.status,
+                "golden": str(self.golden_path) if self.golden_path else None,
+                "fresh": str(self.fresh_path) if self.fresh_path else None,
+                "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
+                "deltas": [{"name": d.name, "golden": d.golden, "fresh": d.fresh} for d in self.deltas],
+                "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total}
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """The kernel a golden is recompiled from, checked: a built-in name or a .py file inside the project."""
+
+    ref: str  # what `library.load_kernel` is given: `add`, or an absolute `/project/kernels/k.py:fn`
+    file: Path | None  # the file that will be imported; None for a built-in kernel
+    shown: str  # how to name it to the user: `add (built-in)`, `kernels/k.py`
 
 
 @dataclass
@@ -103,24 +127,81 @@ class GoldenRoot:
         write_folder(folder, files)
         return GoldenResult(fresh.label, "written", folder, fresh.path, fresh_version=_triton(fresh))
 
+    @property
+    def project(self) -> Path:
+        """The folder above the golden root: kernel paths in golden.json are relative to it."""
+        return self.path.resolve().parent
+
     def _portable_ref(self, ref: str) -> str:
         path, sep, name = ref.rpartition(":")
-        if not sep:
+        if not sep and ref.endswith(".py"):
+            path, name = ref, ""
+        elif not sep:
             return ref
         try:
-            return f"{Path(path).resolve().relative_to(self.path.resolve().parent).as_posix()}:{name}"
+            rel = Path(path).resolve().relative_to(self.project).as_posix()
         except ValueError:
-            return ref
+            return ref  # outside the project: kept as given, and `snapshot check` will refuse to run it
+        return f"{rel}:{name}" if name else rel
+
+    def kernel_of(self, golden: Snapshot) -> KernelSource:
+        """The kernel that recompiles `golden`, refused (SnapshotError) unless the repository names it.
+
+        Only golden.json's text is read here; nothing is imported, so a tampered golden is refused
+        before any of its code could run."""
+        record_path = golden.path / GOLDEN_FILE
+        record = _record(golden)
+        if record.get("kernel"):
+            ref, where = record["kernel"], f"{record_path}: field 'kernel'"
+        else:  # a golden without golden.json: only a built-in kernel, by the name irscope.json records
+            ref, where = golden.meta.get("kernel"), f"{golden.path / META_FILE}: field 'kernel'"
+        hint = (f"a golden recompiles only a built-in kernel or a .py file inside {self.project} (outside the "
+                f"golden root); rewrite it with: irscope snapshot update KERNEL --goldens {self.path}")
+
+        def refuse(why: str) -> SnapshotError:
+            return SnapshotError(f"{where} {why}; refusing to import it", hint)
+
+        if not isinstance(ref, str) or not ref or not ref.isprintable():
+            raise refuse(f"is {ref!r}, not a kernel reference")
+        path, sep, name = ref.rpartition(":")
+        if not sep and not ref.endswith(".py") and "/" not in ref and "\\" not in ref:
+            if not _BUILTIN_NAME.match(ref):
+                raise refuse(f"{ref!r} is not a built-in kernel name")
+            return KernelSource(ref, None, f"{ref} (built-in)")
+        if not sep:
+            path, name = ref, ""
+        if name and not _FUNCTION_NAME.match(name):
+            raise refuse(f"{ref!r} names no Python function after its ':'")
+        if not path or Path(path).is_absolute() or PureWindowsPath(path).drive or path.startswith(("/", "\\")):
+            raise refuse(f"{ref!r} is an absolute path, not a file of the project")
+        if ".." in re.split(r"[/\\]", path):
+            raise refuse(f"{ref!r} climbs out with '..'")
+        if not path.endswith(".py"):
+            raise refuse(f"{ref!r} is not a .py file")
+        file = (self.project / path).resolve()  # follows symlinks, so one pointing out is caught below
+        if not file.is_relative_to(self.project):
+            raise refuse(f"{ref!r} resolves to {file}, outside the project {self.project}")
+        if file.is_relative_to(self.path.resolve()):
+            raise refuse(f"{ref!r} lies inside the golden root, which holds data, not kernels")
+        if not file.is_file():
+            raise refuse(f"{ref!r} names no file ({file} does not exist)")
+        return KernelSource(f"{file}:{name}" if name else str(file), file, path)
 
     def point_of(self, golden: Snapshot):
-        """The compile that reproduces a golden: its kernel, target and the options it was asked for."""
+        """The compile that reproduces a golden: its checked kernel, target and the options it was asked for."""
         from .pipeline import Point
-        record = _record(golden)
-        ref = record.get("kernel") or golden.kernel
-        path, sep, name = ref.rpartition(":")
-        if sep and not Path(path).is_absolute():
-            ref = f"{self.path.resolve().parent / path}:{name}"
-        return Point(ref, golden.target_name, options_from_request(golden.meta.get("request") or {}))
+        from .targets import TARGETS
+        source = self.kernel_of(golden)
+        if golden.target is None:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'target' names no known target "
+                                f"({golden.target_name!r})", f"known targets: {', '.join(TARGETS)}")
+        request = golden.meta.get("request") or {}
+        try:
+            options = options_from_request(request)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {e}",
+                                f"rewrite the golden: irscope snapshot update --goldens {self.path}") from None
+        return Point(source.ref, golden.target_name, options)
 
     def goldens(self) -> list[Snapshot]:
         return find_snapshots(self.path) if self.path.is_dir() else []
@@ -144,13 +225,22 @@ class GoldenRoot:
 
 
 def _record(snap: Snapshot) -> dict:
+    """golden.json of a golden ({} when it has none); a damaged one raises SnapshotError naming it."""
     path = snap.path / GOLDEN_FILE
     if not path.is_file():
         return {}
+    hint = f"rewrite the golden: irscope snapshot update --goldens {snap.path.parent.parent.parent}"
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        raise SnapshotError(f"{path} is damaged", "rewrite the golden: irscope snapshot update") from None
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or bytes that are not UTF-8
+        raise SnapshotError(f"{path} is damaged: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                            hint) from None
+    if not isinstance(record, dict):
+        raise SnapshotError(f"{path} is damaged: a JSON {type(record).__name__}, not an object", hint)
+    for key in ("test", "kernel", "label"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise SnapshotError(f"{path} is damaged: field '{key}' is {record[key]!r}, not a string", hint)
+    return record
 
 
 def golden_test(snap: Snapshot) -> str | None:
@@ -190,6 +280,10 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
     deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
     lines = list(d.unified) if differing else []
+    if len(lines) >= 2 and lines[0].startswith("---") and lines[1].startswith("+++"):
+        # say which side is which: difflib's A/B headers leave the reader guessing
+        stage = differing[0]
+        lines[:2] = [f"--- golden: {golden.stage_files[stage]}", f"+++ fresh: {fresh.stage_files[stage]}"]
     status = "match" if not deltas and not differing else "mismatch"
     return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas,
                         differing[0] if differing else None, trim(lines), len(lines))
@@ -223,6 +317,7 @@ def describe(result: GoldenResult, *, update_hint: str) -> str:
         out += [f"  {d.name:<{width}}  {d.golden} -> {d.fresh}" for d in result.deltas]
     if result.stage:
         out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
+        out.append(LEGEND)
         out += list(result.diff)
     out.append(f"fresh snapshot: {result.fresh_path}")
     out.append(f"if the change is intended: {update_hint}")

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 from . import __version__, tools
 from .errors import CompileError, EnvironmentProblem, UsageError, error_summary
 from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
-from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, Tensor, resolve, variant_name
+from .spec import TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve, variant_name
 from .targets import Target
 
 # Stage names in pipeline order, as Triton's CompiledKernel.asm names them, plus our sass.
@@ -132,8 +132,11 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
     fn = spec.fn
     params = list(fn.params)
     constexpr_names = [p.name for p in params if p.is_constexpr]
-    resolved = resolve(spec, opts, [p.name for p in params], constexpr_names)
     backend = _make_backend(target)
+    annotations = {p.name: getattr(p, "annotation_type", "") or "" for p in params}
+    resolved = resolve(spec, opts, [p.name for p in params], constexpr_names, annotations=annotations,
+                       option_fields=option_fields(backend), warp_size=target.warp_size,
+                       max_threads=target.max_threads_per_block, target=target.name)
     _disable_amd_torch_probe()
 
     call_args = []
@@ -156,10 +159,10 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
     try:
         bound, specialization, binder_opts = binder(*call_args, **kwargs)
         options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, binder_opts)
-    except KeyError as e:
-        known = sorted(backend.parse_options({}).__dict__)
-        raise UsageError(f"unknown backend option {e}", f"options Triton knows for {target.name}: "
-                         f"{', '.join(known)}") from None
+    except KeyError as e:  # resolve has checked the names already; this is Triton disagreeing
+        known = sorted(option_fields(backend))
+        raise UsageError(f"Triton refused an option for {target.name}: {e.args[0] if e.args else e}",
+                         f"options Triton knows for {target.name}: {', '.join(known)}") from None
     except (TypeError, AssertionError, ValueError) as e:
         raise UsageError(f"cannot specialise {spec.fn_name} for {target.name}: {e}",
                          "check the --arg, --constexpr and --option values") from None
@@ -198,6 +201,51 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
                     entry["attrs"] = extra
         record.append(entry)
     return backend, options, signature, constexprs, attrs, record
+
+
+def target_option_fields(target: Target) -> dict[str, OptionField]:
+    """The backend options Triton knows for a target (`option_fields` of its backend)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    return option_fields(_make_backend(target))
+
+
+def option_fields(backend) -> dict[str, OptionField]:
+    """The backend options Triton knows for a backend, with the kind of value each takes: the fields of
+    its options dataclass (CUDAOptions, HIPOptions), typed by annotation, else by default value."""
+    import dataclasses
+    import typing
+
+    defaults = backend.parse_options({})
+    hints: dict[str, Any] = {}
+    try:
+        hints = typing.get_type_hints(type(defaults))
+    except Exception:  # noqa: BLE001 - a string annotation this Python cannot evaluate: use the defaults
+        pass
+    out = {}
+    for f in dataclasses.fields(defaults):
+        if f.name in ("arch", "backend_name"):  # set by the target, never by the user
+            continue
+        default = getattr(defaults, f.name, None)
+        out[f.name] = OptionField(f.name, _option_kind(hints.get(f.name, f.type), default), default)
+    return out
+
+
+def _option_kind(annotation: Any, default: Any) -> str:
+    import typing
+
+    if typing.get_origin(annotation) is typing.Union:  # Optional[int] -> int
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = inner[0] if len(inner) == 1 else annotation
+    origin = typing.get_origin(annotation) or annotation
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "word", tuple: "list", list: "list",
+             dict: "mapping"}
+    if isinstance(origin, type) and origin in kinds:
+        if origin is bool and isinstance(default, int) and not isinstance(default, bool):
+            return "integer"  # CUDAOptions.max_num_imprecise_acc_default: annotated bool, holds a count
+        return kinds[origin]
+    if default is not None:
+        return next((k for t, k in kinds.items() if isinstance(default, t)), "word")
+    return "word"
 
 
 def _disable_amd_torch_probe() -> None:

@@ -18,7 +18,7 @@ from .errors import UsageError
 from .spec import CompileOptions, variant_name
 from .store import FORMAT, LOG_DIR, META_FILE, PYTHON_FILE, check_writable, snapshot_dir, write_folder
 from .targets import Target, get_target
-from .workers import JobResult, Progress, run_jobs
+from .workers import JobResult, Progress, exit_if_orphaned, run_jobs
 
 DEFAULT_OUT = "irscope-snapshots"
 DEFAULT_TIMEOUT = 300.0
@@ -56,6 +56,15 @@ class Outcome:
         return self.status == "ok"
 
 
+class CompileInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `compile_points`: still a KeyboardInterrupt, carrying what had finished by then
+    (`outcomes[i]` for `points[i]`, None where the compile was still running or had not started)."""
+
+    def __init__(self, outcomes: list["Outcome | None"]):
+        super().__init__()
+        self.outcomes = outcomes
+
+
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
     from . import harness, library
@@ -87,9 +96,31 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     for folder in folders:
         check_writable(folder, allow_goldens)
     jobs = [(p, str(out)) for p in points]
-    results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=on_progress,
-                       start_method=start_method)
-    return [_outcome(r, folder.relative_to(out).as_posix()) for r, folder in zip(results, folders)]
+    labels = [folder.relative_to(out).as_posix() for folder in folders]
+    index = {id(job): i for i, job in enumerate(jobs)}
+    finished: dict[int, JobResult] = {}
+
+    def progress(p: Progress) -> None:
+        if p.last is not None:
+            finished[index[id(p.last.job)]] = p.last
+        if on_progress:
+            on_progress(p)
+
+    try:
+        results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
+                           start_method=start_method)
+    except KeyboardInterrupt:
+        raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
+    return [_outcome(r, label) for r, label in zip(results, labels)]
+
+
+def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
+    """What an interrupted run had finished: a worker that Ctrl-C itself killed did not finish."""
+    if r is None or (r.status == "crashed" and "SIGINT" in r.message):
+        return None
+    if r.status == "error" and isinstance(r.value, UsageError):
+        return None
+    return _outcome(r, label)
 
 
 def _compile_job(job: tuple[Point, str]) -> Outcome:
@@ -105,7 +136,9 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcom
     target = get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
-    write_folder(folder, snapshot_files(result))
+    files = snapshot_files(result)
+    exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
+    write_folder(folder, files)
     return Outcome(point, "ok" if result.ok else "failed", folder, result.variant, result.error,
                    time.perf_counter() - started, label=folder.relative_to(out).as_posix())
 

@@ -10,14 +10,22 @@ test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, 
 `--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for goldens made
 under another Triton. Registered through the `pytest11` entry point; importing it is cheap (irscope's
 compiler modules load on first use).
+
+Kernel paths in tests are relative to pytest's rootdir, wherever pytest was started. Fresh snapshots go
+under pytest's own basetemp (`tmp_path_factory`), which pytest prunes to its last few runs. A failure
+reports as the test's own: irscope's frames are hidden and an IrscopeError (an unknown kernel, a bad
+option) is one line, not a traceback through irscope.
 """
 from __future__ import annotations
 
-import tempfile
+import functools
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import pytest
+
+from .errors import IrscopeError, UsageError
 
 _KEY = pytest.StashKey["IrscopeSession"]()
 
@@ -55,19 +63,38 @@ class IrscopeSession:
         self.results: list[Any] = []
         self.version_notes: set[str] = set()
         self.unused: list[Path] = []
+        self.problem: IrscopeError | None = None  # a damaged golden met while looking for unused ones
+        self.project = Path(config.rootpath)
+        self.tmp_path_factory: pytest.TempPathFactory | None = None  # set by the first `irscope` fixture
         self._root = None
-        self._out = None
+        self._out: Path | None = None
         self._compiled: dict[tuple, Any] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
             self.ran.add(report.nodeid)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        # An IrscopeError raised in a test's body (an expectation on a stage the snapshot lacks, a
+        # load_snapshot of a bad folder) is the user's input problem: one line, like the CLI's.
+        __tracebackhide__ = True
+        try:
+            return (yield)
+        except IrscopeError as e:
+            failure = one_line(e)
+        pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._root is None or not self.ran:
             return
-        self.unused = self.root.unused(self.ran)
+        try:
+            self.unused = self.root.unused(self.ran)
+        except IrscopeError as e:  # a damaged golden.json: say which, and fail the run
+            self.problem = e
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
         if self.update:
             for folder in self.unused:
                 self.root.remove(folder)
@@ -75,7 +102,7 @@ class IrscopeSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        if not self.results and not self.unused:
+        if not self.results and not self.unused and self.problem is None:
             return
         counts: dict[str, int] = {}
         for r in self.results:
@@ -85,11 +112,19 @@ class IrscopeSession:
         tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
         for note in sorted(self.version_notes):
             tr.write_line(note)
+        if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
+            tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
+                          f"prunes to the last runs: tmp_path_retention_count)")
         if self.unused:
-            verb = "deleted" if self.update else "unused by the tests that wrote them (delete with --irscope-update)"
+            verb = "deleted" if self.update else "unused by the tests that wrote them"
             tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
             for folder in self.unused:
                 tr.write_line(f"  {folder}")
+            if not self.update:
+                tr.write_line(f"irscope: {len(self.unused)} unused golden(s) make this run fail; "
+                              f"delete them with pytest --irscope-update", red=True, bold=True)
+        if self.problem is not None:
+            tr.write_line(one_line(self.problem, "irscope: this run fails: "), red=True, bold=True)
 
     @property
     def root(self):
@@ -100,13 +135,33 @@ class IrscopeSession:
 
     @property
     def out(self) -> Path:
+        # Under pytest's basetemp rather than a mkdtemp of our own: pytest prunes it (the last
+        # tmp_path_retention_count runs, or per tmp_path_retention_policy), honours --basetemp, and the
+        # fresh snapshot a failure report points at is still there after the run.
         if self._out is None:
-            self._out = Path(tempfile.mkdtemp(prefix="irscope-pytest-"))
+            assert self.tmp_path_factory is not None, "the irscope fixture sets tmp_path_factory first"
+            self._out = self.tmp_path_factory.mktemp("irscope", numbered=True)
         return self._out
+
+    def resolve_kernel(self, kernel: str) -> str:
+        """A kernel reference with its file made absolute against the project root (pytest's rootdir),
+        so a test passes wherever pytest was started from. Built-in names and absolute paths stay."""
+        path, sep, name = kernel.rpartition(":")
+        if not (sep and path and not (len(path) == 1 and path.isalpha())):  # the parse of library.load_kernel
+            if not (kernel.endswith(".py") or os.sep in kernel or "/" in kernel):
+                return kernel
+            path, name = kernel, None
+        given = Path(path).expanduser()
+        file = given if given.is_absolute() else self.project / given
+        if not given.is_absolute() and not file.is_file():  # an absolute one is library.load_kernel's to report
+            raise UsageError(f"kernel file '{path}' not found under the project root {self.project}",
+                             "kernel paths in tests are relative to pytest's rootdir; or give an absolute path")
+        return f"{file}:{name}" if name is not None else str(file)
 
     def compile(self, kernel: str, targets: Sequence[str], options) -> list:
         """Compile (kernel, options) for every target, in parallel, once per session."""
-        from .errors import CompileError
+        __tracebackhide__ = True
+        from .errors import CompileError, error_summary
         from .pipeline import Point, compile_points
         from .store import load_snapshot
 
@@ -119,14 +174,44 @@ class IrscopeSession:
         for t in targets:
             o = self._compiled[(kernel, t, options)]
             if not o.ok:
-                msg = (o.error or {}).get("message", o.status).strip().splitlines()
-                raise CompileError(f"{o.label} failed to compile ({o.status}): {msg[0] if msg else ''}")
+                hint = f"the compiler's log is in {o.path}" if o.path else "compile it with: irscope compile"
+                raise CompileError(f"{o.label} failed to compile ({o.status}): {error_summary(o.error or {})}", hint)
             snaps.append(load_snapshot(o.path))
         return snaps
 
 
-def _options(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
-             options=None, line_info=True):
+def one_line(e: IrscopeError, prefix: str = "irscope: ") -> str:
+    """An IrscopeError as the one line a failing test shows: irscope: message (hint: ...)."""
+    lines = e.message.strip().splitlines()
+    return f"{prefix}{lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else "")
+
+
+def _reported(method):
+    """Fixture methods report an IrscopeError as one line, and hide irscope's frames from tracebacks."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return method(*args, **kwargs)
+        except IrscopeError as e:
+            failure = one_line(e)
+        pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
+    return wrapper
+
+
+OPTION_NAMES = ("config", "num_warps", "num_stages", "divisibility", "constexprs", "args", "options", "line_info")
+
+
+def _options(**given):
+    unknown = sorted(set(given) - set(OPTION_NAMES))
+    if unknown:
+        raise UsageError(f"unknown compile option {', '.join(map(repr, unknown))}",
+                         f"options are {', '.join(OPTION_NAMES)} (docs/goldens.md)")
+    return _compile_options(**given)
+
+
+def _compile_options(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
+                     options=None, line_info=True):
     from .spec import CompileOptions, Tensor, parse_divisibility, parse_value
 
     if isinstance(divisibility, (int, str)):
@@ -146,19 +231,29 @@ class IrscopeFixture:
         self._session = session
         self._request = request
 
+    @_reported
     def compile(self, kernel: str, target: str = "sm_90a", **options):
-        """Compile a kernel (built-in name or FILE.py:FUNCTION) for one target; returns its Snapshot."""
-        return self._session.compile(kernel, [target], _options(**options))[0]
+        """Compile a kernel (built-in name or FILE.py:FUNCTION, relative to the rootdir) for one target;
+        returns its Snapshot."""
+        __tracebackhide__ = True
+        s = self._session
+        return s.compile(s.resolve_kernel(kernel), [target], _options(**options))[0]
 
+    @_reported
     def compile_all(self, kernel: str, targets: Sequence[str], **options) -> list:
-        return self._session.compile(kernel, list(targets), _options(**options))
+        __tracebackhide__ = True
+        s = self._session
+        return s.compile(s.resolve_kernel(kernel), list(targets), _options(**options))
 
+    @_reported
     def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
         """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
+        __tracebackhide__ = True
         from .golden import describe
         from .targets import parse_targets
 
         names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
+        kernel = self._session.resolve_kernel(kernel)
         snaps = self._session.compile(kernel, names, _options(**options))
         s = self._session
         failures, skipped = [], []
@@ -188,6 +283,9 @@ class IrscopeFixture:
 
 
 @pytest.fixture
-def irscope(request: pytest.FixtureRequest) -> IrscopeFixture:
+def irscope(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> IrscopeFixture:
     """Compile kernels, compare them with golden snapshots, assert properties of what the compiler emitted."""
-    return IrscopeFixture(request.config.stash[_KEY], request)
+    session = request.config.stash[_KEY]
+    if session.tmp_path_factory is None:
+        session.tmp_path_factory = tmp_path_factory
+    return IrscopeFixture(session, request)

@@ -159,6 +159,133 @@ def parse_divisibility(items: Sequence[str]) -> tuple[tuple[str | None, int], ..
     return tuple(out)
 
 
+# -- the types of values --------------------------------------------------------------------------------
+# A value given on the command line or in a sweep file is checked against what the kernel expects before
+# anything compiles: Triton would otherwise fail deep in the kernel's body (a tensor added to an integer),
+# in a later stage (maxnreg=abc at ttgir), or at ptxas (64 warps), and leave a failed snapshot behind.
+
+_KIND_EXAMPLES = {"tensor": "*fp16", "integer": "4096", "number": "0.5", "boolean": "true", "word": "ieee"}
+_OPTION_EXAMPLES = {"integer": "128", "number": "0.5", "boolean": "true", "word": "ieee"}
+
+
+def kind_of(value: Any) -> str:
+    """What a parsed value is, in the words a message uses: tensor, boolean, integer, number or word."""
+    if isinstance(value, Tensor):
+        return "tensor"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "word"
+
+
+def kind_of_annotation(annotation: str) -> str | None:
+    """The kind a Triton annotation asks for (`*fp16` tensor, `i32` integer, `fp32` number, `i1` boolean)."""
+    if not annotation:
+        return None
+    if annotation.startswith("*"):
+        return "tensor"
+    if annotation == "i1":
+        return "boolean"
+    if re.fullmatch(r"[iu](8|16|32|64)", annotation):
+        return "integer"
+    if annotation.startswith(("fp", "bf")):
+        return "number"
+    return None
+
+
+def _fits(value: Any, kind: str) -> bool:
+    got = kind_of(value)
+    return got == kind or (kind == "number" and got == "integer")
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "", given: str = "") -> None:
+    """A typical value given for argument `name` is of the kind the kernel takes there.
+
+    The kind comes from the spec's own typical value (`KernelSpec.args`), else from the parameter's
+    Triton annotation (`n: tl.int32`); with neither, any number, boolean or tensor will do, not a word.
+    """
+    typical = spec.args.get(name)
+    kind = kind_of(typical) if name in spec.args else kind_of_annotation(annotation)
+    given = given or f"--arg {name}={_shown(value)}"
+    if kind is None:
+        if kind_of(value) == "word":
+            raise UsageError(f"{given}: a typical value is a number, true/false or a tensor, not a word",
+                             f"e.g. --arg {name}=4096 or --arg {name}=*fp16")
+        return
+    if _fits(value, kind):
+        return
+    why = f"its typical value is {_shown(typical)}" if name in spec.args else f"annotated {annotation}"
+    example = _shown(typical) if name in spec.args else _KIND_EXAMPLES[kind]
+    what = "a tensor pointer" if kind == "tensor" else _a(kind)
+    raise UsageError(f"{given}: {spec.fn_name}'s {name} is {what} ({why}), not {_a(kind_of(value))}",
+                     f"give {_a(kind)}, e.g. --arg {name}={example}")
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One backend option Triton knows for a target (a field of CUDAOptions or HIPOptions)."""
+
+    name: str
+    kind: str  # integer, number, boolean, word; or list, mapping (not something NAME=VALUE can give)
+    default: Any = None
+
+
+def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField], target: str,
+                         given: str = "") -> None:
+    """`--option NAME=VALUE` names an option Triton knows for `target` and gives a value of its type."""
+    field_ = fields.get(name)
+    if field_ is None:
+        known = sorted(fields)
+        close = difflib.get_close_matches(name, known, n=3)
+        raise UsageError(f"unknown backend option '{name}' for {target}",
+                         (f"did you mean {', '.join(close)}? " if close else "") +
+                         f"options Triton knows for {target}: {', '.join(known)}")
+    given = given or f"--option {name}={_shown(value)}"
+    if field_.kind in ("list", "mapping"):
+        raise UsageError(f"{given}: Triton's {name} takes a {field_.kind}, which --option cannot give",
+                         "leave it to Triton, or set it in a kernel config's options={...}")
+    if not _fits(value, field_.kind):
+        example = _shown(field_.default) if field_.default not in (None, "") else _OPTION_EXAMPLES[field_.kind]
+        raise UsageError(f"{given}: Triton's {name} for {target} takes {_a(field_.kind)}, not "
+                         f"{_a(kind_of(value))}", f"give {_a(field_.kind)}, e.g. --option {name}={example}")
+
+
+def check_constexpr_value(spec: KernelSpec, name: str, value: Any, known: Any, given: str = "") -> None:
+    """A constexpr whose default is a number is not given a word (Triton would fail deep in the body)."""
+    if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
+        given = given or f"--constexpr {name}={value}"
+        raise UsageError(f"{given}: {spec.name}'s {name} is a number (its default is {known})",
+                         f"give a number, e.g. --constexpr {name}={known}")
+
+
+def check_warps(value: Any, what: str = "--num-warps", *, warp_size: int | None = None, max_threads: int = 1024,
+                target: str = "") -> None:
+    """Warps per program: a positive power of two, and no more threads than one block may have."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"bad {what} {value}", f"{what} takes a positive integer")
+    max_warps = max_threads // warp_size if warp_size else 32
+    allowed = ", ".join(str(1 << i) for i in range(max_warps.bit_length()))
+    if value & (value - 1):
+        raise UsageError(f"bad {what} {value}: not a power of two", f"Triton takes {allowed}")
+    if warp_size and value > max_warps:
+        # Triton refuses to launch more threads than a block may have (CompiledKernel._init_handles:
+        # num_warps * warp_size > n_max_threads, 1024 on every GPU it supports); ptxas already fails
+        # on the .maxntid it is given, AMD at run time.
+        raise UsageError(f"bad {what} {value}: {target} runs at most {max_warps} warps per program "
+                         f"({max_threads} threads a block, {warp_size} a warp)", f"give one of {allowed}")
+
+
 def parse_int_list(text: str, what: str) -> list[int]:
     """`2,4,8` -> [2, 4, 8] for an option named `what`."""
     try:
@@ -215,21 +342,26 @@ class Resolved:
 
 
 def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
-            constexpr_names: Sequence[str]) -> Resolved:
-    """Merge spec defaults, the chosen config and the user's overrides; check every name exists."""
+            constexpr_names: Sequence[str], *, annotations: Mapping[str, str] | None = None,
+            option_fields: Mapping[str, OptionField] | None = None, warp_size: int | None = None,
+            max_threads: int = 1024, target: str = "") -> Resolved:
+    """Merge spec defaults, the chosen config and the user's overrides; check every name exists and
+    every value is of the kind its parameter or option takes.
+
+    `annotations` (parameter -> Triton annotation), `option_fields` (Triton's option set) and
+    the target's warp and block sizes come from the harness, which reads them from Triton; without
+    them those checks are off.
+    """
     cfg = spec.config(opts.config)
     constexprs = {**spec.constexprs, **cfg.constexprs}
     for name, value in opts.constexprs:
         _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
-        known = constexprs.get(name)
-        if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
-            # A number the kernel computes with, given a word: Triton would fail deep in the kernel's body.
-            raise UsageError(f"--constexpr {name}={value}: {spec.name}'s {name} is a number "
-                             f"(its default is {known})", f"give a number, e.g. --constexpr {name}={known}")
+        check_constexpr_value(spec, name, value, constexprs.get(name))
         constexprs[name] = value
     args = dict(spec.args)
     for name, value in opts.args:
         _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--arg")
+        check_arg_value(spec, name, value, (annotations or {}).get(name, ""))
         args[name] = value
     for name, _ in opts.divisibility:
         if name is not None:
@@ -248,13 +380,15 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     backend_options.update(opts.backend_options)
     backend_options.update({k: v for k, v in heuristics.items() if k not in constexprs and k not in args
                             and k not in ("num_warps", "num_stages")})
+    if option_fields is not None:
+        for name, value in backend_options.items():
+            check_backend_option(name, value, option_fields, target)
     num_warps = opts.num_warps if opts.num_warps is not None else heuristics.get("num_warps", cfg.num_warps)
     num_stages = opts.num_stages if opts.num_stages is not None else heuristics.get("num_stages", cfg.num_stages)
-    for what, value in (("--num-warps", num_warps), ("--num-stages", num_stages)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise UsageError(f"bad {what} {value}", f"{what} takes a positive integer")
-    if num_warps is not None and num_warps & (num_warps - 1):
-        raise UsageError(f"bad --num-warps {num_warps}: not a power of two", "Triton takes 1, 2, 4, 8, 16 or 32")
+    if num_stages is not None and (not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1):
+        raise UsageError(f"bad --num-stages {num_stages}", "--num-stages takes a positive integer")
+    if num_warps is not None:
+        check_warps(num_warps, warp_size=warp_size, max_threads=max_threads, target=target)
     return Resolved(constexprs, args, num_warps, num_stages, backend_options, heuristics)
 
 

@@ -49,7 +49,42 @@ def _context(start_method: str | None = None):
     return mp.get_context("fork" if "fork" in methods and sys.platform != "darwin" else "spawn")
 
 
-def _child(conn, work: Callable, job: Any) -> None:
+# The pid of the process that started this worker (its parent, or the forkserver); None outside workers.
+_parent: int | None = None
+
+
+def _die_with_parent(expected_parent: int | None) -> None:
+    """Make this worker die when its parent does, so a killed `irscope` leaves nothing compiling and
+    writing behind it: the kernel's PR_SET_PDEATHSIG on Linux, and everywhere a check before writing
+    (`exit_if_orphaned`)."""
+    global _parent
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    _parent = os.getppid()
+    if expected_parent is not None and _parent != expected_parent:
+        # The parent died between the fork and the prctl: the death signal will never come.
+        os._exit(1)
+
+
+def orphaned() -> bool:
+    """True in a worker whose parent has gone (it was reparented); False outside workers."""
+    return _parent is not None and os.getppid() != _parent
+
+
+def exit_if_orphaned() -> None:
+    """End this worker now if its parent is gone: nobody waits for its result, and what it would
+    write next could land after the user saw the run end."""
+    if orphaned():
+        os._exit(1)
+
+
+def _child(conn, work: Callable, job: Any, parent: int | None = None) -> None:
+    _die_with_parent(parent)
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         # Ctrl-C reaches the whole process group: a child just dies, and the parent, which gets the
         # KeyboardInterrupt, reports the interruption. A parent that ignores SIGINT (started with
@@ -59,6 +94,7 @@ def _child(conn, work: Callable, job: Any) -> None:
     try:
         value = work(job)
         t = os.times()
+        exit_if_orphaned()
         conn.send(("ok", value, "", t.user + t.system))
     except BaseException as e:  # noqa: BLE001 - everything a job raises is reported to the parent
         t = os.times()
@@ -81,6 +117,8 @@ def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None =
     "timeout". Ctrl-C stops every child and raises KeyboardInterrupt.
     """
     ctx = _context(start_method)
+    # A forked or spawned worker's parent is this process; a forkserver's worker is the server's child.
+    parent_pid = os.getpid() if ctx.get_start_method() in ("fork", "spawn") else None
     workers = max(1, workers or os.cpu_count() or 1)
     results: list[JobResult | None] = [None] * len(jobs)
     pending = list(range(len(jobs)))
@@ -105,7 +143,7 @@ def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None =
             while pending and len(running) < workers:
                 i = pending.pop(0)
                 parent, child = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(child, work, jobs[i]), daemon=True)
+                proc = ctx.Process(target=_child, args=(child, work, jobs[i], parent_pid), daemon=True)
                 proc.start()
                 child.close()
                 running[i] = (proc, parent, time.monotonic())
@@ -145,9 +183,9 @@ def _crashed(job: Any, proc, elapsed: float) -> JobResult:
     code = proc.exitcode
     if code is not None and code < 0:
         try:
-            what = f"killed by signal {signal.Signals(-code).name}"
+            what = f"was killed by signal {signal.Signals(-code).name}"
         except ValueError:
-            what = f"killed by signal {-code}"
+            what = f"was killed by signal {-code}"
     else:
         what = f"exited with status {code}"
     return JobResult(job, "crashed", None, f"the compiler process {what}", elapsed)

@@ -202,3 +202,67 @@ def test_missing_compiler_tools_are_an_environment_error(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "irscope", "compile", "add", "--target", "gfx942"], cwd=tmp_path,
                         env=env, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (a killed worker waits as one for init to reap it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
+def _folders(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")} if root.exists() else set()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads worker processes from /proc (Linux)")
+def test_workers_die_with_a_killed_parent_and_write_nothing_after_it(tmp_path):
+    # SIGKILL to the parent alone, as the OOM killer or `kill -9 PID` sends it: no process group signal
+    # reaches the workers, so only PR_SET_PDEATHSIG (or their own check) can stop them.
+    proc = _irscope("compile", "matmul", "--target", "all", "--out", "D", "-j", "2", cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    workers = _children(proc.pid)
+    assert workers, "the compile forked no workers"
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait(timeout=10)
+    seen = set(workers)
+    deadline = time.monotonic() + 2
+    while any(_alive(w) for w in seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in seen if _alive(w)], "workers kept running after their parent was killed"
+    root = tmp_path / "D"
+    before = _folders(root)
+    time.sleep(4)  # longer than a warm compile: a surviving worker would have written its folder by now
+    assert _folders(root) == before
+
+
+def test_a_worker_knows_when_its_parent_is_gone_without_the_death_signal(tmp_path):
+    # The portable fallback (compile_one checks before writing): a worker whose parent exits sees itself
+    # orphaned. Simulated without PR_SET_PDEATHSIG: record the parent as _die_with_parent does, then let it go.
+    flag = tmp_path / "orphaned"
+    script = f"""
+import os, sys, time
+from irscope import workers
+assert not workers.orphaned()  # outside a worker: never orphaned
+parent = os.getpid()
+r, w = os.pipe()
+if os.fork() == 0:
+    workers._parent = parent  # what _die_with_parent records (after checking getppid() against it)
+    os.write(w, b"T" if workers.orphaned() else b"F")  # the parent is alive until it reads this
+    time.sleep(0.5)
+    open({str(flag)!r}, "w").write(f"{{workers.orphaned()}}")
+    os._exit(0)
+assert os.read(r, 1) == b"F"
+os._exit(0)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.1)
+    assert flag.read_text() == "True"

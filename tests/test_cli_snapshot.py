@@ -1,8 +1,14 @@
 """`irscope snapshot check|update` on real compiles."""
 import json
+import os
 import shutil
 
 from tests.conftest import DATA
+
+EVIL = """
+from pathlib import Path
+Path(MARKER).write_text("imported")
+"""
 
 
 def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
@@ -10,13 +16,27 @@ def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     assert code == 0, err
     assert "add/default/sm_80  written" in out and (tmp_path / "g/.irscope-goldens").is_file()
     code, out, err = cli("snapshot", "check", "--goldens", "g")
-    assert code == 0 and out.count("match") == 2
+    assert code == 0 and "add/default/sm_80  match" in out and "add/default/gfx90a  match" in out
+    assert out.rstrip().splitlines()[-1] == "2 golden(s): 2 match, 0 mismatch, 0 missing"
+    assert "irscope: kernels to import: add (built-in)" in err
     ptx = tmp_path / "g/add/default/sm_80/add_kernel.ptx"
     ptx.write_text(ptx.read_text().replace("add.f32", "sub.f32"))
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 1 and "add/default/sm_80  mismatch" in out and "first differing stage: ptx" in out
     assert "-\tsub.f32" in out.replace("    ", "\t") or "sub.f32" in out
     assert "irscope: error: 1 of 2 snapshots do not match their goldens" in err
+    assert "--- golden: g/add/default/sm_80/add_kernel.ptx" in out and "+++ fresh: " in out
+    assert "legend: '-' lines are the golden, '+' lines the fresh compile" in out
+    assert out.rstrip().splitlines()[-1] == "2 golden(s): 1 match, 1 mismatch, 0 missing"
+    code, out, err = cli("snapshot", "check", "--goldens", "g", "--json")
+    assert code == 1 and "do not match" in err
+    report = json.loads(out)
+    assert report["summary"] == {"match": 1, "mismatch": 1, "missing": 0} and report["ok"] is False
+    by_label = {r["label"]: r for r in report["results"]}
+    assert by_label["add/default/gfx90a"]["status"] == "match"
+    bad = by_label["add/default/sm_80"]
+    assert bad["status"] == "mismatch" and bad["stage"] == "ptx" and bad["target"] == "sm_80"
+    assert bad["golden"] == "g/add/default/sm_80" and any("sub.f32" in line for line in bad["diff"])
     code, out, err = cli("snapshot", "update", "--goldens", "g")
     assert code == 0 and "add/default/sm_80  written" in out and "add/default/gfx90a  match" in out
 
@@ -29,6 +49,7 @@ def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_p
     assert record["kernel"] == "mine.py:copy_rows"
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 0 and "copy_rows/default.w2/sm_90a  match" in out
+    assert "irscope: kernels to import: mine.py\n" in err
 
 
 def test_missing_goldens_and_version_mismatch(cli, tmp_path):
@@ -46,3 +67,52 @@ def test_missing_goldens_and_version_mismatch(cli, tmp_path):
     assert code == 0 and "skipped" in out and "goldens made with Triton 3.5.0; this is Triton" in out
     code, out, err = cli("snapshot", "check", "--goldens", "g", "--on-version-mismatch", "fail")
     assert code == 1 and "@@" not in out
+
+
+def test_a_golden_naming_a_kernel_file_outside_the_project_is_refused_before_anything_is_imported(
+        cli, tmp_path, tmp_path_factory):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    marker = elsewhere / "marker"
+    (elsewhere / "evil.py").write_text(EVIL.replace("MARKER", repr(str(marker))))
+    (tmp_path / "kernels").mkdir()
+    os.symlink(elsewhere / "evil.py", tmp_path / "kernels" / "linked.py")  # inside the project, pointing out
+    shutil.copy(elsewhere / "evil.py", tmp_path / "g" / "add" / "planted.py")  # inside the golden root
+    record_path = tmp_path / "g/add/default/sm_80/golden.json"
+    record = json.loads(record_path.read_text())
+    assert record["kernel"] == "add"
+    refused = {f"{elsewhere}/evil.py:x": "absolute path",
+               f"{elsewhere}/evil.py": "absolute path",
+               f"../{elsewhere.name}/evil.py:x": "climbs out with '..'",
+               "kernels/linked.py:x": "outside the project",
+               "g/add/planted.py:x": "inside the golden root",
+               "kernels/linked.py:x; import os": "names no Python function",
+               "kernels/a\x00.py:x": "not a kernel reference",
+               "evil": None}  # a built-in name that does not exist: refused by the library, still no import
+    for ref, why in refused.items():
+        record_path.write_text(json.dumps({**record, "kernel": ref}))
+        code, out, err = cli("snapshot", "check", "--goldens", "g")
+        first = next(line for line in err.splitlines() if line.startswith("irscope: error: "))
+        if why is None:
+            assert code == 2 and "unknown kernel 'evil'" in first, (ref, err)
+        else:
+            assert code == 4 and "kernels to import" not in err, (ref, code, err)
+            assert first.startswith(f"irscope: error: {record_path.relative_to(tmp_path)}: field 'kernel' ")
+            assert why in first and first.endswith("refusing to import it"), (ref, first)
+        assert not marker.exists(), ref
+    # comparing with the tampered golden (a fresh compile of a named kernel) never imports its kernel either
+    record_path.write_text(json.dumps({**record, "kernel": f"{elsewhere}/evil.py:x"}))
+    code, out, err = cli("snapshot", "check", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  match" in out and not marker.exists()
+
+
+def test_a_damaged_golden_json_is_exit_4_naming_the_file(cli, tmp_path):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    record_path = tmp_path / "g/add/default/sm_80/golden.json"
+    for damage in ('{"kernel": "add"', '["add"]', '{"kernel": 7}', b"\xff\xfe"):
+        record_path.write_bytes(damage.encode() if isinstance(damage, str) else damage)
+        code, out, err = cli("snapshot", "check", "--goldens", "g")
+        assert code == 4 and f"irscope: error: {record_path.relative_to(tmp_path)} is damaged" in err, (damage, err)
+        assert "Traceback" not in err and "internal error" not in err

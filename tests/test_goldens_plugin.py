@@ -1,6 +1,7 @@
 """The pytest plugin, tested by running pytest inside pytest (pytester) on a small real kernel."""
 import importlib.metadata
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -78,6 +79,13 @@ def test_a_changed_kernel_fails_with_a_readable_diff(project):
     assert "-" in out and "2.000000e+00" in out and "3.000000e+00" in out
     assert "pytest --irscope-update test_k.py::test_scale_goldens" in out
     assert "Traceback" not in out
+    result.stdout.fnmatch_lines([f"*--- golden: {pt.path}/snapshots/scale/default/sm_80/scale.ttir",
+                                 "*+++ fresh: */scale/default/sm_80/scale.ttir",
+                                 "*legend: '-' lines are the golden, '+' lines the fresh compile"])
+    assert re.search(r"^-.*2\.000000e\+00", out, re.M) and re.search(r"^\+.*3\.000000e\+00", out, re.M)
+    fresh = Path(re.search(r"fresh snapshot: (\S+/sm_80)$", out, re.M).group(1))
+    assert (fresh / "scale.ttir").is_file()  # the report points at a folder that is still there
+    result.stdout.fnmatch_lines([f"fresh snapshots of this run: {fresh.parent.parent.parent} *"])
 
 
 def test_a_missing_golden_fails_with_the_command_that_creates_it(project):
@@ -92,10 +100,13 @@ def test_unused_goldens_fail_the_run_but_only_for_tests_that_ran(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)
     write(targets='["sm_80"]')
-    result = run()
-    result.assert_outcomes(passed=1)
-    assert result.ret == 1
+    result = run("--color=yes")
+    assert result.ret == 1 and "1 passed" in result.stdout.str()
     result.stdout.fnmatch_lines(["*1 golden(s) unused*", "*snapshots/scale/default/gfx942*"])
+    why = [line for line in result.stdout.lines if "unused golden(s) make this run fail" in line]
+    assert len(why) == 1 and "\x1b[31m" in why[0], result.stdout.str()  # one red line saying why it failed
+    assert re.sub(r"\x1b\[[0-9;]*m", "", why[0]) == \
+        "irscope: 1 unused golden(s) make this run fail; delete them with pytest --irscope-update"
     deselected = run("-k", "nothing_matches")
     assert deselected.ret == 5 and "golden(s) unused" not in deselected.stdout.str()
     cleaned = run("--irscope-update")
@@ -143,3 +154,84 @@ def test_expectations_pass_and_fail_with_clear_messages(project):
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*scale/default/sm_90a: expected wgmma.mma_async in ptx at least 1 time(s), found 0*"])
     result.stdout.fnmatch_lines(["*FileCheck over ptx failed*"])
+
+
+def test_a_relative_kernel_path_resolves_against_the_rootdir_when_pytest_runs_from_a_subdirectory(
+        project, monkeypatch):
+    pt, write, run = project
+    pt.path.joinpath("pytest.ini").write_text("[pytest]\n")
+    tests = pt.path / "tests"
+    tests.mkdir()
+    (pt.path / "test_k.py").rename(tests / "test_k.py")
+    (tests / "test_k.py").write_text(TESTS.replace("TARGETS", '"sm_80"'))
+    monkeypatch.chdir(tests)  # as an IDE or a CI step in another folder would
+    run("--irscope-update").assert_outcomes(passed=1)
+    assert (pt.path / "snapshots/scale/default/sm_80/irscope.json").is_file()
+    record = json.loads((pt.path / "snapshots/scale/default/sm_80/golden.json").read_text())
+    assert record["kernel"] == "kern.py:scale"  # stored relative to the project, as `snapshot check` needs
+    result = run()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*1 match*"])
+    (pt.path / "snapshots/scale/default/sm_80/golden.json").write_text("{")
+    damaged = run()
+    assert damaged.ret == 1 and "Traceback" not in damaged.stdout.str() + damaged.stderr.str()
+    damaged.stdout.fnmatch_lines([f"irscope: this run fails: {pt.path}/snapshots/scale/default/sm_80/"
+                                  f"golden.json is damaged: *"])
+
+
+def test_a_failed_expectation_shows_the_test_line_and_no_irscope_frames(project):
+    pt, write, run = project
+    pt.path.joinpath("test_k.py").write_text(textwrap.dedent('''
+        def test_failing_property(irscope):
+            snap = irscope.compile("add", target="sm_80")
+            irscope.expect(snap).no_spills().uses("wgmma.mma_async")
+    '''))
+    result = run("--tb=long")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert 'irscope.expect(snap).no_spills().uses("wgmma.mma_async")' in out
+    assert "add/default/sm_80: expected wgmma.mma_async in ptx at least 1 time(s), found 0" in out
+    frames = re.findall(r"^(\S+\.py):\d+: ", out, re.M)  # --tb=long names each frame as FILE:LINE:
+    assert frames and all(not re.search(r"irscope/(expect|pytest_plugin|golden)\.py", f) for f in frames), frames
+    assert "def uses(" not in out and "def _fail(" not in out
+
+
+def test_an_unknown_kernel_or_option_in_a_test_fails_in_one_line(project):
+    pt, write, run = project
+    pt.path.joinpath("test_k.py").write_text(textwrap.dedent('''
+        def test_unknown_kernel(irscope):
+            irscope.compile("no_such_kernel", target="sm_80")
+
+        def test_unknown_option(irscope):
+            irscope.assert_golden("add", target="sm_80", nm_warps=2)
+
+        def test_missing_kernel_file(irscope):
+            irscope.compile("kernels/nowhere.py:k", target="sm_80")
+    '''))
+    result = run()
+    result.assert_outcomes(failed=3)
+    out = result.stdout.str()
+    failures = out.split("= FAILURES =")[1].split("short test summary")[0]
+    sections = [s.strip() for s in re.split(r"^_+ test_\w+ _+$", failures, flags=re.M)[1:]]
+    assert len(sections) == 3 and all(len(s.strip("= ").splitlines()) == 1 for s in sections), sections
+    assert sections[0].startswith("irscope: unknown kernel 'no_such_kernel' (hint: ")
+    assert sections[1].startswith("irscope: unknown compile option 'nm_warps' (hint: options are config, num_warps")
+    assert sections[2].startswith(f"irscope: kernel file 'kernels/nowhere.py' not found under the project root {pt.path}")
+    assert "Traceback" not in out and "irscope/" not in failures
+
+
+def test_a_passing_run_leaves_no_temporary_folder_of_its_own(project, monkeypatch, tmp_path):
+    pt, write, run = project
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    pt.path.joinpath("test_k.py").write_text(textwrap.dedent('''
+        def test_add(irscope):
+            irscope.expect(irscope.compile("add", target="sm_80")).uses("ld.global")
+    '''))
+    for _ in range(2):
+        run().assert_outcomes(passed=1)
+    assert sorted(p.name for p in tmp.glob("irscope-pytest-*")) == []
+    # the fresh snapshots went under pytest's basetemp, which pytest prunes itself
+    fresh = {p.resolve() for p in pt.path.glob("runpytest-*/irscope*/add/default/sm_80/irscope.json")}
+    assert len(fresh) == 2  # one per run (the glob also sees pytest's *current symlinks)

@@ -59,3 +59,49 @@ def test_a_spec_less_kernels_signature_is_hashed_into_the_variant_name():
     assert a.startswith("default.sig") and a != b and len(a) == len("default.sig") + 6
     declared = KernelSpec(name="k", fn=None, args={"n": 4096})
     assert variant_name(declared, CompileOptions(args=(("n", 4004),))) == "default.arg.n=4004"
+
+
+def test_annotations_give_the_kind_an_argument_takes():
+    from irscope.spec import kind_of_annotation
+    assert [kind_of_annotation(a) for a in ("*fp16", "*kbf16", "i32", "u64", "i1", "fp32", "bf16", "", "constexpr")] \
+        == ["tensor", "tensor", "integer", "integer", "boolean", "number", "number", None, None]
+
+
+def test_argument_values_are_checked_against_the_specs_typical_values():
+    from irscope.spec import check_arg_value
+    def k():
+        pass
+    spec = KernelSpec(name="k", fn=k, args={"x_ptr": Tensor("fp16"), "n": 4096, "scale": 0.5, "flag": True})
+    for name, value in (("x_ptr", Tensor("fp32")), ("n", 4000), ("scale", 2), ("flag", False)):
+        check_arg_value(spec, name, value)  # the right kind (an integer is a number) passes
+    for name, value, words in (("n", Tensor("fp16"), "not a tensor"), ("x_ptr", 4096, "not an integer"),
+                               ("n", 4000.5, "not a number"), ("scale", "abc", "not a word"),
+                               ("flag", 1, "not an integer")):
+        with pytest.raises(UsageError) as e:
+            check_arg_value(spec, name, value)
+        assert e.value.message.startswith(f"--arg {name}=") and words in e.value.message
+
+
+def test_backend_options_are_checked_against_tritons_fields():
+    from irscope.spec import OptionField, check_backend_option
+    fields = {"maxnreg": OptionField("maxnreg", "integer"), "enable_fp_fusion": OptionField("enable_fp_fusion",
+              "boolean", True), "supported_fp8_dtypes": OptionField("supported_fp8_dtypes", "list", ())}
+    check_backend_option("maxnreg", 128, fields, "sm_90a")
+    check_backend_option("enable_fp_fusion", False, fields, "sm_90a")
+    with pytest.raises(UsageError, match=r"^unknown backend option 'maxnrg' for sm_90a$") as e:
+        check_backend_option("maxnrg", 1, fields, "sm_90a")
+    assert "did you mean maxnreg?" in e.value.hint
+    for name, value, words in (("maxnreg", "abc", "takes an integer"), ("enable_fp_fusion", 3, "takes a boolean"),
+                               ("supported_fp8_dtypes", "fp8e5", "takes a list")):
+        with pytest.raises(UsageError, match=words):
+            check_backend_option(name, value, fields, "sm_90a")
+
+
+def test_warps_are_powers_of_two_within_a_block_of_1024_threads():
+    from irscope.spec import check_warps
+    check_warps(32, warp_size=32, target="sm_90a")
+    check_warps(16, warp_size=64, target="gfx942")
+    for value, warp, words in ((64, 32, "at most 32 warps"), (32, 64, "at most 16 warps"), (3, 32, "power of two"),
+                               (0, 32, "bad --num-warps 0")):
+        with pytest.raises(UsageError, match=words):
+            check_warps(value, warp_size=warp, target="t")

@@ -107,6 +107,70 @@ def test_a_crashing_compile_is_that_points_failure_only(cli, tmp_path):
     code, out, err = cli("sweep", sweep)
     assert code == 3 and "1 of 2 points did not compile" in err
     assert "crashed" in out and "1 failed" in out
+    # the reason is under the table, and the hint sends nobody to a folder a crashed point does not have
+    assert "crashed  crashes/default/gfx942: the compiler process was killed by signal SIGABRT" in out
+    hint = err.splitlines()[1]
+    assert "irscope show" not in hint and "leaves no folder" in hint
+
+
+def test_each_broken_point_gets_its_reason_and_the_hint_names_a_folder_that_exists(cli, tmp_path):
+    user = DATA / "user_kernels.py"
+    sweep = _write(tmp_path, f"""
+        kernels: ["{user}:hangs", "{user}:type_error", "{user}:copy_rows"]
+        targets: [gfx942]
+        timeout: 3
+        out: o
+    """)
+    code, out, err = cli("sweep", sweep)
+    assert code == 3, err
+    lines = out.splitlines()
+    assert "timeout  hangs/default/gfx942: killed after 3 s" in lines
+    assert any(ln.startswith("failed   type_error/default/gfx942: at source: ") and "undefined_name" in ln
+               for ln in lines), out
+    assert all(len(ln) < 200 for ln in lines)
+    hint = err.splitlines()[1]
+    folder = hint.split("`irscope show ")[1].split("`")[0]
+    assert "type_error" in folder and (tmp_path / folder / "irscope.json").is_file()
+
+
+def test_progress_names_the_variant_being_compiled(tmp_path, kernel_file):
+    path = _write(tmp_path, "kernels: [scale.py:scale]\ntargets: [gfx942]\ngrid: {BLOCK: [128, 256]}\n")
+    seen = []
+    run_points(expand(load_sweep(path)), tmp_path / "o", workers=1, on_progress=lambda p: seen.extend(p.running))
+    assert {"scale/default.BLOCK=128/gfx942", "scale/default.BLOCK=256/gfx942"} <= set(seen), seen
+
+
+def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    user = DATA / "user_kernels.py"
+    sweep = _write(tmp_path, f"""
+        kernels: ["{user}:copy_rows", "{user}:hangs"]
+        targets: [gfx942]
+        out: o
+    """)
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "-j", "2"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"
+    deadline = time.monotonic() + 90
+    while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.is_file(), proc.communicate(timeout=30)
+    time.sleep(0.3)  # let the parent collect the finished point
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    table = out.splitlines()
+    assert table[0].split()[:2] == ["kernel", "status"] and any(ln.startswith("copy_rows") and " ok " in ln
+                                                                   for ln in table), out
+    assert not any(ln.startswith("hangs ") for ln in table)  # not finished: not a row of the table
+    assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
 
 
 @pytest.mark.parametrize("text, line, words", [
@@ -119,6 +183,24 @@ def test_a_crashing_compile_is_that_points_failure_only(cli, tmp_path):
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [[4]]\n", 4, ["numbers, strings or booleans"]),
     ("kernels:\n  - kernel: nope.py:k\ntargets: [sm_90a]\n", 2, ["kernel file 'nope.py' does not exist"]),
     ("kernels: [matmul]\ntargets: [sm_90a]\njobs: 0\n", 3, ["`jobs:` takes a positive integer"]),
+    # a value is reported at its own line, not at the kernel's
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_K: [32]\n  num_warps: [3]\n", 5,
+     ["num_warps 3", "not a power of two"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps:\n    - 4\n    - 64\n", 6,
+     ["num_warps 64", "at most 32 warps"]),
+    ("kernels: [matmul]\ntargets: [sm_90a, gfx942]\ngrid:\n  num_warps: [4]\n  option.maxnreg:\n    - 128\n",
+     6, ["unknown backend option 'maxnreg' for gfx942"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\nset:\n  GROUP_M: 8\ngrid:\n  option.maxnreg: [128, abc]\n", 6,
+     ["option.maxnreg: abc", "takes an integer"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  arg.K:\n    - 4096\n    - '*fp16'\n", 6,
+     ["arg.K: *fp16", "K is an integer", "not a tensor"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  config: [default, huge]\n", 4, ["no config 'huge'"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_M: [64, big]\n", 4, ["BLOCK_M is a number"]),
+    # no points
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid: []\n", 3, ["`grid:` is empty", "no points"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid: {}\n", 3, ["empty mapping"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  - {num_warps: [4]}\n  - {}\n", 5, ["empty mapping"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: []\n", 4, ["axis `num_warps` has no values"]),
 ])
 def test_sweep_file_errors_name_the_line(cli, tmp_path, text, line, words):
     path = _write(tmp_path, text)
@@ -143,14 +225,15 @@ def test_expand_grid_union_fixed_values_and_per_kernel_grids(tmp_path, kernel_fi
         grid:
           - {num_warps: [4, 8], BLOCK_K: 32}
           - {num_warps: 4, BLOCK_K: 32}
-          - {num_warps: 2, divisibility: 1, option.maxnreg: 128}
+          - {num_warps: 2, divisibility: 1, option.enable_fp_fusion: false}
     """)
     sweep = load_sweep(path)
     points = expand(sweep)
     matmul = [p for p in points if p.kernel == "matmul"]
     assert len(matmul) == 3 * 2  # the repeated {num_warps: 4, BLOCK_K: 32} point is not compiled twice
     last = matmul[-1].options
-    assert last.num_warps == 2 and last.divisibility == ((None, 1),) and last.backend_options == (("maxnreg", 128),)
+    assert last.num_warps == 2 and last.divisibility == ((None, 1),)
+    assert last.backend_options == (("enable_fp_fusion", False),)
     assert all(p.options.num_stages == 3 for p in points)
     scale = [p for p in points if p.kernel.endswith(":scale")]
     assert {dict(p.options.constexprs)["BLOCK"] for p in scale} == {128, 256}
@@ -175,3 +258,14 @@ def test_the_documented_example_is_a_valid_162_point_sweep():
     example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "matmul-autotune.yaml"
     points = expand(load_sweep(example))
     assert len(points) == 162 and {p.target for p in points} == {"sm_90a"}
+
+
+@pytest.mark.parametrize("data", [b"kernels: [matmul]\ntargets: [\xff\xfe]\n", b"\x7fELF\x02\x01\x01\x00\x00",
+                                  b"kernels: [matmul]\x00\n"])
+def test_a_binary_file_is_a_usage_error(cli, tmp_path, data):
+    path = tmp_path / "sweep.yaml"
+    path.write_bytes(data)
+    code, out, err = cli("sweep", path)
+    assert code == 2, err
+    assert err.startswith(f"irscope: error: {path}:") and "not a text file" in err and "Traceback" not in err
+    assert err.splitlines()[1].startswith("irscope: hint: ")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import CompileError, error_summary
 from ..render import ProgressLine, resources_line, stage_sizes, table
-from .options import add_compile_options, options_from_args
+from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 
 def add_parser(sub) -> None:
@@ -20,8 +20,8 @@ def add_parser(sub) -> None:
     add_compile_options(p)
     p.add_argument("--out", "-o", metavar="DIR", help="where snapshots go (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--name", metavar="NAME", help="name of the variant folder (default: the config plus what you changed)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="give up on a compile after this long (default: 300)")
     p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
                    help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "
@@ -66,7 +66,9 @@ def run(args: argparse.Namespace, ui) -> int:
             ui.print(f"  stages   {stage_sizes(snap)}")
             ui.print(f"  usage    {resources_line(snap)}")
         if o.error:
-            ui.print(f"  {s('error', 'red')}    at {o.error.get('stage')}: {error_summary(o.error)}")
+            stage = o.error.get("stage")
+            at = f"at {stage}: " if stage and stage != "?" else ""
+            ui.print(f"  {s('error', 'red')}    {at}{error_summary(o.error)}")
         if o.path:
             ui.print(f"  folder   {o.path}")
     failed = [o for o in outcomes if not o.ok]
@@ -75,8 +77,13 @@ def run(args: argparse.Namespace, ui) -> int:
         ui.print(table(["", "ok", "failed"], [["snapshots", len(outcomes) - len(failed), len(failed)]], right=(1, 2)))
     if failed:
         first = failed[0]
-        where = f" at stage {first.error.get('stage')}" if first.error else ""
+        stage = (first.error or {}).get("stage")
+        where = f" at stage {stage}" if stage and stage != "?" else f" ({first.status})"
         msg = error_summary(first.error) if first.error else first.status
+        with_folder = next((o for o in failed if o.path is not None), None)
+        hint = (f"the stages that compiled are kept in the failed snapshot's folder: irscope show {with_folder.path}"
+                if with_folder is not None else
+                "a crashed or timed-out compile leaves no folder: run it alone with --jobs 1, or raise --timeout")
         raise CompileError(f"{len(failed)} of {len(outcomes)} compiles failed; first: {first.label}{where}: {msg}",
-                           "the stages that compiled are kept in each failed snapshot's folder: irscope show FOLDER")
+                           hint)
     return 0

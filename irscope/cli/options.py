@@ -6,6 +6,28 @@ import argparse
 from ..spec import CompileOptions, parse_assignment, parse_divisibility
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number above zero (--jobs); argparse names the option in its message."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a positive integer, not '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive integer, not {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds above zero (--timeout)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, not '{text}'") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, not {text}")
+    return value
+
+
 def add_compile_options(p: argparse.ArgumentParser, *, single_values: bool = True) -> None:
     """--config, --num-warps, --num-stages, --constexpr, --arg, --option, --divisibility, line info."""
     g = p.add_argument_group("compile options")

@@ -1,6 +1,12 @@
-"""`irscope snapshot check|update`: golden snapshots from the command line (what the pytest plugin does)."""
+"""`irscope snapshot check|update`: golden snapshots from the command line (what the pytest plugin does).
+
+Without KERNEL, every golden is recompiled from the kernel its golden.json names; `GoldenRoot.kernel_of`
+refuses any that is not a built-in kernel or a .py file inside the project, before anything is imported,
+and the files that will be imported are listed on stderr first.
+"""
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -21,8 +27,14 @@ def add_parser(sub) -> None:
         a.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per core)")
         a.add_argument("--on-version-mismatch", choices=("skip", "fail"), default="skip",
                        help="goldens made under another Triton version: skip them (default) or fail")
+        a.add_argument("--json", action="store_true", help="print the result of every golden as JSON")
         add_compile_options(a)
         a.set_defaults(run=run)
+
+
+# Summary order; statuses not listed here (none today) come after, alphabetically.
+SUMMARY_ORDER = ("match", "mismatch", "missing", "written", "skipped", "version-mismatch", "failed", "crashed",
+                 "timeout")
 
 
 def run(args, ui) -> int:
@@ -37,46 +49,83 @@ def run(args, ui) -> int:
     if args.kernels:
         options = options_from_args(args)
         points = [Point(k, t.name, options) for k in args.kernels for t in parse_targets(args.target)]
+        shown = list(dict.fromkeys(args.kernels))
     else:
         if not root.path.is_dir():
             raise SnapshotError(f"no golden folder '{root.path}'",
                                 "create goldens with: irscope snapshot update KERNEL --target all")
-        points = [root.point_of(g) for g in root.goldens()]
-        if not points:
+        goldens = root.goldens()
+        if not goldens:
             raise SnapshotError(f"'{root.path}' holds no goldens", "irscope snapshot update KERNEL --target all")
+        # every golden's kernel is checked before any is imported: one refused golden stops the run
+        sources = [root.kernel_of(g) for g in goldens]
+        points = [root.point_of(g) for g in goldens]
+        shown = list(dict.fromkeys(k.shown for k in sources))
+    ui.err.write(f"irscope: kernels to import: {', '.join(shown)}\n")
     progress = ProgressLine(ui.err)
+    s = ui.style
+    rows: list[dict] = []
+    versions = set()
     with tempfile.TemporaryDirectory(prefix="irscope-snapshot-") as tmp:
         try:
             outcomes = compile_points(points, Path(tmp), workers=args.jobs,
                                       on_progress=lambda p: progress.update(f"[{p.done}/{p.total}] compiling"))
         finally:
             progress.close()
-        s = ui.style
-        bad = 0
-        versions = set()
         for point, o in zip(points, outcomes):
             if not o.ok:
-                bad += 1
-                ui.print(f"{s(o.label, 'bold')}  {s(o.status, 'red')}: {(o.error or {}).get('message', '').strip()[:200]}")
+                message = (o.error or {}).get("message", "").strip()
+                rows.append({"label": o.label, "status": o.status, "kernel": point.kernel, "target": point.target,
+                             "error": message})
+                if not args.json:
+                    ui.print(f"{s(o.label, 'bold')}  {s(o.status, 'red')}: {message[:200]}")
                 continue
             fresh = load_snapshot(o.path)
             result = root.compare(fresh)
             if args.action == "update" and result.status in ("missing", "mismatch", "version-mismatch"):
                 result = root.write(fresh, None, point.kernel)
+            row = {**result.as_dict(), "kernel": point.kernel, "target": point.target}
+            row["fresh"] = None  # the fresh snapshot lives in a folder deleted when the command ends
+            rows.append(row)
             if result.status == "version-mismatch":
                 versions.add((result.golden_version, result.fresh_version))
                 if args.on_version_mismatch == "skip":
-                    ui.print(f"{s(o.label, 'bold')}  {s('skipped', 'yellow')}")
+                    row["status"] = "skipped"
+                    if not args.json:
+                        ui.print(f"{s(o.label, 'bold')}  {s('skipped', 'yellow')}")
                     continue
+            if args.json:
+                continue
             color = "green" if result.ok else "red"
             ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}")
             if not result.ok:
-                bad += 1
                 hint = f"irscope snapshot update {point.kernel} --target {point.target} --goldens {root.path}"
                 ui.print("  " + describe(result, update_hint=hint).replace("\n", "\n  "))
+    counts = summary_counts(rows)
+    bad = sum(n for status, n in counts.items() if status not in ("match", "written", "skipped"))
+    if args.json:
+        ui.print(json.dumps({"goldens": str(root.path), "action": args.action, "results": rows,
+                             "summary": counts, "ok": not bad}, indent=1))
+    else:
         for golden, here in sorted(versions):
             ui.print(f"goldens made with Triton {golden}; this is Triton {here}")
+        line = summary_line(counts)
+        ui.print(s(line, "red" if bad else "green"))
     if bad:
         raise ComparisonFailed(f"{bad} of {len(points)} snapshots do not match their goldens",
                                "read the diffs above; if the changes are intended: irscope snapshot update")
     return 0
+
+
+def summary_counts(rows: list[dict]) -> dict[str, int]:
+    """How many goldens ended in each status: match, mismatch and missing always, the others when seen."""
+    counts = {"match": 0, "mismatch": 0, "missing": 0}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    order = {status: i for i, status in enumerate(SUMMARY_ORDER)}
+    return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+def summary_line(counts: dict[str, int]) -> str:
+    total = sum(counts.values())
+    return f"{total} golden(s): " + ", ".join(f"{n} {status}" for status, n in counts.items())

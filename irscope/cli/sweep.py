@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..render import ProgressLine, human_bytes, table
+from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
 HEADLINE = ("ttgir.shared.buffers", "ptx.wgmma", "ptx.mma.sync", "ptx.tcgen05.mma", "ptx.cp.async",
@@ -22,8 +23,8 @@ def add_parser(sub) -> None:
     p.add_argument("file", metavar="FILE.yaml", help="the sweep file")
     p.add_argument("--out", "-o", metavar="DIR",
                    help="snapshot root (default: the file's `out:`, else $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: the file's `jobs:`, "
-                                                               "else one per CPU core)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
+                   help="compiles at once (default: the file's `jobs:`, else one per CPU core)")
     p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
     p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
@@ -34,16 +35,13 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from ..errors import UsageError
     from ..pipeline import default_out
-    from ..sweep import expand, load_sweep, run_points
+    from ..sweep import SweepInterrupted, expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)
     points = expand(sweep)
     out = Path(args.out) if args.out else (sweep.out or default_out())
-    jobs = args.jobs or sweep.jobs
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"bad --jobs {jobs}", "give a positive number of compiles at once")
+    jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
         return _list(points, out, ui)
     progress = ProgressLine(ui.err)
@@ -55,30 +53,64 @@ def run(args, ui) -> int:
             running = ", ".join(p.running[:3]) + (" ..." if len(p.running) > 3 else "")
             progress.update(f"[{p.done}/{p.total}] compiling {running}".rstrip())
 
+    from .stats import split_patterns
+    patterns = split_patterns(args.columns) or list(sweep.columns)
     try:
         result = run_points(points, out, workers=jobs, timeout=sweep.timeout, force=args.force,
                             on_progress=on_progress)
+    except SweepInterrupted as e:
+        # Ctrl-C: what finished is compiled and on disk; show it, then let main report the interrupt (130).
+        progress.close()
+        _report(sweep, e.result, ui, args, patterns)
+        raise KeyboardInterrupt from None
     finally:
         progress.close()
-    from .stats import split_patterns
-    patterns = split_patterns(args.columns) or list(sweep.columns)
+    _report(sweep, result, ui, args, patterns)
+    broken = [r for r in result.rows if r.status != "ok"]
+    if broken:
+        from ..errors import CompileError
+        first = broken[0]
+        raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
+                           f"{first.status}: {first.reason}", _broken_hint(broken))
+    return 0
+
+
+def _report(sweep, result, ui, args, patterns) -> None:
     if args.json:
         ui.print(json.dumps(to_json(sweep, result), indent=1))
     elif args.csv:
         ui.out.write(to_csv(result))
     else:
-        ui.print(render_table(result, ui, patterns))
-        ui.print()
+        finished = [r for r in result.rows if r.status != "interrupted"]
+        if finished:
+            ui.print(render_table(result, ui, patterns, finished))
+            ui.print()
+        failures = render_failures(finished, ui)
+        if failures:
+            ui.print(failures)
+            ui.print()
         ui.print(render_summary(result, ui))
-    broken = [r for r in result.rows if r.status != "ok"]
-    if broken:
-        from ..errors import CompileError
-        first = broken[0]
-        msg = (first.error or {}).get("message", first.status).strip().splitlines()
-        raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
-                           f"{msg[0] if msg else first.status}",
-                           "the other points are in the table; `irscope show` a failed point's folder for its log")
-    return 0
+
+
+def _broken_hint(broken) -> str:
+    """What to look at next; only a point that failed in the compiler has a folder to show."""
+    with_folder = next((r for r in broken if r.path is not None), None)
+    if with_folder is not None:
+        return f"the reasons are under the table; `irscope show {with_folder.path}` for the full log"
+    statuses = {r.status for r in broken}
+    if statuses == {"timeout"}:
+        return "a timed-out point leaves no folder: raise `timeout:` in the sweep file, or compile it alone " \
+               "with `irscope compile`"
+    return "a crashed or timed-out point leaves no folder: compile it alone with `irscope compile ... --jobs 1` " \
+           "to see the compiler's output"
+
+
+def render_failures(rows, ui) -> str:
+    """One line per point that did not compile, with its reason: the table has no room for it."""
+    s = ui.style
+    bad = [r for r in rows if r.status != "ok"]
+    width = max((len(r.status) for r in bad), default=0)
+    return "\n".join(f"{s(r.status.ljust(width), 'red', 'bold')}  {r.label}: {r.reason}" for r in bad)
 
 
 def _list(points, out: Path, ui) -> int:
@@ -105,12 +137,13 @@ def _columns(rows, patterns) -> list[str]:
     return [k for k in HEADLINE if any(r.analysis and r.analysis.counters.get(k) for r in rows)]
 
 
-def render_table(result, ui, patterns=()) -> str:
+def render_table(result, ui, patterns=(), rows=None) -> str:
     s = ui.style
-    rows = result.rows
-    axes = _varying_axes(rows)
-    kernels = len({r.point.kernel for r in rows}) > 1
-    targets = len({r.point.target for r in rows}) > 1
+    every = result.rows  # the columns are the sweep's, even when only the finished rows are shown
+    rows = every if rows is None else rows
+    axes = _varying_axes(every)
+    kernels = len({r.point.kernel for r in every}) > 1
+    targets = len({r.point.target for r in every}) > 1
     counters = _columns(rows, patterns)
     head = (["kernel"] if kernels else []) + (["target"] if targets else []) + axes + \
         ["status", "shared", "regs", "spills", "occupancy", "launch"] + [_short(k) for k in counters] + \
@@ -150,9 +183,11 @@ def _num(v) -> str:
 def render_summary(result, ui) -> str:
     s = ui.style
     n = len(result.rows)
-    failed = sum(r.status != "ok" for r in result.rows)
+    failed = sum(r.status not in ("ok", "interrupted") for r in result.rows)
     lines = [f"{_plural(n, 'point')}: {result.compiled} compiled now, {result.cached} from the cache"
              + (f", {s(str(failed) + ' failed', 'red', 'bold')}" if failed else "")
+             + (f", {s(str(result.interrupted) + ' interrupted', 'yellow', 'bold')} (not compiled)"
+                if result.interrupted else "")
              + f"; this run took {_dur(result.wall_seconds)} wall, {_dur(result.cpu_seconds)} CPU"]
     for t in result.summary():
         msg = f"  {t.target}: {_plural(t.points, 'point')}, {t.ok} ok"

@@ -15,7 +15,8 @@ version): re-running an unchanged sweep compiles nothing. The format is document
 """
 from .file import KernelEntry, Sweep, load_sweep, options_for
 from .points import SweepPoint, expand
-from .run import PlannedPoint, SweepProgress, SweepResult, SweepRow, TargetSummary, plan_points, run_points
+from .run import (PlannedPoint, SweepInterrupted, SweepProgress, SweepResult, SweepRow, TargetSummary, plan_points,
+                  run_points)
 
-__all__ = ["KernelEntry", "PlannedPoint", "Sweep", "SweepPoint", "SweepProgress", "SweepResult", "SweepRow",
-           "TargetSummary", "expand", "load_sweep", "options_for", "plan_points", "run_points"]
+__all__ = ["KernelEntry", "PlannedPoint", "Sweep", "SweepInterrupted", "SweepPoint", "SweepProgress", "SweepResult",
+           "SweepRow", "TargetSummary", "expand", "load_sweep", "options_for", "plan_points", "run_points"]

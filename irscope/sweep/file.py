@@ -31,6 +31,14 @@ class KernelEntry:
     config: str | None
     line: int  # where the entry is, for errors
     axis_lines: tuple[tuple[str, int], ...] = ()  # option name -> the line that sets it
+    value_lines: tuple[tuple[str, Any, int], ...] = ()  # (option name, value, the line that gives it)
+
+    def line_of(self, name: str, value: Any) -> int:
+        """The line of the file that gives `name` the value `value` (else the entry's line)."""
+        for n, v, line in self.value_lines:
+            if n == name and type(v) is type(value) and v == value:
+                return line
+        return dict(self.axis_lines).get(name, self.line)
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,16 @@ def load_sweep(path: Path | str) -> Sweep:
     """Read and check a sweep file. Any problem is a UsageError `FILE:LINE: message` with a hint."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as e:
         raise UsageError(f"cannot read sweep file '{path}': {e.strerror}", "give the path to a .yaml file") from None
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: not a text file (byte {e.object[e.start]:#04x} is not UTF-8)",
+                         "a sweep file is YAML text; see docs/sweep.md for the format") from None
+    if "\x00" in text:
+        raise UsageError(f"{path}:{text[:text.index(chr(0))].count(chr(10)) + 1}: not a text file (it holds NUL bytes)",
+                         "a sweep file is YAML text; see docs/sweep.md for the format")
     try:
         return _parse(path, text)
     except _FileError as e:
@@ -140,7 +155,7 @@ def _parse(path: Path, text: str) -> Sweep:
     for item, line in _items(data, "kernels"):
         if isinstance(item, str):
             kernels.append(KernelEntry(_kernel_ref(item, base, line), top_grids, top_fixed, top_config, line,
-                                       _axis_lines(data)))
+                                       _axis_lines(data), _value_lines(data)))
         elif isinstance(item, _Map):
             _check_keys(item, KERNEL_KEYS, "kernel entry")
             if "kernel" not in item:
@@ -152,7 +167,7 @@ def _parse(path: Path, text: str) -> Sweep:
             fixed = top_fixed + _fixed(item, "set")
             config = _str(item, "config") if "config" in item else top_config
             kernels.append(KernelEntry(_kernel_ref(ref, base, item.lines["kernel"]), grids, fixed, config, item.line,
-                                       _axis_lines(data) + _axis_lines(item)))
+                                       _axis_lines(data) + _axis_lines(item), _value_lines(item) + _value_lines(data)))
         else:
             raise _FileError(line, "each kernel is a name (matmul, FILE.py:NAME) or a mapping with `kernel:`")
     if not kernels:
@@ -185,6 +200,26 @@ def _axis_lines(m: _Map) -> tuple[tuple[str, int], ...]:
             if isinstance(block, _Map):
                 out += [(str(k), block.key_lines[k]) for k in block]
     return tuple(out)
+
+
+def _value_lines(m: _Map) -> tuple[tuple[str, Any, int], ...]:
+    out = []
+    for key in ("set", "grid"):
+        value = m.get(key)
+        blocks = value if isinstance(value, _Seq) else [value]
+        for block in blocks:
+            if isinstance(block, _Map):
+                for k, v in block.items():
+                    out += [(str(k), item, line) for item, line in _values(block, k)]
+    return tuple(out)
+
+
+def _values(block: _Map, name: Any) -> list[tuple[Any, int]]:
+    """An axis's values, each with its own line (a block list puts each on a line of its own)."""
+    values = block[name]
+    if isinstance(values, _Seq):
+        return list(zip(values, values.lines))
+    return [(values, block.lines[name])]
 
 
 def _check_keys(m: _Map, known: Sequence[str], what: str) -> None:
@@ -245,21 +280,28 @@ def _grids(m: _Map, key: str) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], 
     if key not in m:
         return ((),)
     value = m[key]
+    empty_hint = ("give option names with lists of values, e.g. grid: {num_warps: [4, 8], BLOCK_K: [32, 64]}, "
+                  "or leave `grid:` out to compile each kernel's config once")
+    if isinstance(value, _Seq) and not value:
+        raise _FileError(m.lines[key], f"`{key}:` is empty: it gives no points to compile", empty_hint)
     blocks = list(zip(value, value.lines)) if isinstance(value, _Seq) else [(value, m.lines[key])]
     grids = []
     for block, line in blocks:
         if not isinstance(block, _Map):
             raise _FileError(line, f"`{key}:` maps option names to lists of values (or is a list of such mappings)",
                              "e.g. grid: {num_warps: [4, 8], BLOCK_K: [32, 64]}")
+        if not block:
+            raise _FileError(line, f"`{key}:` has an empty mapping: it names no option to vary", empty_hint)
         axes = []
         for name, values in block.items():
             _check_axis_name(str(name), block.key_lines[name])
-            vals = list(values) if isinstance(values, _Seq) else [values]
+            vals = _values(block, name)
             if not vals:
-                raise _FileError(block.lines[name], f"axis `{name}` has no values")
-            for v in vals:
-                _check_value(str(name), v, block.lines[name])
-            axes.append((str(name), tuple(vals)))
+                raise _FileError(block.lines[name], f"axis `{name}` has no values",
+                                 f"give at least one, e.g. {name}: [4, 8], or remove the axis")
+            for v, v_line in vals:
+                _check_value(str(name), v, v_line)
+            axes.append((str(name), tuple(v for v, _ in vals)))
         grids.append(tuple(axes))
     return tuple(grids)
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IrscopeError, UsageError
-from ..spec import CompileOptions
+from ..spec import (CompileOptions, check_arg_value, check_backend_option, check_constexpr_value, check_warps,
+                    parse_value)
 from .file import RESERVED_AXES, KernelEntry, Sweep, options_for
 
 
@@ -38,6 +39,7 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
         except IrscopeError as e:
             raise UsageError(f"{where}: {e.message}", e.hint) from None
         _check_names(spec, entry, str(sweep.path))
+        _check_values(spec, entry, sweep)
         for grid in entry.grids:
             names = [n for n, _ in grid]
             for combo in itertools.product(*[vals for _, vals in grid]):
@@ -54,7 +56,49 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
                     if key not in seen:
                         seen.add(key)
                         points.append(point)
+    if not points:
+        raise UsageError(f"{sweep.path}:1: the sweep has no points to compile",
+                         "give `kernels:`, `targets:` and a `grid:` whose axes each have values (docs/sweep.md)")
     return points
+
+
+def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
+    """Check every value of the entry on its own, so that a bad one is reported at its own line rather
+    than at the entry's when a point that combines it fails to specialise later."""
+    from .. import harness
+    from ..targets import get_target
+
+    targets = [get_target(t) for t in sweep.targets]
+    fields = {}
+    params = {p.name: p for p in getattr(spec.fn, "params", ())}
+    try:
+        defaults = {**spec.constexprs, **spec.config(entry.config).constexprs}
+    except UsageError as e:
+        raise UsageError(f"{sweep.path}:{entry.line}: {e.message}", e.hint) from None
+    values = list(entry.fixed) + [(n, v) for grid in entry.grids for n, vals in grid for v in vals]
+    for name, value in dict.fromkeys((n, (type(v), v)) for n, v in values):
+        value = value[1]
+        given = f"`{name}: {value}`"
+        try:
+            if name == "num_warps":
+                for t in targets:
+                    check_warps(value, "num_warps", warp_size=t.warp_size, max_threads=t.max_threads_per_block,
+                                target=t.name)
+            elif name == "config":
+                spec.config(str(value))
+            elif name.startswith("arg."):
+                arg = name[4:]
+                parsed = parse_value(value) if isinstance(value, str) else value
+                check_arg_value(spec, arg, parsed, getattr(params.get(arg), "annotation_type", "") or "", given)
+            elif name.startswith("option."):
+                for t in targets:
+                    if t.name not in fields:
+                        fields[t.name] = harness.target_option_fields(t)
+                    check_backend_option(name[7:], value, fields[t.name], t.name, given)
+            elif name not in RESERVED_AXES:
+                check_constexpr_value(spec, name, value, defaults.get(name), given)
+        except UsageError as e:
+            raise UsageError(f"{sweep.path}:{entry.line_of(name, value)}: {e.message}", e.hint) from None
 
 
 def _check_names(spec, entry: KernelEntry, path: str) -> None:

@@ -19,7 +19,7 @@ class SweepRow:
     """What became of one point: compiled now or found fresh, its snapshot and its analysis."""
 
     point: SweepPoint
-    status: str  # "ok", "failed" (the compiler rejected it), "crashed", "timeout"
+    status: str  # "ok", "failed" (the compiler rejected it), "crashed", "timeout", "interrupted" (Ctrl-C)
     cached: bool
     path: Path | None
     label: str
@@ -31,6 +31,20 @@ class SweepRow:
     @property
     def launchable(self) -> bool:
         return bool(self.analysis and self.analysis.launch.launchable)
+
+    @property
+    def reason(self) -> str:
+        """Why the point did not compile, in one short line ("" when it did)."""
+        if self.status == "ok":
+            return ""
+        if self.status == "interrupted":
+            return "interrupted before it finished"
+        from ..errors import error_summary
+        err = self.error or {}
+        text = error_summary(err) if err else self.status
+        if self.status == "failed" and err.get("stage"):
+            text = f"at {err['stage']}: {text}"
+        return text if len(text) <= 120 else text[:117] + "..."
 
     @property
     def triton_ms(self) -> float:
@@ -65,11 +79,12 @@ class SweepResult:
     wall_seconds: float
     cpu_seconds: float  # this process and its children (compiles, ptxas, disassembly), this run
     out: Path
+    interrupted: int = 0  # points that Ctrl-C stopped before they finished (rows with status "interrupted")
 
     def summary(self) -> tuple[TargetSummary, ...]:
         out = []
         for target in dict.fromkeys(r.point.target for r in self.rows):
-            rows = [r for r in self.rows if r.point.target == target]
+            rows = [r for r in self.rows if r.point.target == target and r.status != "interrupted"]
             ok = [r for r in rows if r.status == "ok"]
             bad = [r for r in ok if not r.launchable]
             kinds = sorted({_reason_kind(reason) for r in bad for reason in r.analysis.launch.reasons})
@@ -90,6 +105,15 @@ def _reason_kind(reason: str) -> str:
         if kind in reason:
             return kind
     return reason
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `run_points`: still a KeyboardInterrupt, carrying the result of what had finished
+    (the points still compiling are rows with status "interrupted")."""
+
+    def __init__(self, result: "SweepResult"):
+        super().__init__()
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -138,7 +162,7 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
                force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
     """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
     from .. import harness
-    from ..pipeline import compile_points
+    from ..pipeline import CompileInterrupted, compile_points
     from ..store import check_writable
     from ..targets import get_target
 
@@ -152,17 +176,34 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
             check_writable(pp.folder, False)
         harness.warm_up(sorted({get_target(pp.point.target) for pp in stale}, key=lambda t: t.name))
 
+        # The progress line names each point by its folder (kernel/variant/target): a sweep's points
+        # differ in their variant, so `matmul sm_90a` alone would not say which one is compiling.
+        labels = {pp.point.pipeline_point(): pp.folder.relative_to(out).as_posix() for pp in stale}
+
         def progress(pr) -> None:
             if on_progress:
                 on_progress(SweepProgress("compiling", pr.done, pr.total,
-                                          tuple(_point_label(pt) for pt, _ in pr.running)))
+                                          tuple(labels.get(pt) or _point_label(pt) for pt, _ in pr.running)))
 
-        results = compile_points([pp.point.pipeline_point() for pp in stale], out, workers=workers, timeout=timeout,
-                                 on_progress=progress)
+        try:
+            results = compile_points([pp.point.pipeline_point() for pp in stale], out, workers=workers,
+                                     timeout=timeout, on_progress=progress)
+        except CompileInterrupted as e:
+            done = {pp.folder: o for pp, o in zip(stale, e.outcomes) if o is not None}
+            stopped = {pp.folder for pp in stale} - set(done)
+            rows = [_interrupted_row(pp, out) if pp.folder in stopped else _row(pp, done.get(pp.folder), out)
+                    for pp in planned]
+            raise SweepInterrupted(SweepResult(tuple(rows), len(done), len(planned) - len(stale),
+                                               time.perf_counter() - started, _cpu() - cpu0, out,
+                                               interrupted=len(stopped))) from None
         outcomes = {pp.folder: o for pp, o in zip(stale, results)}
     rows = [_row(pp, outcomes.get(pp.folder), out) for pp in planned]
     return SweepResult(tuple(rows), len(stale), len(planned) - len(stale), time.perf_counter() - started,
                        _cpu() - cpu0, out)
+
+
+def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
+    return SweepRow(pp.point, "interrupted", False, None, pp.folder.relative_to(out).as_posix(), pp.key)
 
 
 def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
