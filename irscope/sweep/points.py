@@ -72,7 +72,7 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
     fields = {}
     params = {p.name: p for p in getattr(spec.fn, "params", ())}
     try:
-        defaults = {**spec.constexprs, **spec.config(entry.config).constexprs}
+        defaults = {**spec.constexprs, **spec.config(None if entry.config == "all" else entry.config).constexprs}
     except UsageError as e:
         raise UsageError(f"{sweep.path}:{entry.line}: {e.message}", e.hint) from None
     values = list(entry.fixed) + [(n, v) for grid in entry.grids for n, vals in grid for v in vals]
@@ -85,7 +85,8 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
                     check_warps(value, "num_warps", warp_size=t.warp_size, max_threads=t.max_threads_per_block,
                                 target=t.name)
             elif name == "config":
-                spec.config(str(value))
+                if str(value) != "all":  # all: every config of the menu
+                    spec.config(str(value))
             elif name.startswith("arg."):
                 arg = name[4:]
                 parsed = parse_value(value) if isinstance(value, str) else value
