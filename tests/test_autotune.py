@@ -147,3 +147,11 @@ def test_a_sweep_with_config_all_covers_the_autotune_space(tmp_path):
     path.write_text(f"kernels:\n  - kernel: {DATA}:pruned\n    config: all\ntargets: [sm_80]\n")
     points = expand(load_sweep(path))
     assert [p.options.config for p in points] == [c.name for c in library.load_kernel(f"{DATA}:pruned").configs]
+
+
+def test_a_perf_model_that_runs_without_a_gpu_marks_all_but_its_top_k():
+    code, out, err = _cli("kernels", f"{DATA}:modelled", "--json")
+    assert code == 0, err
+    prune = json.loads(out)["tuning"]["prune"]
+    assert prune["kept"] == ["BLOCK32_w1_s3", "BLOCK32_w2_s3"]  # top_k=0.5 of 4, smallest BLOCK + num_warps
+    assert prune["pruned"] == {"BLOCK64_w1_s3": "perf_model (top_k=0.5)", "BLOCK64_w2_s3": "perf_model (top_k=0.5)"}

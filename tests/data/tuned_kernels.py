@@ -96,3 +96,18 @@ def pruned(x_ptr, n, BLOCK: tl.constexpr):
 
 
 PRUNED = KernelSpec(name="pruned", fn=pruned, args={"x_ptr": Tensor("fp32"), "n": 100})
+
+
+def _smaller_is_faster(BLOCK, num_warps, **kwargs):  # a perf model that needs no GPU
+    return BLOCK + num_warps
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 32) for w in (1, 2)], key=["n"],
+                 prune_configs_by={"perf_model": _smaller_is_faster, "top_k": 0.5})
+@triton.jit
+def modelled(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+MODELLED = KernelSpec(name="modelled", fn=modelled, args={"x_ptr": Tensor("fp32"), "n": 100})
