@@ -79,12 +79,17 @@ def test_a_constexpr_given_on_the_command_line_wins_over_its_heuristic_and_is_no
     assert co["heuristics"] == {"EVEN": False, "HALF": False, "num_warps": 2}  # 1000 % 256, an fp32 tensor
 
 
-def test_a_heuristic_below_autotune_sees_the_chosen_config():
-    args = (("x_ptr", Tensor("fp32")), ("n", 192))
-    small = _plan("tuned_then_heuristic", config="BLOCK64_w1_s3", args=args)
-    wide = _plan("tuned_then_heuristic", config="BLOCK96_w2_s3", args=args)
-    assert small["heuristics"] == {"EVEN": True, "WIDE": False}
-    assert wide["heuristics"] == {"EVEN": True, "WIDE": True} and wide["num_warps"] == 2
+def test_a_heuristic_below_autotune_sees_the_chosen_config(tmp_path):
+    code, out, err = _cli("compile", f"{DATA}:tuned_then_heuristic", "--target", "sm_80", "--config", "all",
+                          "--out", str(tmp_path), "--arg", "x_ptr=*fp32", "--arg", "n=192")
+    assert code == 0, err
+    found = {}
+    for folder in (tmp_path / "tuned_then_heuristic").glob("*/sm_80"):
+        co = _meta(folder)["compile_options"]
+        found[folder.parent.name.split(".")[0]] = (co["constexprs"]["BLOCK"], co["num_warps"], co["heuristics"])
+    # 192 % 64 == 192 % 96 == 0; WIDE reads the config's num_warps.
+    assert found == {"BLOCK64_w1_s3": (64, 1, {"EVEN": True, "WIDE": False}),
+                     "BLOCK96_w2_s3": (96, 2, {"EVEN": True, "WIDE": True})}
 
 
 def test_a_heuristic_above_autotune_runs_before_a_config_is_chosen():
