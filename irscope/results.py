@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SnapshotError
+from .store import ANY, BOOL, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
 
 RUNS_FILE = "runs.json"
 VERIFY_FILE = "verify.json"
@@ -36,25 +37,41 @@ def append(folder: Path, name: str, record: dict) -> Path:
     return path
 
 
-def _read(path: Path) -> list[dict]:
-    if not path.is_file():
+# The fields the readers use (show, the TUI, diff); a record may hold more.
+_TIMING = opt(obj(ms=opt(NUM), tflops=opt(NUM), gbps=opt(NUM)))
+RUN_SCHEMA: Check = list_of(obj(
+    recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), gpu=opt(map_of(ANY)),
+    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)))), versions=opt(map_of(SCALAR)),
+))
+VERIFY_SCHEMA: Check = list_of(obj(
+    recorded=STR, target=opt(SCALAR), versions=opt(map_of(SCALAR)),
+    stages=opt(list_of(obj(("stage",), stage=STR, identical=opt(BOOL)))),
+))
+_SCHEMAS = {RUNS_FILE: RUN_SCHEMA, VERIFY_FILE: VERIFY_SCHEMA}
+
+
+def _read(path: Path, root: Path | None = None) -> list[dict]:
+    if not (path.is_file() or path.is_symlink()):
         return []
+    real = inside(root, path, path.name) if root is not None else path
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{path} is damaged: {e}", f"move it aside: it only holds earlier GPU results") from None
+        data = json.loads(real.read_text())
+    except (OSError, ValueError) as e:
+        raise SnapshotError(f"{path} is damaged: {e}", "move it aside: it only holds earlier GPU results") from None
     if not isinstance(data, list):
         raise SnapshotError(f"{path} is not a list of results", "move it aside and run again")
+    validate(data, _SCHEMAS.get(path.name, list_of(map_of(ANY))), path,
+             "move it aside: it only holds earlier GPU results")
     return data
 
 
 def runs(snapshot) -> list[dict]:
     """The GPU runs recorded for a snapshot, oldest first."""
-    return _read(Path(snapshot.path) / RUNS_FILE)
+    return _read(Path(snapshot.path) / RUNS_FILE, Path(snapshot.path))
 
 
 def verifications(snapshot) -> list[dict]:
-    return _read(Path(snapshot.path) / VERIFY_FILE)
+    return _read(Path(snapshot.path) / VERIFY_FILE, Path(snapshot.path))
 
 
 def summary(record: dict) -> str:

@@ -18,14 +18,16 @@ This module does not import Triton.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from .errors import SnapshotError, UsageError
 from .resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
@@ -50,6 +52,8 @@ class Snapshot:
     stage_files: Mapping[str, Path]  # stage -> file, in pipeline order
     origin: str = "irscope"  # "irscope", "triton-cache" or "triton-dump"
     extra: Mapping[str, Path] = field(default_factory=dict)  # other files: logs, run results
+    # stage -> whether its bytes matched the recorded sha256 when last read (filled lazily)
+    _verified: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def kernel(self) -> str:
@@ -100,28 +104,62 @@ class Snapshot:
 
     def read(self, stage: str) -> str:
         """The text of a stage (binary stages are refused: read `sass` instead)."""
+        if stage in ("cubin", "hsaco") and stage in self.stage_files:
+            raise SnapshotError(f"stage '{stage}' is a binary", "read its disassembly: --stage sass (cubin)")
+        text = self.read_bytes(stage).decode("utf-8", errors="replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as read_text gave
+
+    def read_bytes(self, stage: str) -> bytes:
+        """The bytes of a stage, checked against the sha256 irscope.json recorded (SnapshotError if they differ)."""
         if stage not in self.stage_files:
             have = ", ".join(self.stages) or "none"
             raise SnapshotError(f"{self.label} has no stage '{stage}'", f"stages in {self.path}: {have}")
-        if stage in ("cubin", "hsaco"):
-            raise SnapshotError(f"stage '{stage}' is a binary", "read its disassembly: --stage sass (cubin)")
+        path = inside(self.path, self.stage_files[stage], f"stage file {self.stage_files[stage].name}")
         try:
-            return self.stage_files[stage].read_text(errors="replace")
+            data = path.read_bytes()
         except OSError as e:
-            raise SnapshotError(f"cannot read {self.stage_files[stage]}: {e.strerror}", "is the folder complete?") from None
+            raise SnapshotError(f"cannot read {self.stage_files[stage]}: {e.strerror}",
+                                "is the folder complete?") from None
+        ok = self._hash_ok(stage, data)
+        self._verified[stage] = ok
+        if not ok:
+            raise SnapshotError(f"{self.stage_files[stage]} does not match the sha256 irscope.json records for stage "
+                                f"'{stage}'", "the file was changed or damaged after the compile; recompile it")
+        return data
 
-    def read_bytes(self, stage: str) -> bytes:
-        if stage not in self.stage_files:
-            raise SnapshotError(f"{self.label} has no stage '{stage}'", f"stages: {', '.join(self.stages)}")
-        return self.stage_files[stage].read_bytes()
+    def _hash_ok(self, stage: str, data: bytes) -> bool:
+        recorded = ((self.meta.get("stages") or {}).get(stage) or {}).get("sha256")
+        return recorded is None or hashlib.sha256(data).hexdigest() == recorded
+
+    def damaged_stages(self) -> tuple[str, ...]:
+        """Stages whose file does not match its recorded sha256 (or cannot be read), without raising.
+
+        Each file is hashed once per Snapshot; `read` and `read_bytes` check again on every read.
+        """
+        bad = []
+        for stage, path in self.stage_files.items():
+            if stage not in self._verified:
+                try:
+                    self._verified[stage] = self._hash_ok(stage, inside(self.path, path, stage).read_bytes())
+                except (OSError, SnapshotError):
+                    self._verified[stage] = False
+            if not self._verified[stage]:
+                bad.append(stage)
+        return tuple(bad)
 
     def python_source(self) -> str | None:
-        path = self.path / PYTHON_FILE
-        return path.read_text(errors="replace") if path.is_file() else None
+        return self._read_optional(self.path / PYTHON_FILE, PYTHON_FILE)
 
     def log(self, name: str) -> str | None:
-        path = self.path / LOG_DIR / f"{name}.log"
-        return path.read_text(errors="replace") if path.is_file() else None
+        return self._read_optional(self.path / LOG_DIR / f"{name}.log", f"{LOG_DIR}/{name}.log")
+
+    def _read_optional(self, path: Path, what: str) -> str | None:
+        if not path.is_file():
+            return None
+        try:
+            return inside(self.path, path, what).read_text(errors="replace")
+        except OSError as e:
+            raise SnapshotError(f"cannot read {path}: {e.strerror}", "is the folder complete?") from None
 
 
 def snapshot_dir(root: Path, kernel: str, variant: str, target: str) -> Path:
@@ -209,59 +247,270 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# -- the schema of irscope.json (docs/snapshot-format.md), and the checks every read goes through -------
+
+class _Invalid(Exception):
+    """A JSON value that does not fit the schema; `where` names the field (`target.name`)."""
+
+    def __init__(self, where: str, want: str, got: object):
+        shown = json.dumps(got, default=str)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        super().__init__(f"field '{where}' must be {want}, not {shown}" if where else f"must be {want}, not {shown}")
+
+
+Check = Callable[[object, str], None]
+
+
+def _kind(want: str, test: Callable[[object], bool]) -> Check:
+    def check(value: object, where: str) -> None:
+        if not test(value):
+            raise _Invalid(where, want, value)
+    return check
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+ANY: Check = lambda value, where: None  # noqa: E731 - a field whose content irscope only displays
+STR = _kind("a string", lambda v: isinstance(v, str))
+INT = _kind("an integer", _is_int)
+NUM = _kind("a number", lambda v: _is_int(v) or isinstance(v, float))
+BOOL = _kind("true or false", lambda v: isinstance(v, bool))
+IDENT = _kind("a Python identifier (the @triton.jit function's name)",
+              lambda v: isinstance(v, str) and v.isidentifier())
+SHA256 = _kind("64 lower-case hex digits",
+               lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None)
+SCALAR = _kind("a string, number, true, false or null", lambda v: v is None or isinstance(v, (str, int, float)))
+
+
+def opt(check: Check) -> Check:
+    """`check`, or null."""
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def either(a: Check, b: Check, want: str) -> Check:
+    def check(value: object, where: str) -> None:
+        try:
+            a(value, where)
+        except _Invalid:
+            try:
+                b(value, where)
+            except _Invalid:
+                raise _Invalid(where, want, value) from None
+    return check
+
+
+def one_of(*choices: str) -> Check:
+    return _kind(" or ".join(f"'{c}'" for c in choices), lambda v: v in choices)
+
+
+def list_of(item: Check) -> Check:
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, list):
+            raise _Invalid(where, "a list", value)
+        for i, v in enumerate(value):
+            item(v, f"{where}[{i}]")
+    return check
+
+
+def map_of(item: Check, keys: tuple[str, ...] | None = None) -> Check:
+    """An object with any keys (or only `keys`), every value checked by `item`."""
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Invalid(where, "an object", value)
+        for k, v in value.items():
+            if keys is not None and k not in keys:
+                raise _Invalid(f"{where}.{k}" if where else k, f"one of the keys {', '.join(keys)}", k)
+            item(v, f"{where}.{k}" if where else k)
+    return check
+
+
+def obj(required: tuple[str, ...] = (), **fields: Check) -> Check:
+    """An object whose known keys have these types; unknown keys are allowed (later formats add some)."""
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Invalid(where, "an object", value)
+        for k in required:
+            if k not in value:
+                raise _Invalid(f"{where}.{k}" if where else k, "present", None)
+        for k, c in fields.items():
+            if k in value:
+                c(value[k], f"{where}.{k}" if where else k)
+    return check
+
+
+_STAGE_RECORD = obj(file=STR, bytes=opt(INT), lines=opt(INT), sha256=opt(SHA256))
+_ARG = obj(("name", "type"), name=STR, type=STR, kind=opt(STR), value=ANY, divisibility=opt(INT),
+           attrs=opt(map_of(ANY)), why=opt(STR))
+
+META_SCHEMA: Check = obj(
+    ("function",),
+    format=INT, kernel=STR, function=IDENT, variant=STR, description=opt(STR), source_file=opt(STR),
+    target=obj(("name",), name=STR, backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
+               warp_size=opt(INT), vendor=opt(STR)),
+    status=one_of("ok", "failed"),
+    error=opt(obj(stage=opt(STR), type=opt(STR), message=opt(STR))),
+    request=opt(map_of(ANY)),
+    compile_options=opt(obj(num_warps=opt(INT), num_stages=opt(INT), constexprs=opt(map_of(ANY)))),
+    backend_options=opt(map_of(ANY)),
+    specialisation=opt(list_of(_ARG)),
+    resources=opt(map_of(opt(INT))),
+    times_ms=opt(map_of(NUM)),
+    versions=opt(map_of(SCALAR)),
+    content_key=opt(STR),
+    stages=map_of(_STAGE_RECORD, keys=STAGES),
+    created=opt(STR),
+    passes=opt(obj(steps=opt(INT), changed=opt(INT))),
+    golden=opt(map_of(ANY)),
+    triton_metadata=opt(map_of(ANY)),
+)
+"""irscope.json, format 1. One schema for every reader: a value that passes it has these types."""
+
+TRITON_META_SCHEMA: Check = obj(
+    name=opt(STR), num_warps=opt(INT), num_stages=opt(INT), shared=opt(INT), tmem_size=opt(INT),
+    triton_version=opt(STR), target=opt(obj(backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
+                                            warp_size=opt(INT))),
+)
+"""The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
+
+
+def validate(value: object, schema: Check, source: Path, hint: str | None = None) -> None:
+    """SnapshotError naming the field of `source` that does not fit `schema`."""
+    try:
+        schema(value, "")
+    except _Invalid as e:
+        raise SnapshotError(f"{source} is damaged: {e}", hint or "recompile it with irscope compile (the format "
+                            "is in docs/snapshot-format.md)") from None
+
+
+def read_json(path: Path, schema: Check, root: Path, what: str):
+    """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
+    real = inside(root, path, what)
+    try:
+        data = json.loads(real.read_text())
+    except (OSError, ValueError) as e:
+        raise SnapshotError(f"{path} is damaged: {e}", "recompile it with irscope compile") from None
+    validate(data, schema, path)
+    return data
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """`path` with its links resolved, refused unless it lies inside the snapshot folder `root`.
+
+    A snapshot folder is untrusted input: no field and no symlink in it may make irscope read elsewhere.
+    """
+    base = Path(root).resolve()
+    try:
+        real = Path(path).resolve()
+    except (OSError, RuntimeError) as e:  # a symlink loop
+        raise SnapshotError(f"{root}: {what} cannot be resolved ({e})", "the snapshot folder is damaged") from None
+    if real != base and base not in real.parents:
+        raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
+                            "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
+    return real
+
+
 # -- loading --------------------------------------------------------------------------------------------
 
 def load_snapshot(path: Path | str) -> Snapshot:
-    """Open an irscope snapshot, a Triton cache entry or a TRITON_KERNEL_DUMP folder."""
+    """Open an irscope snapshot, a Triton cache entry or a TRITON_KERNEL_DUMP folder.
+
+    The folder is untrusted: irscope.json must fit its schema (META_SCHEMA), and every file it names or
+    holds must resolve inside the folder; otherwise SnapshotError. Nothing in it is imported or run.
+    """
     path = Path(path)
     if not path.exists():
         raise SnapshotError(f"'{path}' does not exist", "give a snapshot folder (irscope compile writes them)")
     if not path.is_dir():
         raise SnapshotError(f"'{path}' is not a folder", "give the snapshot's folder, not one of its files")
-    if (path / META_FILE).is_file():
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise SnapshotError(f"cannot list '{path}': {e.strerror}", "check its permissions") from None
+    _refuse_links_out(path, names)
+    if META_FILE in names:
         return _load_irscope(path)
-    triton_meta = [p for p in path.glob("*.json") if not p.name.startswith("__grp__")]
+    triton_meta = [path / n for n in names if n.endswith(".json") and not n.startswith("__grp__")
+                   and n not in ("runs.json", "verify.json", "golden.json")]
     if triton_meta:
         return _load_triton_cache(path, triton_meta[0])
-    if any((path / f).is_file() for f in os.listdir(path) if Path(f).suffix[1:] in STAGES):
+    if any((path / f).is_file() for f in names if Path(f).suffix[1:] in STAGES):
         return _load_dump(path)
     raise SnapshotError(f"'{path}' is not a snapshot", "a snapshot folder holds irscope.json (irscope compile), "
                         "or a Triton cache entry's <kernel>.json and stage files")
 
 
-def _stage_files(path: Path, fn_name: str) -> dict[str, Path]:
-    return {s: path / f"{fn_name}.{s}" for s in STAGES if (path / f"{fn_name}.{s}").is_file()}
+def _refuse_links_out(path: Path, names: list[str]) -> None:
+    """SnapshotError for any symlink in the folder (or its logs/ and passes/) that resolves outside it."""
+    for name in names:
+        entry = path / name
+        if entry.is_symlink():
+            inside(path, entry, name)
+        elif name in (LOG_DIR, PASSES_DIR) and entry.is_dir():
+            for sub in entry.iterdir():
+                if sub.is_symlink():
+                    inside(path, sub, f"{name}/{sub.name}")
+
+
+def _stage_files(path: Path, fn_name: str, only: Mapping | None = None) -> dict[str, Path]:
+    """stage -> file for `fn_name`'s stage files, each checked to resolve inside `path`."""
+    out = {}
+    for s in STAGES:
+        file = path / f"{fn_name}.{s}"
+        if (only is None or s in only) and (file.is_file() or file.is_symlink()):
+            inside(path, file, f"stage file {file.name}")
+            out[s] = file
+    return out
 
 
 def _extra_files(path: Path) -> dict[str, Path]:
     out = {}
     logs = path / LOG_DIR
     if logs.is_dir():
-        out.update({f"log:{p.stem}": p for p in sorted(logs.glob("*.log"))})
-    for name in ("runs.json", "verify.json"):
-        if (path / name).is_file():
-            out[name] = path / name
-    if (path / PASSES_DIR / "index.json").is_file():
-        out["passes"] = path / PASSES_DIR  # the pass timeline (irscope.passes reads it)
+        inside(path, logs, f"{LOG_DIR}/")
+        for p in sorted(logs.glob("*.log")):
+            inside(path, p, f"{LOG_DIR}/{p.name}")
+            out[f"log:{p.stem}"] = p
+    for name in ("runs.json", "verify.json", PYTHON_FILE):
+        if (path / name).exists() or (path / name).is_symlink():
+            inside(path, path / name, name)
+            if name != PYTHON_FILE:
+                out[name] = path / name
+    if (path / PASSES_DIR).exists():
+        inside(path, path / PASSES_DIR, f"{PASSES_DIR}/")
+        for p in (path / PASSES_DIR).iterdir():
+            inside(path, p, f"{PASSES_DIR}/{p.name}")
+        if (path / PASSES_DIR / "index.json").is_file():
+            out["passes"] = path / PASSES_DIR  # the pass timeline (irscope.passes reads it)
     return out
 
 
 def _load_irscope(path: Path) -> Snapshot:
-    try:
-        meta = json.loads((path / META_FILE).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{path / META_FILE} is damaged: {e}", "recompile it with irscope compile") from None
-    if not isinstance(meta, dict) or "function" not in meta:
-        raise SnapshotError(f"{path / META_FILE} is not irscope metadata", "recompile it with irscope compile")
-    if meta.get("format", FORMAT) > FORMAT:
+    meta = read_json(path / META_FILE, _FORMAT_ONLY, path, META_FILE)
+    if _is_int(meta.get("format")) and meta["format"] > FORMAT:
         raise SnapshotError(f"{path} was written by a newer irscope (format {meta['format']})",
                             "upgrade irscope: pip install -U irscope")
-    files = _stage_files(path, meta["function"])
-    missing = [s for s in meta.get("stages", {}) if s not in files]
+    validate(meta, META_SCHEMA, path / META_FILE)
+    fn = meta["function"]
+    recorded = meta.get("stages")
+    for stage, info in (recorded or {}).items():
+        if "file" in info and info["file"] != f"{fn}.{stage}":
+            raise SnapshotError(f"{path / META_FILE} is damaged: field 'stages.{stage}.file' must be {fn}.{stage}, "
+                                f"not {json.dumps(info['file'])[:40]}", "recompile it with irscope compile")
+    # The files irscope.json lists, when it lists them: a stray file in the folder is not a stage.
+    files = _stage_files(path, fn, recorded)
+    triton_json = path / f"{fn}.json"  # Triton's metadata, read by irscope run --snapshot
+    if triton_json.exists() or triton_json.is_symlink():
+        inside(path, triton_json, triton_json.name)
+    missing = [s for s in (recorded or {}) if s not in files]
     if missing:
-        raise SnapshotError(f"{path} is damaged: stage file {meta['function']}.{missing[0]} is missing",
+        raise SnapshotError(f"{path} is damaged: stage file {fn}.{missing[0]} is missing",
                             "recompile it with irscope compile")
     return Snapshot(path=path, meta=meta, stage_files=files, origin="irscope", extra=_extra_files(path))
+
+
+_FORMAT_ONLY: Check = obj(format=INT)  # checked first, so a newer format is named as such, not as damage
 
 
 def _target_name(backend: str, arch) -> str:
@@ -272,11 +521,11 @@ def _target_name(backend: str, arch) -> str:
 
 
 def _load_triton_cache(path: Path, meta_file: Path) -> Snapshot:
-    try:
-        tmeta = json.loads(meta_file.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{meta_file} is damaged: {e}", "clear that Triton cache entry and rerun") from None
+    tmeta = read_json(meta_file, TRITON_META_SCHEMA, path, meta_file.name)
     fn = tmeta.get("name") or meta_file.stem
+    if not fn.isidentifier():
+        raise SnapshotError(f"{meta_file} is damaged: field 'name' must be a Python identifier, not "
+                            f"{json.dumps(fn)[:40]}", "clear that Triton cache entry and rerun")
     target = tmeta.get("target") or {}
     meta = {
         "kernel": fn, "function": fn, "variant": path.name[:12], "status": "ok",
@@ -293,11 +542,9 @@ def _load_dump(path: Path) -> Snapshot:
     files = _stage_files(path, fn)
     target = {"name": "?"}
     if "ptx" in files:
-        import re
         m = re.search(r"^\.target\s+(sm_\w+)", files["ptx"].read_text(errors="replace"), re.M)
         target = {"name": m.group(1) if m else "?", "backend": "cuda"}
     elif "amdgcn" in files:
-        import re
         m = re.search(r"(gfx\w+)", files["amdgcn"].read_text(errors="replace")[:400])
         target = {"name": m.group(1) if m else "?", "backend": "hip"}
     meta = {"kernel": fn, "function": fn, "variant": path.name[:12], "status": "ok", "target": target}
@@ -319,7 +566,7 @@ def _resources_from_files(snap: Snapshot) -> Resources:
 
 
 def is_snapshot_dir(path: Path) -> bool:
-    if (path / META_FILE).is_file():
+    if (path / META_FILE).is_file() or (path / META_FILE).is_symlink():
         return True
     names = os.listdir(path)
     has_stage = any(Path(n).suffix[1:] in STAGES for n in names)
@@ -338,7 +585,9 @@ def iter_snapshot_dirs(root: Path) -> Iterator[Path]:
             if is_snapshot_dir(d):
                 yield d
                 continue
-            children = sorted((p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")), reverse=True)
+            # Symlinked folders are not followed: a walk stays under its root and cannot loop.
+            children = sorted((p for p in d.iterdir() if p.is_dir() and not p.is_symlink()
+                               and not p.name.startswith(".")), reverse=True)
         except OSError:
             continue
         stack.extend(children)
@@ -350,3 +599,25 @@ def find_snapshots(root: Path | str) -> list[Snapshot]:
     if not root.exists():
         raise SnapshotError(f"'{root}' does not exist", "give a folder of snapshots, e.g. snapshots/")
     return [load_snapshot(d) for d in iter_snapshot_dirs(root)]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What a walk over a root found: the snapshots that opened, and the folders that did not, with why."""
+
+    snapshots: tuple[Snapshot, ...]
+    damaged: tuple[tuple[Path, SnapshotError], ...]
+
+
+def scan_snapshots(root: Path | str) -> Catalog:
+    """Load every snapshot under `root`, never raising for a damaged one: it is kept in `damaged`."""
+    root = Path(root)
+    if not root.exists():
+        raise SnapshotError(f"'{root}' does not exist", "give a folder of snapshots, e.g. snapshots/")
+    good, bad = [], []
+    for d in iter_snapshot_dirs(root):
+        try:
+            good.append(load_snapshot(d))
+        except SnapshotError as e:
+            bad.append((d, e))
+    return Catalog(tuple(good), tuple(bad))

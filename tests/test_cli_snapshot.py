@@ -11,6 +11,14 @@ Path(MARKER).write_text("imported")
 """
 
 
+def _record_hash(stage_file):
+    import hashlib
+    meta_path = stage_file.parent / "irscope.json"
+    meta = json.loads(meta_path.read_text())
+    meta["stages"][stage_file.suffix[1:]]["sha256"] = hashlib.sha256(stage_file.read_bytes()).hexdigest()
+    meta_path.write_text(json.dumps(meta))
+
+
 def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     code, out, err = cli("snapshot", "update", "add", "--target", "sm_80,gfx90a", "--goldens", "g")
     assert code == 0, err
@@ -21,6 +29,7 @@ def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     assert "irscope: kernels to import: add (built-in)" in err
     ptx = tmp_path / "g/add/default/sm_80/add_kernel.ptx"
     ptx.write_text(ptx.read_text().replace("add.f32", "sub.f32"))
+    _record_hash(ptx)  # a golden that truly differs (another compile) records its own bytes' sha256
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 1 and "add/default/sm_80  mismatch" in out and "first differing stage: ptx" in out
     assert "-\tsub.f32" in out.replace("    ", "\t") or "sub.f32" in out

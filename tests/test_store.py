@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -9,7 +10,8 @@ import textwrap
 import pytest
 
 from irscope.errors import SnapshotError, UsageError
-from irscope.store import (GOLDEN_MARKER, check_writable, find_snapshots, load_snapshot, write_folder)
+from irscope.store import (GOLDEN_MARKER, check_writable, find_snapshots, load_snapshot, scan_snapshots,
+                           write_folder)
 
 
 def test_write_folder_creates_then_replaces_whole(tmp_path):
@@ -124,3 +126,59 @@ def test_a_kernel_dump_folder_opens_with_its_target_read_from_the_ptx(tmp_path, 
 def test_find_snapshots_walks_kernel_variant_target_and_skips_hidden(compiled):
     labels = sorted(s.label for s in find_snapshots(compiled))
     assert len(labels) == 14 and "matmul/default/gfx950" in labels
+
+
+def _copy(compiled, dest):
+    shutil.copytree(compiled / "add" / "default" / "sm_80", dest)
+    return dest
+
+
+def _edit_meta(folder, **changes):
+    meta = json.loads((folder / "irscope.json").read_text())
+    meta.update(changes)
+    (folder / "irscope.json").write_text(json.dumps(meta))
+
+
+def test_an_ill_typed_irscope_json_is_refused_naming_the_field(tmp_path, compiled):
+    snap = _copy(compiled, tmp_path / "s")
+    for field, value, named in (("format", "1", "'format'"), ("target", {"name": 5}, "'target.name'"),
+                                ("stages", [], "'stages'"), ("function", "../../secret", "'function'"),
+                                ("specialisation", [{"name": "x"}], "'specialisation[0].type'")):
+        shutil.copy(compiled / "add" / "default" / "sm_80" / "irscope.json", snap / "irscope.json")
+        _edit_meta(snap, **{field: value})
+        with pytest.raises(SnapshotError, match=f"field {re.escape(named)}"):
+            load_snapshot(snap)
+
+
+def test_a_symlink_out_of_the_folder_is_refused_and_one_inside_is_not(tmp_path, compiled):
+    snap = _copy(compiled, tmp_path / "s")
+    (tmp_path / "secret").write_text("secret")
+    (snap / "add_kernel.ptx").rename(snap / "real.ptx")
+    (snap / "add_kernel.ptx").symlink_to(snap / "real.ptx")
+    assert "ld.global" in load_snapshot(snap).read("ptx")
+    (snap / "logs" / "ptxas.log").unlink()
+    (snap / "logs" / "ptxas.log").symlink_to(tmp_path / "secret")
+    with pytest.raises(SnapshotError, match="logs/ptxas.log points outside the snapshot folder"):
+        load_snapshot(snap)
+
+
+def test_a_stage_whose_bytes_differ_from_the_recorded_hash_is_refused_and_listed(tmp_path, compiled):
+    snap = _copy(compiled, tmp_path / "s")
+    with open(snap / "add_kernel.ttgir", "a") as f:
+        f.write("// edited\n")
+    s = load_snapshot(snap)
+    assert s.damaged_stages() == ("ttgir",)
+    with pytest.raises(SnapshotError, match="add_kernel.ttgir does not match the sha256"):
+        s.read("ttgir")
+    assert "ld.global" in s.read("ptx")
+
+
+def test_scan_snapshots_keeps_going_past_a_damaged_one(tmp_path, compiled):
+    good = _copy(compiled, tmp_path / "root" / "a")
+    bad = _copy(compiled, tmp_path / "root" / "b")
+    _edit_meta(bad, resources="x")
+    found = scan_snapshots(tmp_path / "root")
+    assert [s.path for s in found.snapshots] == [good]
+    assert [(p, "field 'resources'" in str(e)) for p, e in found.damaged] == [(bad, True)]
+    with pytest.raises(SnapshotError, match="field 'resources'"):
+        find_snapshots(tmp_path / "root")

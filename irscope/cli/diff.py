@@ -32,10 +32,17 @@ def add_parser(sub) -> None:
 
 def run(args, ui) -> int:
     from ..diff import diff_snapshots
+    from ..errors import SnapshotError
     from ..store import load_snapshot
 
-    d = diff_snapshots(load_snapshot(args.a), load_snapshot(args.b), stage=args.stage, raw=args.raw,
-                       context=max(0, args.context))
+    a, b = load_snapshot(args.a), load_snapshot(args.b)
+    for snap in (a, b):
+        # The diff trusts equal recorded hashes without reading the files: check first that they hold.
+        damaged = snap.damaged_stages()
+        if damaged:
+            raise SnapshotError(f"{snap.path}: stage file {snap.stage_files[damaged[0]].name} does not match the "
+                                "sha256 irscope.json records", "the file changed after the compile; recompile it")
+    d = diff_snapshots(a, b, stage=args.stage, raw=args.raw, context=max(0, args.context))
     code = int(ExitCode.OK if d.equal else ExitCode.FAILED)
     if args.json:
         ui.print(json.dumps(diff_as_dict(d, with_lines=not args.stat), indent=1))

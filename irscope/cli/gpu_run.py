@@ -1,9 +1,10 @@
 """The GPU half of `irscope run`: check each config, time the ones that are right, record the results."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from ..errors import ExitCode
+from ..errors import ExitCode, SnapshotError
 
 
 def run_on_gpu(args, ui, specs) -> int:
@@ -24,10 +25,13 @@ def run_on_gpu(args, ui, specs) -> int:
     jobs = []  # (request, run callable, source, snapshot to record into or None)
     for snap_dir in args.snapshot:
         snap = load_snapshot(snap_dir)
-        spec = library.load_kernel(_ref_of(snap))
+        if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
+            raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
+                                "the cubin changed after the compile; recompile the snapshot")
+        ref, spec = snapshot_kernel(snap, args.kernels, specs)
         config = (snap.meta.get("request") or {}).get("config")
         for size in args.size or [None]:
-            jobs.append((runner.Request(_ref_of(snap), config, size, args.seed),
+            jobs.append((runner.Request(ref, config, size, args.seed),
                          snapshot_runner(snap, spec, jit_launch), "snapshot", snap))
     out = Path(args.out) if args.out else default_out()
     for ref, spec in zip(args.kernels, specs):
@@ -60,14 +64,39 @@ def run_on_gpu(args, ui, specs) -> int:
     return int(ExitCode.FAILED) if failed else 0
 
 
-def _ref_of(snap) -> str:
-    """How to load a snapshot's kernel: its built-in name, else the file it was compiled from."""
+def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
+    """(ref, KernelSpec) whose Python signature launches a snapshot's cubin: a kernel the user named on the
+    command line with the snapshot's function, else the built-in kernel of the snapshot's name.
+
+    A snapshot folder is untrusted: the `source_file` (or a path-like `kernel`) it records is never
+    imported, since importing a file runs it.
+    """
     from .. import library
     from ..errors import UsageError
+
+    for ref, spec in zip(refs, specs):
+        if spec.fn_name == snap.fn_name:
+            return ref, spec
+    hint = (f"name the kernel's file yourself, as in the compile: irscope run FILE.py:{snap.fn_name} "
+            f"--snapshot {snap.path}")
+    if not builtin_name(snap.kernel):
+        raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
+                         "imports the source file a snapshot records", hint)
     try:
-        return library.load_kernel(snap.kernel).name
+        spec = library.load_kernel(snap.kernel)
     except UsageError:
-        return f"{snap.meta.get('source_file')}:{snap.fn_name}"
+        raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
+                         "imports the source file a snapshot records", hint) from None
+    if spec.fn_name != snap.fn_name:
+        raise UsageError(f"{snap.path} holds function '{snap.fn_name}', but the built-in kernel '{snap.kernel}' is "
+                         f"'{spec.fn_name}'", hint)
+    return spec.name, spec
+
+
+def builtin_name(name: str) -> bool:
+    """Whether `name` can only mean a built-in kernel (`matmul`, `blur.row`), never a file to import."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name) is not None \
+        and not name.endswith(".py")
 
 
 def _gpu(ceilings, target) -> dict:

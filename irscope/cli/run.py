@@ -4,8 +4,9 @@ Every run builds inputs from a seed, poisons the outputs with NaN, launches the 
 every output with the workload's torch reference to its dtype's tolerance (exit 1 when any is off).
 On a CUDA GPU it then times the kernel and the torch baselines with do_bench, interleaved and repeated,
 against the copy bandwidth and library matmul rate measured in the same run (`--check` skips timing).
-`--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile. `--interpret` runs the
-check on the CPU through Triton's interpreter (what CI does).
+`--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile (the kernel's Python comes from
+the built-in library or a FILE.py:NAME the user gives, never from a path the snapshot records). `--interpret`
+runs the check on the CPU through Triton's interpreter (what CI does).
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def add_parser(sub) -> None:
                         "benchmark size on a GPU)")
     p.add_argument("--snapshot", metavar="DIR", action="append", default=[],
                    help="launch this snapshot's cubin (made anywhere, by any Triton) instead of compiling "
-                        "through the JIT, with the same checks (repeatable)")
+                        "through the JIT, with the same checks (repeatable). Its Python signature comes from the "
+                        "built-in kernel of the snapshot's name, or from a FILE.py:NAME you also give (which then "
+                        "runs through the JIT too): the source file a snapshot records is never imported")
     p.add_argument("--check", action="store_true", help="on a GPU: check the results, skip the timing")
     p.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace, ui) -> int:
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
     if args.snapshot and args.interpret:
-        raise UsageError("--snapshot runs a compiled binary, which needs a GPU", "drop --interpret")
+        raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
+                         "runs the Python kernel instead", _cpu_hint(args.snapshot))
     specs = [library.load_kernel(k) for k in args.kernels]
     for ref, spec in zip(args.kernels, specs):
         workload = runner.workload_of(spec)
@@ -77,10 +81,29 @@ def run(args: argparse.Namespace, ui) -> int:
         return int(ExitCode.FAILED) if failed else 0
 
     if not runner.gpu_available():
+        if args.snapshot:
+            raise EnvironmentProblem("there is no CUDA GPU here to launch the snapshot's cubin on",
+                                     _cpu_hint(args.snapshot))
         raise EnvironmentProblem("there is no CUDA GPU here to run on",
                                  "pass --interpret to check the kernel on the CPU through Triton's interpreter")
     from .gpu_run import run_on_gpu
     return run_on_gpu(args, ui, specs)
+
+
+def _cpu_hint(snapshots) -> str:
+    """What does work without a GPU: checking the snapshot's kernel (not its cubin) in the interpreter."""
+    from ..errors import IrscopeError
+    from ..store import load_snapshot
+    from .gpu_run import builtin_name
+
+    kernel = "KERNEL"
+    try:
+        snap = load_snapshot(snapshots[0])
+        kernel = snap.kernel if builtin_name(snap.kernel) else f"FILE.py:{snap.fn_name}"
+    except IrscopeError:
+        pass
+    return (f"on the CPU, check the kernel itself without --snapshot: irscope run {kernel} --interpret; "
+            "run --snapshot on a machine with a CUDA GPU")
 
 
 def _write_json(path: str | None, payload) -> None:

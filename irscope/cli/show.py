@@ -47,7 +47,8 @@ def _summary(snap, ui) -> None:
     if m.get("description"):
         ui.print(f"  {m['description']}")
     if snap.error:
-        ui.print(f"  {s('error', 'red')} at stage {snap.error.get('stage')}: {snap.error.get('message', '').strip()}")
+        message = (snap.error.get("message") or "").strip()
+        ui.print(f"  {s('error', 'red')} at stage {snap.error.get('stage')}: {message}")
     t = snap.target
     if t:
         ui.print(f"  target   {t.name} ({t.family}: {t.products}), warp {t.warp_size}")
@@ -57,20 +58,20 @@ def _summary(snap, ui) -> None:
         ui.print(f"  options  num_warps={co.get('num_warps')} num_stages={co.get('num_stages')} {cx}".rstrip())
     ui.print(f"  usage    {resources_line(snap)}")
     spec_rows = []
-    for a in m.get("specialisation", []):
+    for a in m.get("specialisation") or []:
         if a.get("kind") == "constexpr":
             continue
         note = a.get("why", "")
         if a.get("attrs"):
             note = " ".join(f"{k}={v}" for k, v in a["attrs"].items())
-        spec_rows.append([a["name"], a["type"], a.get("value", ""), a.get("divisibility", "-") if a["kind"] != "constant"
-                          else "const", note])
+        divisibility = a.get("divisibility", "-") if a.get("kind") != "constant" else "const"
+        spec_rows.append([a["name"], a["type"], a.get("value", ""), divisibility, note])
     if spec_rows:
         ui.print("\n  specialisation (what a typical launch gives the JIT):")
         ui.print(_indent(table(["argument", "type", "typical value", "divisibility", "note"], spec_rows, style=s)))
     stages = m.get("stages") or {}
     rows = []
-    times = m.get("times_ms", {})
+    times = m.get("times_ms") or {}
     for stage, path in snap.stage_files.items():
         info = stages.get(stage, {})
         size = path.stat().st_size
@@ -79,6 +80,10 @@ def _summary(snap, ui) -> None:
                      f"{times[stage]:.0f} ms" if stage in times else ""])
     ui.print("\n  stages:")
     ui.print(_indent(table(["stage", "file", "size", "lines", "compile time"], rows, right=(2, 3, 4), style=s)))
+    damaged = snap.damaged_stages()
+    if damaged:
+        ui.print(f"  {s('warning', 'red', 'bold')}  {', '.join(damaged)}: the file differs from the sha256 "
+                 "irscope.json records (changed or damaged since the compile); --stage refuses to show it")
     v = m.get("versions") or {}
     if v:
         ui.print("\n  versions " + ", ".join(f"{k} {val}" for k, val in v.items() if k != "ptxas_binary"))
@@ -101,8 +106,8 @@ def _gpu_results(snap, ui) -> None:
         for r in records[-5:]:
             ui.print(f"    {r.get('recorded', '')[:16]}  {summary(r)}")
     for v in verifications(snap)[-3:]:
-        same = [st["stage"] for st in v.get("stages", []) if st.get("identical")]
-        other = [st["stage"] for st in v.get("stages", []) if not st.get("identical")]
+        same = [st["stage"] for st in v.get("stages") or [] if st.get("identical")]
+        other = [st["stage"] for st in v.get("stages") or [] if not st.get("identical")]
         verdict = "JIT and device-less identical in " + ", ".join(same) if not other else \
             f"JIT and device-less DIFFER in {', '.join(other)}"
         ui.print(f"  verified {v.get('recorded', '')[:16]} on {v.get('target')}: {verdict} "

@@ -30,7 +30,19 @@ def add_parser(sub) -> None:
 def run(args, ui) -> int:
     from ..analyze import analyze
 
-    analyses = [analyze(s) for s in load_all(args.snapshots)]
+    from ..errors import SnapshotError
+
+    analyses = []
+    for snap, walked in load_all(args.snapshots, ui):
+        try:
+            analyses.append(analyze(snap))
+        except SnapshotError as e:
+            if not walked:
+                raise
+            _warn_skipped(ui, snap.path, e)  # one damaged stage among many snapshots is not fatal
+    if not analyses:
+        raise SnapshotError("no readable snapshots in " + ", ".join(args.snapshots),
+                            "every one found is damaged (see the warnings above); recompile them")
     patterns = split_patterns(args.only)
     if args.json:
         rows = [a.as_dict() for a in analyses]
@@ -47,24 +59,34 @@ def run(args, ui) -> int:
     return 0
 
 
-def load_all(paths: Sequence[str]):
-    """Snapshot folders as given; a folder that is not a snapshot stands for every snapshot under it."""
+def load_all(paths: Sequence[str], ui=None) -> list:
+    """(snapshot, found by walking a folder) for the paths as given; a folder that is not a snapshot stands
+    for every snapshot under it. A damaged snapshot named on the command line raises; one found under a
+    folder is skipped with a warning on stderr, so one bad folder does not hide the others."""
     from pathlib import Path
 
     from ..errors import SnapshotError
-    from ..store import find_snapshots, is_snapshot_dir, load_snapshot
+    from ..store import is_snapshot_dir, load_snapshot, scan_snapshots
 
     snaps = []
     for p in paths:
         path = Path(p)
         if path.is_dir() and not is_snapshot_dir(path):
-            found = find_snapshots(path)
-            if not found:
-                raise SnapshotError(f"no snapshots under '{path}'", "irscope compile writes them; give their folder")
-            snaps.extend(found)
+            found = scan_snapshots(path)
+            for where, error in found.damaged:
+                _warn_skipped(ui, where, error)
+            if not found.snapshots:
+                what = "no readable snapshots" if found.damaged else "no snapshots"
+                raise SnapshotError(f"{what} under '{path}'", "irscope compile writes them; give their folder")
+            snaps.extend((s, True) for s in found.snapshots)
         else:
-            snaps.append(load_snapshot(path))
+            snaps.append((load_snapshot(path), False))
     return snaps
+
+
+def _warn_skipped(ui, path, error) -> None:
+    if ui is not None:
+        ui.err.write(f"irscope: warning: skipped {path}: {error.message}\n")
 
 
 def split_patterns(text: str | None) -> list[str]:

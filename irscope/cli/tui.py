@@ -8,8 +8,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("tui", help="browse and compare snapshots in a terminal UI",
                        description="Read every stage of your snapshots with highlighting, follow a Python line "
                                    "into the IR and back, compare two snapshots, compile new ones. Opens "
-                                   "./irscope-snapshots if it exists, plus every ROOT given (Triton cache "
-                                   "folders too).")
+                                   "$IRSCOPE_OUT (else ./irscope-snapshots) if it exists, plus every ROOT "
+                                   "given (Triton cache folders too); a ROOT that is one snapshot folder "
+                                   "opens straight in the reader.")
     p.add_argument("roots", nargs="*", metavar="ROOT", help="folders of snapshots, snapshot folders or Triton caches")
     p.add_argument("--out", "-o", metavar="DIR",
                    help="where compiles started from the UI go (default: $IRSCOPE_OUT or ./irscope-snapshots)")
@@ -22,7 +23,7 @@ def run(args, ui) -> int:
     from ..pipeline import default_out
     from ..tui.catalog import default_roots
 
-    roots = default_roots(args.roots)
+    roots = default_roots(args.roots, default=default_out())
     missing = [r for r in roots if not r.exists()]
     if missing:
         raise UsageError(f"'{missing[0]}' does not exist", "give folders of snapshots (irscope compile writes them)")

@@ -32,6 +32,8 @@ class IrscopeApp(App):
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+f", "filter", "Filter", show=False),
         Binding("b", "toggle_browser", "Tree", show=False),
+        Binding("less_than_sign", "widen_browser(-1)", "Narrow tree", key_display="<", show=False),
+        Binding("greater_than_sign", "widen_browser(1)", "Widen tree", key_display=">", show=False),
         Binding("m", "mark", "Mark A", show=False),
         Binding("d", "compare", "Compare"),
         Binding("c", "compile", "Compile"),
@@ -41,6 +43,8 @@ class IrscopeApp(App):
         super().__init__()
         self.roots, self.out, self.kernels = list(roots), Path(out), list(kernels)
         self.marked: Snapshot | None = None
+        # Snapshot folder -> the kernel file the user named for it in this session's compile form.
+        self.trusted_sources: dict[Path, Path] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -72,6 +76,8 @@ class IrscopeApp(App):
 
     def on_resize(self, event) -> None:
         self.screen.set_class(event.size.width < 100, "-narrow")
+        if self.is_mounted and self.query(Browser):
+            self.query_one(Browser).fit_width()
 
     @work(thread=True, exclusive=True, group="scan")
     def scan_roots(self) -> None:
@@ -79,18 +85,41 @@ class IrscopeApp(App):
         self.call_from_thread(self._entries_found, entries)
 
     def _entries_found(self, entries: list[Entry]) -> None:
-        self.query_one(Browser).set_entries(entries)
+        browser = self.query_one(Browser)
+        browser.set_entries(entries)
         names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
-        self.sub_title = f"{sum(e.ok for e in entries)} snapshots in {names}"
-        self.query_one(Browser).tree.focus()
+        damaged = sum(not e.ok for e in entries)
+        self.sub_title = f"{sum(e.ok for e in entries)} snapshots in {names}" + \
+            (f", {damaged} damaged" if damaged else "")
+        browser.tree.focus()
+        # `irscope tui SNAPSHOT`: a root that is itself one snapshot folder opens straight in the reader.
+        single = next((e for e in entries if e.path == e.root), None)
+        if single is not None:
+            browser.current = single.path
+            browser.rebuild(cursor=single.path)
+            if single.snapshot is None:
+                self.show_damaged(single)
+            else:
+                self.open_snapshot(single.snapshot)
+
+    def show_damaged(self, entry: Entry) -> None:
+        reason = entry.error or "this folder is not a readable snapshot"
+        self.notify(reason, title=entry.relative, severity="error")
+        self.view.show_damaged(entry.relative, reason)
+
+    def open_snapshot(self, snapshot: Snapshot) -> None:
+        self.view.open(snapshot, trusted=self.trusted_sources.get(snapshot.path))
+        self.view.main.focus()
 
     @property
     def view(self) -> SnapshotView:
         return self.query_one(SnapshotView)
 
     def on_browser_snapshot_selected(self, event: Browser.SnapshotSelected) -> None:
-        self.view.open(event.snapshot)
-        self.view.main.focus()
+        self.open_snapshot(event.snapshot)
+
+    def on_browser_damaged_selected(self, event: Browser.DamagedSelected) -> None:
+        self.show_damaged(event.entry)
 
     def on_browser_snapshot_marked(self, event: Browser.SnapshotMarked) -> None:
         self.marked = event.snapshot
@@ -98,12 +127,13 @@ class IrscopeApp(App):
 
     def on_compile_screen_snapshots_compiled(self, event: CompileScreen.SnapshotsCompiled) -> None:
         browser = self.query_one(Browser)
+        self.trusted_sources.update(event.sources)
         for path in event.paths:
             browser.add_entry(load_entry(event.root, path))
         entry = next((e for e in browser.entries if e.path == event.paths[-1]), None)
         if entry is not None and entry.snapshot is not None:
             browser.current = entry.path
-            self.view.open(entry.snapshot)
+            self.view.open(entry.snapshot, trusted=self.trusted_sources.get(entry.path))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -115,6 +145,11 @@ class IrscopeApp(App):
 
     def action_toggle_browser(self) -> None:
         self.query_one(Browser).toggle_class("-hidden")
+
+    def action_widen_browser(self, direction: int) -> None:
+        browser = self.query_one(Browser)
+        browser.remove_class("-hidden")
+        browser.widen(direction * Browser.WIDTH_STEP)
 
     def action_mark(self) -> None:
         if self.view.snapshot is None:

@@ -26,12 +26,26 @@ class Browser(Vertical):
     Browser > Tree { height: 1fr; }
     """
     BINDINGS = [Binding("m", "mark", "Mark for compare")]
+    # The tree's width. A sweep's variant names run long (`default.w4.s2.GROUP_M=8`), and at a fixed 24
+    # columns all 162 of them read the same. Two things, since neither alone is enough: sibling variants
+    # lose the dotted prefix they all share (`…s2.GROUP_M=8`, the prefix shown once on the kernel's
+    # row), and the tree widens to its longest label up to WIDTH_CAP of the screen; `<` and `>` (app
+    # keys) narrow and widen it by WIDTH_STEP from there, for names longer still or a screen short of room.
+    WIDTH = 26  # the CSS width, kept while every label fits in it (short names look as they always did)
+    WIDTH_STEP = 8
+    WIDTH_CAP = 0.5
 
     @dataclass
     class SnapshotSelected(Message):
         """The reader chose a snapshot to read."""
 
         snapshot: Snapshot
+
+    @dataclass
+    class DamagedSelected(Message):
+        """The reader chose a folder that cannot be shown (the entry says why)."""
+
+        entry: Entry
 
     @dataclass
     class SnapshotMarked(Message):
@@ -45,6 +59,8 @@ class Browser(Vertical):
         self.entries: list[Entry] = []
         self.marked: Path | None = None
         self.current: Path | None = None
+        self.content_width = 0  # columns the longest label needs (guides included)
+        self.extra_width = 0  # what `<` and `>` added or took away
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter: kernel target…", id="filter")
@@ -83,9 +99,10 @@ class Browser(Vertical):
         groups: dict[tuple, object] = {}
         target_node = None
         shown = 0
-        for entry in self.entries:
-            if query and not matches(entry, query):
-                continue
+        visible = [e for e in self.entries if not query or matches(e, query)]
+        prefixes = shared_prefixes(visible, many_roots)
+        widest = 0
+        for entry in visible:
             shown += 1
             kernel, variant, target = entry.parts
             parent = tree.root
@@ -94,22 +111,46 @@ class Browser(Vertical):
                 keys.append(("root", str(entry.root)))
             keys += [("kernel", kernel)] + ([("variant", variant)] if entry.ok else [])
             path_key: tuple = ()
-            for kind, name in keys:
+            prefix = prefixes.get((entry.root if many_roots else None, kernel), "")
+            for depth, (kind, name) in enumerate(keys):
                 path_key += (name,)
                 node = groups.get(path_key)
                 if node is None:
                     label = Text(name if kind != "root" else Path(name).name or name,
                                  style="bold" if kind in ("kernel", "root") else "")
+                    if kind == "kernel" and prefix:
+                        label.append(f" {prefix}…", style="dim")
+                    elif kind == "variant" and prefix:
+                        label = Text("…" + name[len(prefix):])
                     node = parent.add(label, expand=True)
                     groups[path_key] = node
+                    widest = max(widest, GUIDE * (depth + 1) + label.cell_len)
                 parent = node
-            leaf = parent.add_leaf(self._leaf_label(entry), data=entry)
+            leaf_label = self._leaf_label(entry)
+            widest = max(widest, GUIDE * (len(keys) + 1) + leaf_label.cell_len)
+            leaf = parent.add_leaf(leaf_label, data=entry)
             if keep is not None and entry.path == keep:
                 target_node = leaf
         if not shown:
             tree.root.add_leaf(Text("no snapshots" + (" match" if query else " found"), style="dim"))
         if target_node is not None:
             self.call_after_refresh(tree.move_cursor, target_node)
+        self.content_width = widest + 3  # the border, a column of padding, the scrollbar's room
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Width from the content (at least the CSS width, at most WIDTH_CAP of the screen), plus `<`/`>`."""
+        if not self.extra_width and self.content_width <= self.WIDTH:
+            self.styles.width = None  # the stylesheet's width (narrower on a narrow screen)
+            return
+        cap = max(self.WIDTH, int(self.app.size.width * self.WIDTH_CAP))
+        self.styles.width = max(12, min(max(self.content_width, self.WIDTH) + self.extra_width, cap))
+
+    def widen(self, step: int) -> None:
+        cap = max(self.WIDTH, int(self.app.size.width * self.WIDTH_CAP))
+        now = max(self.content_width, self.WIDTH) + self.extra_width
+        self.extra_width = max(12, min(now + step, cap)) - max(self.content_width, self.WIDTH)
+        self.fit_width()
 
     def _leaf_label(self, entry: Entry) -> Text:
         text = Text()
@@ -130,7 +171,11 @@ class Browser(Vertical):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.tree.focus()
+        tree = self.tree
+        tree.focus()
+        first = first_leaf(tree.root) if self.filter_text.strip() else None
+        if first is not None:  # Enter after typing a filter: the cursor on the first match (after the
+            self.call_after_refresh(tree.move_cursor, first)  # rebuild's own cursor move, also deferred)
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         event.stop()
@@ -138,8 +183,7 @@ class Browser(Vertical):
         if entry is None:
             return
         if entry.snapshot is None:
-            self.app.notify(entry.error or "this folder is not a readable snapshot", title=entry.relative,
-                            severity="error")
+            self.post_message(self.DamagedSelected(entry))
             return
         self.current = entry.path
         self.post_message(self.SnapshotSelected(entry.snapshot))
@@ -159,3 +203,41 @@ class Browser(Vertical):
 
     def focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
+
+
+GUIDE = 2  # columns of indent per tree level (Tree.guide_depth, set in compose)
+
+
+def shared_prefixes(entries: Sequence[Entry], many_roots: bool) -> dict[tuple, str]:
+    """(root or None, kernel) -> the dotted prefix all of that kernel's variants share, where there is one
+    to drop: at least two variants, each longer than the prefix (`default` beside `default.w4` keeps
+    both names whole)."""
+    variants: dict[tuple, set[str]] = {}
+    for e in entries:
+        if e.ok:
+            kernel, variant, _ = e.parts
+            variants.setdefault((e.root if many_roots else None, kernel), set()).add(variant)
+    out = {}
+    for key, names in variants.items():
+        if len(names) < 2:
+            continue
+        split = [n.split(".") for n in names]
+        common = []
+        for parts in zip(*split):
+            if len(set(parts)) != 1:
+                break
+            common.append(parts[0])
+        if common and all(len(p) > len(common) for p in split):
+            out[key] = ".".join(common) + "."
+    return out
+
+
+def first_leaf(node):
+    """The first snapshot in the tree below `node`, in display order."""
+    for child in node.children:
+        if child.data is not None:
+            return child
+        found = first_leaf(child)
+        if found is not None:
+            return found
+    return None

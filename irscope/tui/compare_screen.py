@@ -13,15 +13,17 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
-from ..errors import IrscopeError
 from ..normalize import normalize
+from ..resources import Resources
 from ..store import Snapshot
 from .align import Row, align, summarise
 from .axes import AXES, describe, differing_axes, next_sibling
+from .catalog import DAMAGE
 from .diff_view import DiffView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .facts import Facts, deltas, facts_of
 from .key_footer import KeyFooter
+from .stages import StageProblem, read_stage
 
 ORDER = ("source", "ttir", "ttgir", "llir", "asm", "sass")
 
@@ -38,6 +40,11 @@ def stage_pairs(a: Snapshot, b: Snapshot) -> list[tuple[str, str, str]]:
         elif stage in a.stage_files and stage in b.stage_files:
             out.append((stage, stage, stage))
     return out
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 run`, `2 runs`, `1,024 runs`."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 class CompareScreen(Screen):
@@ -92,7 +99,12 @@ class CompareScreen(Screen):
 
     def facts(self, snap: Snapshot) -> Facts:
         if snap.path not in self._facts:
-            self._facts[snap.path] = facts_of(snap)
+            try:
+                self._facts[snap.path] = facts_of(snap)
+            except DAMAGE as e:  # a damaged stage: compare what can be read, say what could not
+                self.app.notify(f"cannot analyse {snap.label}: {getattr(e, 'message', None) or e}",
+                                title="damaged snapshot", severity="warning", timeout=10)
+                self._facts[snap.path] = Facts(resources=Resources())
         return self._facts[snap.path]
 
     def _load(self) -> None:
@@ -133,14 +145,19 @@ class CompareScreen(Screen):
             text.append(", ".join(f"{ax} ({describe(self.a, ax)} → {describe(self.b, ax)})" for ax in axes))
         self.query_one("#compare-title", Static).update(text)
         out = Text()
-        for d in deltas(self.facts(self.a), self.facts(self.b)):
+        known = deltas(self.facts(self.a), self.facts(self.b))
+        # Only what differs: a row of `warps 4→4` is noise beside the numbers that moved.
+        for d in (d for d in known if d.a != d.b):
             if out:
                 out.append(" · ", style="dim")
             out.append(f"{d.name} ", style="bold")
             out.append(f"{d.show(d.a)}→{d.show(d.b)}")
             if d.change:
                 out.append(f" ({d.change_text})", style="red" if d.change > 0 else "green")
-        self.query_one("#compare-deltas", Static).update(out or Text("no resources known", style="dim"))
+        if not out:
+            out = Text("no resources known" if not known else f"the same {len(known)} resources and counters",
+                       style="dim")
+        self.query_one("#compare-deltas", Static).update(out)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
@@ -163,10 +180,12 @@ class CompareScreen(Screen):
         import time
         started = time.perf_counter()
         try:
-            left = Document(normalize(sa, a.read(sa)), sa, theme=theme)
-            right = Document(normalize(sb, b.read(sb)), sb, theme=theme)
-        except IrscopeError as e:
-            left, right = Document(e.message, ""), Document("", "")
+            left = Document(normalize(sa, read_stage(a, sa)), sa, theme=theme)
+            right = Document(normalize(sb, read_stage(b, sb)), sb, theme=theme)
+        except StageProblem as e:
+            left, right = Document(f"✗ cannot compare {e.stage}: {e.message}", ""), Document("", "")
+        except DAMAGE as e:  # normalising garbage bytes
+            left, right = Document(f"✗ cannot compare {sa}: {type(e).__name__}: {e}", ""), Document("", "")
         rows = align(left.lines, right.lines)
         self.post_message(self.StageAligned(key, left, right, rows, time.perf_counter() - started))
 
@@ -177,10 +196,10 @@ class CompareScreen(Screen):
         s = summarise(event.rows)
         label = self.pairs[self.current][0]
         if s.deleted == s.inserted == s.changed == 0:
-            self._status(f"{label}: identical after normalising ({s.equal:,} lines)")
+            self._status(f"{label}: identical after normalising ({plural(s.equal, 'line')})")
         else:
             self._status(f"{label}: {s.changed:,} changed, {s.deleted:,} only in A, {s.inserted:,} only in B, "
-                         f"{s.equal:,} equal · {len(self.query_one(DiffView).changes)} runs of changes")
+                         f"{s.equal:,} equal · {plural(len(self.query_one(DiffView).changes), 'run')} of changes")
 
     def _status(self, text: str) -> None:
         self.query_one("#compare-status", Static).update(Text(f" {text}", style="dim"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
@@ -108,6 +108,9 @@ class CompileScreen(ModalScreen):
 
         paths: list[Path]
         root: Path
+        # snapshot folder -> the kernel file the user typed in the form: the one Python file outside a
+        # snapshot that the reader will show for it (a path recorded inside a snapshot never is)
+        sources: dict = field(default_factory=dict)
 
     def __init__(self, out: Path, kernels: list[str], initial: dict[str, str] | None = None):
         super().__init__()
@@ -203,6 +206,7 @@ class CompileScreen(ModalScreen):
         self._done()
         text = Text()
         paths = []
+        sources = {}
         for o in event.outcomes:
             ok = o.status == "ok"
             text.append("✓ " if ok else "✗ ", style="green" if ok else "bold red")
@@ -214,9 +218,12 @@ class CompileScreen(ModalScreen):
                     text.append(f"    {line}\n")
             if o.path is not None:
                 paths.append(Path(o.path))
+                named = named_kernel_file(o.point.kernel)
+                if named is not None:
+                    sources[Path(o.path)] = named
         self._log(text)
         if paths:
-            self.post_message(self.SnapshotsCompiled(paths, self.out))
+            self.post_message(self.SnapshotsCompiled(paths, self.out, sources))
 
     def _done(self) -> None:
         self.busy = False
@@ -233,6 +240,12 @@ class CompileScreen(ModalScreen):
             text.append("\nhint: ", style="bold cyan")
             text.append(hint)
         self._log(text)
+
+
+def named_kernel_file(kernel: str) -> Path | None:
+    """The file of a `FILE.py:FUNCTION` kernel reference the user typed, made absolute; None for a name."""
+    file, sep, _ = kernel.rpartition(":")
+    return Path(file).absolute() if sep and file.endswith(".py") else None
 
 
 def _tail(text: str, count: int = 6) -> list[str]:

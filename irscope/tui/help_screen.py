@@ -21,6 +21,7 @@ highlighting, follow a Python line into the IR and back, compare two snapshots, 
 | `q` | quit (`Esc` closes a dialog or the compare screen) |
 | `Ctrl+F` | filter the snapshot tree (words match kernel, variant, target) |
 | `b` | show or hide the snapshot tree |
+| `<` `>` | narrow / widen the snapshot tree |
 | `m` | mark the open snapshot (or the one under the tree's cursor) as side A |
 | `d` | compare: the marked snapshot with the open one, else the open one with a sibling |
 | `c` | compile a kernel for targets and options (in the background) |

@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from ..store import Snapshot
 from .axes import describe
+from .catalog import DAMAGE
 from .facts import Facts, resource_rows
 
 
@@ -22,7 +23,10 @@ class ResourcePanel(Static):
         if snapshot is None or facts is None:
             self.update(Text("no snapshot", style="dim"))
             return
-        self.update(panel_table(snapshot, facts))
+        try:
+            self.update(panel_table(snapshot, facts))
+        except DAMAGE as e:  # the catalog checks irscope.json first; this is the floor under that check
+            self.update(Text(f"✗ damaged snapshot: {type(e).__name__}: {e}", style="red"))
 
 
 def panel_table(snapshot: Snapshot, facts: Facts) -> Table:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.text import Text
 from textual import work
@@ -19,14 +20,17 @@ from textual.widgets import Tab, Tabs
 
 from ..lines import SourceLoc, base_name, same_file
 from ..outline import outline
+from ..resources import Resources
 from ..store import Snapshot
+from .catalog import DAMAGE
 from .code_view import CodeView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .facts import Facts, facts_of
 from .find_bar import FindBar
 from .resource_panel import ResourcePanel
-from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, failure_text,
-                     located_file, map_stages, next_block, python_text, stage_text)
+from .stages import (ERROR, PREFERRED, PYTHON, STAGE_HELP, TAB_LABELS, WELCOME, StageData, StageProblem,
+                     failure_text, hash_problem, located_file, map_stages, next_block, python_text, read_stage,
+                     stage_text)
 from .status_line import StatusLine
 from .steps import line_stage_problem, timeline_problem
 from .timeline_screen import TimelineScreen
@@ -57,6 +61,7 @@ class SnapshotView(Vertical):
 
         snapshot: Snapshot
         facts: Facts
+        problem: str | None = None
 
     @dataclass
     class LinesMapped(Message):
@@ -65,6 +70,7 @@ class SnapshotView(Vertical):
         snapshot: Snapshot
         data: dict
         kernel_file: str | None
+        problems: dict
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -74,7 +80,11 @@ class SnapshotView(Vertical):
         self.data: dict[str, StageData] = {}
         self.stage: str | None = None
         self.last_ir_stage: str = "ttgir"
+        # The kernel file's name as the snapshot spells it: only matched against debug locations, never
+        # opened (the Python tab reads source.py inside the snapshot, or `trusted`).
         self.source_file: str | None = None
+        self.trusted: Path | None = None  # a kernel file the user named in this session (compile form)
+        self.problems: dict[str, str] = {}  # stage -> why it cannot be shown
         self.source_line: int | None = None  # 1-based line of the kernel's Python file
         self.split = False
         self.panel = True
@@ -109,21 +119,32 @@ class SnapshotView(Vertical):
 
     # -- opening a snapshot -------------------------------------------------------------------------------
 
-    def open(self, snapshot: Snapshot, facts: Facts | None = None) -> None:
-        """Show a snapshot: the same stage as before where it has one, line maps parsed in the background."""
+    def open(self, snapshot: Snapshot, facts: Facts | None = None, trusted: Path | None = None) -> None:
+        """Show a snapshot: the same stage as before where it has one, line maps parsed in the background.
+
+        `trusted` is the kernel file the user named for this snapshot in this session, if any: the only
+        Python file outside the snapshot folder the reader may show.
+        """
         self.snapshot = snapshot
+        self.trusted = trusted
+        self.problems = {}
         # Resources are in the snapshot's metadata; counters need the stages read, so they come later.
-        self.facts = facts or Facts(resources=snapshot.resources)
+        try:
+            self.facts = facts or Facts(resources=snapshot.resources)
+        except DAMAGE as e:
+            self.facts = Facts(resources=Resources())
+            self._warn(f"{snapshot.path}: cannot read its resources: {e}")
         if facts is None:
             self.analyse(snapshot)
         if self._first_open:
             # Wide terminals start with the Python source beside the stage; the reader's `v` decides after.
             self._first_open = False
             self.split = self.app.size.width >= 150 and self._python_text(snapshot) is not None
-            self.side.set_class(not self.split, "-hidden")
+        self.side.set_class(not self.split, "-hidden")  # (a damaged folder shown last hid it)
         self.data = {}
         self.source_line = None
-        self.source_file = snapshot.meta.get("source_file") or located_file(snapshot)
+        recorded = snapshot.meta.get("source_file")
+        self.source_file = (recorded if isinstance(recorded, str) else None) or located_file(snapshot)
         self.stages = ([ERROR] if not snapshot.ok else []) + \
             ([PYTHON] if self._python_text(snapshot) is not None else []) + list(snapshot.text_stages)
         self.query_one(ResourcePanel).show(snapshot, self.facts)
@@ -140,14 +161,28 @@ class SnapshotView(Vertical):
         # Parse after the first paint: the parse holds the GIL for a while on a 100k-line stage.
         self.call_after_refresh(self.map_lines, snapshot)
 
-    def _replace_tabs(self, active: str | None) -> None:
+    def show_damaged(self, label: str, reason: str) -> None:
+        """A folder that cannot be shown: one `✗ damaged` tab saying why, nothing of it read."""
+        self.snapshot, self.facts, self.data, self.problems = None, None, {}, {}
+        self.stages, self.stage, self.source_line = [], None, None
+        self._replace_tabs(None, damaged=True)
+        self.main.stage = ""
+        self.main.show(Document(f"{label}: this folder cannot be shown\n\n{reason}\n\n"
+                                "Recompile it (irscope compile), or choose another snapshot in the tree.", ""))
+        self.side.set_class(True, "-hidden")
+        self.query_one(ResourcePanel).show(None, None)
+        status = self.query_one("#status", StatusLine)
+        status.show(Text.assemble((" damaged ", "bold reverse red"), f"  {reason}"))
+
+    def _replace_tabs(self, active: str | None, damaged: bool = False) -> None:
         # A new Tabs created with its active tab, rather than cleared and refilled: refilling activates the
         # first tab on its own, and that late activation would switch the stage under the reader.
         self._tabs_made += 1
-        tabs = Tabs(*[Tab(f"{i + 1} {TAB_LABELS.get(stage, stage)}", id=f"tab-{stage}")
-                      for i, stage in enumerate(self.stages)],
-                    active=f"tab-{active}" if active else None, id=f"stage-tabs-{self._tabs_made}",
-                    classes="stage-tabs")
+        shown = [Tab("✗ damaged", id="tab-damaged")] if damaged else \
+            [Tab(f"{i + 1} {TAB_LABELS.get(stage, stage)}", id=f"tab-{stage}")
+             for i, stage in enumerate(self.stages)]
+        chosen = "tab-damaged" if damaged else f"tab-{active}" if active else None
+        tabs = Tabs(*shown, active=chosen, id=f"stage-tabs-{self._tabs_made}", classes="stage-tabs")
         old = self.tabs
         self.mount(tabs, before=old)
         old.remove()
@@ -158,22 +193,50 @@ class SnapshotView(Vertical):
         return self._tabs if self._tabs is not None else self.query_one(".stage-tabs", Tabs)
 
     def _python_text(self, snapshot: Snapshot) -> str | None:
-        return python_text(snapshot, self.source_file)
+        return python_text(snapshot, self.trusted if snapshot is self.snapshot else None)
 
     def _document(self, stage: str) -> StageData:
         data = self.data.get(stage)
         if data is None:
             assert self.snapshot is not None
-            text = stage_text(self.snapshot, stage, self.source_file)
+            if stage in (PYTHON, ERROR):
+                text = stage_text(self.snapshot, stage, self.trusted)
+            else:
+                try:
+                    text = read_stage(self.snapshot, stage)
+                    changed = hash_problem(self.snapshot, stage)
+                    if changed is not None:  # shown, under a warning
+                        self._stage_problem(stage, changed)
+                except StageProblem as e:
+                    self._stage_problem(stage, e.message)
+                    text = f"✗ cannot show {stage}: {e.message}"
+                    data = self.data[stage] = StageData(Document(text, "", theme=self.theme_name))
+                    return data
             data = self.data[stage] = StageData(Document(text, stage, theme=self.theme_name))
         return data
 
+    def _stage_problem(self, stage: str, message: str) -> None:
+        """A damaged stage (a missing file, a hash mismatch): a warning naming it, once per snapshot."""
+        if stage not in self.problems:
+            self.problems[stage] = message
+            self._warn(message)
+
+    def _warn(self, message: str) -> None:
+        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10)
+
     @work(thread=True, exclusive=True, group="analysis")
     def analyse(self, snapshot: Snapshot) -> None:
-        self.post_message(self.Analysed(snapshot, facts_of(snapshot)))
+        try:
+            self.post_message(self.Analysed(snapshot, facts_of(snapshot)))
+        except DAMAGE as e:  # a damaged stage met by the analysis: keep the metadata's numbers, say why
+            message = getattr(e, "message", None) or f"{type(e).__name__}: {e}"
+            self.post_message(self.Analysed(snapshot, Facts(resources=Resources()), message))
 
     def on_snapshot_view_analysed(self, event: Analysed) -> None:
         if event.snapshot is self.snapshot:
+            if event.problem is not None:
+                self._warn(f"cannot analyse {event.snapshot.label}: {event.problem}")
+                return
             self.facts = event.facts
             self.query_one(ResourcePanel).show(event.snapshot, event.facts)
 
@@ -181,13 +244,16 @@ class SnapshotView(Vertical):
     def map_lines(self, snapshot: Snapshot) -> None:
         """Read every stage, parse its debug locations and find its functions and loops."""
         mine = self.snapshot is snapshot
-        out, kfile = map_stages(snapshot, self.source_file if mine else None, self.theme_name,
-                                dict(self.data) if mine else {})
-        self.post_message(self.LinesMapped(snapshot, out, kfile))
+        out, kfile, problems = map_stages(snapshot, self.trusted if mine else None,
+                                          self.source_file if mine else None, self.theme_name,
+                                          dict(self.data) if mine else {})
+        self.post_message(self.LinesMapped(snapshot, out, kfile, problems))
 
     def on_snapshot_view_lines_mapped(self, event: LinesMapped) -> None:
         if event.snapshot is not self.snapshot:
             return
+        for stage, message in event.problems.items():
+            self._stage_problem(stage, message)
         for stage, data in event.data.items():
             current = self.data.get(stage)
             if current is not None:
@@ -430,6 +496,8 @@ class SnapshotView(Vertical):
         text.append(f" {self.main.cursor + 1}/{len(self.main.document)}")
         if self.stage in STAGE_HELP:
             text.append(f"  {STAGE_HELP[self.stage]}", style="dim")
+        if self.stage in self.problems:
+            text.append(f"  ✗ damaged: {self.problems[self.stage]}", style="bold red")
         if self.main.query_text:
             k = self.main.match_index
             where = f"{k}/{len(self.main.matches)}" if k else f"{len(self.main.matches)} lines"

@@ -15,9 +15,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ..errors import IrscopeError
+from ..errors import IrscopeError, SnapshotError
 from ..passes import Blame, Step, Timeline, find_pattern, load_timeline
 from ..store import Snapshot
+from .catalog import DAMAGE
 from .code_view import CodeView
 from .document import DARK_THEME, LIGHT_THEME, Document
 from .find_bar import FindBar
@@ -140,6 +141,11 @@ class TimelineScreen(Screen):
                 tl.comparable(tl.initial if tl.initial is not None else 0)  # decompress before the first step
         except IrscopeError as e:
             self.post_message(self.TimelineLoaded(snapshot, None, e))
+            return
+        except DAMAGE as e:  # a damaged passes/ folder: said on the screen, not a crash
+            self.post_message(self.TimelineLoaded(snapshot, None, SnapshotError(
+                f"{snapshot.path}'s pass timeline is damaged: {type(e).__name__}: {e}",
+                "recompile it with irscope compile --passes")))
             return
         self.post_message(self.TimelineLoaded(snapshot, tl, None))
 

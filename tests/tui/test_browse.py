@@ -2,6 +2,7 @@
 import json
 import re
 import shutil
+from pathlib import Path
 
 from irscope.targets import CORE
 from irscope.tui.browser import Browser
@@ -103,8 +104,11 @@ def test_triton_cache_folders_open(compiled, tmp_path):
         async with started([tmp_path / "cache"]) as (app, pilot):
             assert leaves(app) == ["add_kernel/Q2ZJSKBQ7AX2/sm_90a"]
             await open_snapshot(app, pilot, "add_kernel/Q2ZJSKBQ7AX2/sm_90a")
-            assert app.view.stages[:2] == ["python", "source"]  # Python read from the path in the locations
+            # No source.py: the debug locations name the kernel's file, but a path a snapshot records is
+            # never opened (it could name any file); the stages read, and the status names the file.
+            assert app.view.stages[0] == "source" and "python" not in app.view.stages
             assert "ttgir" in app.view.stages
+            assert app.view.source_file and app.view.source_file.endswith("add.py")
     run(scenario)
 
 
@@ -126,4 +130,69 @@ def test_tree_can_be_hidden_and_shown(compiled):
             assert not browser.display
             await pilot.press("b")
             assert browser.display
+    run(scenario)
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+SWEEP = [f"default.w{w}.s{s}.GROUP_M={g}" for w in (4, 8) for s in (2, 3) for g in (4, 8)]
+
+
+def sweep_root(tmp_path, variants=SWEEP) -> Path:
+    """The committed add/default/sm_80 golden, copied under the long variant names a sweep makes."""
+    root = tmp_path / "sweep"
+    for variant in variants:
+        snap = root / "add" / variant / "sm_80"
+        shutil.copytree(GOLDEN, snap)
+        meta = json.loads((snap / "irscope.json").read_text())
+        meta["variant"] = variant
+        (snap / "irscope.json").write_text(json.dumps(meta))
+    return root
+
+
+def test_long_sibling_variants_show_what_tells_them_apart_and_the_tree_widens(tmp_path):
+    async def scenario():
+        async with started([sweep_root(tmp_path)], size=(160, 48)) as (app, pilot):
+            browser = app.query_one(Browser)
+            [kernel] = browser.tree.root.children
+            assert str(kernel.label) == "add default.…"  # the prefix every variant shares, once
+            assert [str(n.label) for n in kernel.children] == ["…" + v.removeprefix("default.") for v in SWEEP]
+            text = screen_text(app)
+            assert all(v.removeprefix("default.") in text for v in SWEEP)  # each one whole on screen
+            assert browser.outer_size.width == Browser.WIDTH  # short enough now to fit as they always did
+            auto = browser.outer_size.width
+            await pilot.press("greater_than_sign")
+            await settle(pilot)
+            assert browser.outer_size.width == auto + Browser.WIDTH_STEP
+            await pilot.press("less_than_sign", "less_than_sign")
+            await settle(pilot)
+            assert browser.outer_size.width == auto - Browser.WIDTH_STEP
+            for _ in range(20):  # never past half the screen, never to nothing
+                await pilot.press("greater_than_sign")
+            await settle(pilot)
+            assert browser.outer_size.width == 80
+    run(scenario)
+
+
+def test_the_tree_widens_to_names_with_nothing_in_common(tmp_path):
+    names = ["m128n256k64.w8.s4", "m64n128k32.w4.s3.BLOCK_K=64.GROUP_M=8"]
+
+    async def scenario():
+        async with started([sweep_root(tmp_path, names)], size=(160, 48)) as (app, pilot):
+            browser = app.query_one(Browser)
+            assert Browser.WIDTH < browser.outer_size.width <= 80
+            assert all(name in screen_text(app) for name in names)
+    run(scenario)
+
+
+def test_enter_in_the_filter_puts_the_cursor_on_the_first_match(tmp_path):
+    async def scenario():
+        async with started([sweep_root(tmp_path)]) as (app, pilot):
+            tree = app.query_one(Browser).tree
+            await pilot.press("ctrl+f", *"s3 GROUP_M=8", "enter")
+            await settle(pilot)
+            assert app.focused is tree
+            assert tree.cursor_node.data.label == "add/default.w4.s3.GROUP_M=8/sm_80"
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.view.snapshot.variant == "default.w4.s3.GROUP_M=8"
     run(scenario)

@@ -96,3 +96,40 @@ def test_compare_without_a_partner_says_what_to_do(compiled, tmp_path):
             assert not isinstance(app.screen, CompareScreen)
             assert any("nothing to compare with" in str(n.message) for n in app._notifications)
     run(scenario)
+
+
+def test_the_header_lists_only_what_differs_and_counts_in_words(tmp_path):
+    # The committed add/default/sm_80 golden twice: B with 30 registers and one ttgir line changed.
+    import hashlib
+    import json
+    import shutil
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+    root = tmp_path / "pair"
+    shutil.copytree(golden, root / "add" / "default" / "sm_80")
+    b = root / "add" / "default.w8" / "sm_80"
+    shutil.copytree(golden, b)
+    ttgir = b / "add_kernel.ttgir"
+    ttgir.write_text(ttgir.read_text().replace("arith.constant 1024 : i32", "arith.constant 2048 : i32"))
+    meta = json.loads((b / "irscope.json").read_text())
+    meta["variant"] = "default.w8"
+    meta["compile_options"]["num_warps"] = 8
+    meta["resources"]["registers"] = 30
+    meta["stages"]["ttgir"].update(sha256=hashlib.sha256(ttgir.read_bytes()).hexdigest(), bytes=ttgir.stat().st_size)
+    (b / "irscope.json").write_text(json.dumps(meta))
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            await pilot.press("m")
+            await open_snapshot(app, pilot, "add/default.w8/sm_80")
+            await pilot.press("d")
+            screen = await compare_screen(app, pilot)
+            deltas = str(screen.query_one("#compare-deltas").render())
+            assert "registers 26→30 (+4)" in deltas
+            assert "warps" not in deltas and "shared" not in deltas and "0→0" not in deltas
+            status = str(screen.query_one("#compare-status").render())
+            assert "1 changed" in status and "· 1 run of changes" in status
+            assert not app.view.problems and not [n for n in app._notifications if n.severity == "warning"]
+    run(scenario)

@@ -97,3 +97,14 @@ def test_parse_request_checks_numbers_and_assignments(tmp_path):
         parse_request({"kernel": "matmul", "num_warps": "four"}, tmp_path)
     with pytest.raises(UsageError, match="no kernel"):
         parse_request({"kernel": " "}, tmp_path)
+
+
+def test_only_a_kernel_file_typed_in_the_form_is_trusted_as_python_outside_a_snapshot(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from irscope.tui.compile_screen import named_kernel_file
+
+    monkeypatch.chdir(tmp_path)
+    assert named_kernel_file("kernels/add.py:add_kernel") == tmp_path / "kernels" / "add.py"
+    assert named_kernel_file("/abs/k.py:fn") == Path("/abs/k.py")
+    assert named_kernel_file("matmul") is None and named_kernel_file("matmul.tma") is None

@@ -109,3 +109,29 @@ def test_partner_prefers_the_marked_snapshot_then_the_first_axis_with_a_sibling(
     assert partner(snaps, current, by["matmul/default/sm_90a"]) == (by["matmul/default/sm_90a"], current)
     assert partner(snaps, current, current) == (current, by["add/default/sm_80"])  # marking itself: ignored
     assert partner([current], current) is None
+
+
+def test_irscope_tui_takes_its_default_root_from_irscope_out(monkeypatch, tmp_path):
+    # `irscope tui` with no ROOT: the folder compiles go to by default ($IRSCOPE_OUT), as the CLI says.
+    import io
+
+    from irscope.cli import main
+    from irscope.tui.app import IrscopeApp
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "irscope-snapshots").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IRSCOPE_OUT", str(elsewhere))
+    seen = []
+    monkeypatch.setattr(IrscopeApp, "run", lambda self: seen.append((self.roots, self.out)))
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert main(["tui"], out=Terminal(), err=io.StringIO()) == 0
+    assert seen == [([elsewhere], elsewhere)]
+    monkeypatch.delenv("IRSCOPE_OUT")
+    assert main(["tui"], out=Terminal(), err=io.StringIO()) == 0
+    assert seen[-1] == ([tmp_path / "irscope-snapshots"], Path("irscope-snapshots"))
