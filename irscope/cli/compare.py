@@ -50,7 +50,11 @@ def axes_from_args(args) -> list[tuple[str, list]]:
 
     axes: list[tuple[str, list]] = [("target", [t.name for t in parse_targets(args.target)])]
     if args.config:
-        axes.append(("config", [c.strip() for c in args.config.split(",") if c.strip()]))
+        configs = [c.strip() for c in args.config.split(",") if c.strip()]
+        if configs == ["all"]:  # the kernels' whole menus (an autotuned kernel's: its autotune space)
+            from ..spec.library import config_choices
+            configs = list(dict.fromkeys(c for k in args.kernels for c in config_choices(k, "all")))
+        axes.append(("config", configs))
     if args.num_warps:
         axes.append(("num_warps", parse_int_list(args.num_warps, "--num-warps")))
     if args.num_stages:

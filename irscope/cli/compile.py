@@ -40,7 +40,9 @@ def run(args: argparse.Namespace, ui) -> int:
     targets = parse_targets(args.target)
     options = options_from_args(args).with_(passes=args.passes)
     out = Path(args.out) if args.out else default_out()
-    points = [Point(k, t.name, options) for k in args.kernels for t in targets]
+    from ..spec.library import config_choices
+    points = [Point(k, t.name, options.with_(config=c)) for k in args.kernels
+              for c in config_choices(k, options.config) for t in targets]
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

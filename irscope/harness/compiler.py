@@ -283,7 +283,7 @@ def content_key(spec: KernelSpec, target: Target, compile_options: dict, record:
 def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, dict, list[dict]]:
     """The content key, compile options and specialisation of a compile, without compiling."""
     backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
-    compile_options = _compile_options(spec, options, constexprs)
+    compile_options = _compile_options(spec, options, constexprs, opts)
     return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
 
 
@@ -302,10 +302,13 @@ def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:
                 pass
 
 
-def _compile_options(spec: KernelSpec, options, constexprs: dict) -> dict:
+def _compile_options(spec: KernelSpec, options, constexprs: dict, opts: CompileOptions) -> dict:
     names = spec.fn.arg_names
     out = {"num_warps": options.num_warps, "num_stages": getattr(options, "num_stages", None),
            "constexprs": {names[k[0]]: _jsonable(v) for k, v in constexprs.items() if len(k) == 1}}
+    if spec.tuning is not None and spec.tuning.heuristics:  # which values @triton.heuristics chose
+        from ..spec.autotune import recorded
+        out["heuristics"] = {k: _jsonable(v) for k, v in recorded(spec, opts, out["constexprs"], options).items()}
     return out
 
 
@@ -324,7 +327,7 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
     result = CompileResult(spec=spec, target=target, options=opts, variant=variant_name(spec, opts))
     result.specialisation = record
-    result.compile_options = _compile_options(spec, options, constexprs)
+    result.compile_options = _compile_options(spec, options, constexprs, opts)
     result.backend_options = {k: _jsonable(v) for k, v in sorted(options.__dict__.items()) if k != "extern_libs"}
     result.python_source = _python_source(spec)
     result.content_key = content_key(spec, target, result.compile_options, record, opts.line_info)

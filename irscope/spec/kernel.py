@@ -60,6 +60,8 @@ class KernelSpec:
     description: str = ""
     workload: Any = None  # how to run it on a GPU or in the interpreter (irscope.spec.workload.Workload)
     path: str = ""  # the file the spec was loaded from; set by irscope.spec.library
+    # What @triton.autotune / @triton.heuristics around `fn` add (irscope.spec.autotune.Tuning); set by irscope.spec.library
+    tuning: Any = None
 
     @property
     def fn_name(self) -> str:
@@ -364,6 +366,7 @@ class Resolved:
     num_warps: int | None
     num_stages: int | None
     backend_options: dict[str, Any]
+    heuristics: dict[str, Any] = field(default_factory=dict)  # values @triton.heuristics computed
 
 
 def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
@@ -396,22 +399,37 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
         raise UsageError(f"kernel '{spec.name}' needs a typical value for argument '{missing[0]}'",
                          f"pass --arg {missing[0]}=VALUE (a number, or *fp16 for a tensor), or declare it in the "
                          "kernel's KernelSpec(args=...)")
+    heuristics = _heuristics(spec, cfg, opts, args, constexprs, constexpr_names)
     missing = [p for p in constexpr_names if p not in constexprs and not _has_default(spec.fn, p)]
     if missing:
         raise UsageError(f"kernel '{spec.name}' needs a value for constexpr '{missing[0]}'",
                          f"pass --constexpr {missing[0]}=VALUE or choose a config with --config")
     backend_options = dict(cfg.options)
     backend_options.update(opts.backend_options)
+    backend_options.update({k: v for k, v in heuristics.items() if k not in constexprs and k not in args
+                            and k not in ("num_warps", "num_stages")})
     if option_fields is not None:
         for name, value in backend_options.items():
             check_backend_option(name, value, option_fields, target)
-    num_warps = opts.num_warps if opts.num_warps is not None else cfg.num_warps
-    num_stages = opts.num_stages if opts.num_stages is not None else cfg.num_stages
+    num_warps = opts.num_warps if opts.num_warps is not None else heuristics.get("num_warps", cfg.num_warps)
+    num_stages = opts.num_stages if opts.num_stages is not None else heuristics.get("num_stages", cfg.num_stages)
     if num_stages is not None and (not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1):
         raise UsageError(f"bad --num-stages {num_stages}", "--num-stages takes a positive integer")
     if num_warps is not None:
         check_warps(num_warps, warp_size=warp_size, max_threads=max_threads, target=target)
-    return Resolved(constexprs, args, num_warps, num_stages, backend_options)
+    return Resolved(constexprs, args, num_warps, num_stages, backend_options, heuristics)
+
+
+def _heuristics(spec: KernelSpec, cfg: Config, opts: CompileOptions, args: dict, constexprs: dict,
+                constexpr_names: Sequence[str]) -> dict[str, Any]:
+    """@triton.heuristics values for the typical launch (irscope.spec.autotune), merged into constexprs/args."""
+    if spec.tuning is None:
+        return {}
+    from .autotune import heuristic_values
+    values = heuristic_values(spec, cfg, opts, args)
+    constexprs.update({k: v for k, v in values.items() if k in constexpr_names})
+    args.update({k: v for k, v in values.items() if k in args})
+    return values
 
 
 def _has_default(fn: Any, name: str) -> bool:

@@ -1,6 +1,7 @@
 """Finding kernels: the built-in library in `kernels/` and users' own files (`path/to/file.py:kernel`).
 
-A kernel file is plain Python: `@triton.jit` functions plus `KernelSpec` objects. Built-in names are
+A kernel file is plain Python: `@triton.jit` functions plus `KernelSpec` objects. A kernel may sit under
+`@triton.autotune` / `@triton.heuristics` (irscope.spec.autotune): its autotune configs become its menu. Built-in names are
 the spec names declared in the library's files (`matmul`, `blur.row`); a spec's file is the part of its
 name before the first dot, so looking one up imports one file.
 """
@@ -14,8 +15,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from . import autotune
 from ..errors import UsageError
-from .kernel import KernelSpec
+from .kernel import Config, KernelSpec
 
 _loaded: dict[Path, ModuleType] = {}
 
@@ -69,7 +71,7 @@ def specs_in(module: ModuleType) -> list[KernelSpec]:
             if isinstance(item, KernelSpec) and all(item is not s for s in found):
                 found.append(item)
     path = getattr(module, "__file__", "") or ""
-    return [s if s.path else _with_path(s, path) for s in found]
+    return [_unwrapped(s if s.path else _with_path(s, path)) for s in found]
 
 
 def _with_path(spec: KernelSpec, path: str) -> KernelSpec:
@@ -79,6 +81,28 @@ def _with_path(spec: KernelSpec, path: str) -> KernelSpec:
 
 def _is_jit_function(obj) -> bool:
     return hasattr(obj, "arg_names") and hasattr(obj, "params") and callable(getattr(obj, "fn", None))
+
+
+def _is_kernel(obj) -> bool:
+    """A `@triton.jit` function, bare or under Triton's runtime wrappers (autotune, heuristics...)."""
+    return _is_jit_function(obj) or (not isinstance(obj, KernelSpec) and
+                                     autotune.unwrap(obj, _is_jit_function) is not None)
+
+
+def _unwrapped(spec: KernelSpec) -> KernelSpec:
+    """A spec whose `fn` is a wrapped kernel -> the spec of its jit function, with what the wrappers add:
+    the autotuner's configs become the menu unless the spec declares its own."""
+    from dataclasses import replace
+    if _is_jit_function(spec.fn):
+        return spec
+    found = autotune.unwrap(spec.fn, _is_jit_function)
+    if found is None:
+        return spec
+    fn, tuning = found
+    configs = spec.configs
+    if tuning.triton_configs and [c.name for c in configs] == ["default"] and not configs[0].constexprs:
+        configs = autotune.menu(tuning, [p.name for p in fn.params], Config)
+    return replace(spec, fn=fn, tuning=tuning, configs=configs)
 
 
 def builtin_specs() -> list[KernelSpec]:
@@ -94,6 +118,14 @@ def load_kernel(ref: str) -> KernelSpec:
     if ref.endswith(".py") or os.sep in ref:
         return _user_kernel(Path(ref), None)
     return _builtin_kernel(ref)
+
+
+def config_choices(ref: str, config: str | None) -> list[str | None]:
+    """`--config all` -> every config of the kernel's menu (an autotuned kernel's: its autotune space);
+    any other value stands for itself."""
+    if config != "all":
+        return [config]
+    return [c.name for c in load_kernel(ref).configs]
 
 
 def _builtin_kernel(name: str) -> KernelSpec:
@@ -113,7 +145,7 @@ def _builtin_kernel(name: str) -> KernelSpec:
 def _user_kernel(path: Path, name: str | None) -> KernelSpec:
     module = load_module(path)
     specs = specs_in(module)
-    jit_fns = {k: v for k, v in vars(module).items() if _is_jit_function(v)}
+    jit_fns = {k: v for k, v in vars(module).items() if _is_kernel(v)}
     if name is None:
         if len(specs) == 1:
             return specs[0]
@@ -128,7 +160,7 @@ def _user_kernel(path: Path, name: str | None) -> KernelSpec:
             return spec
     if name in jit_fns:
         # No spec in the file: the signature comes from the command line (--arg, --constexpr).
-        return KernelSpec(name=name, fn=jit_fns[name], args={}, path=str(path.resolve()))
+        return _unwrapped(KernelSpec(name=name, fn=jit_fns[name], args={}, path=str(path.resolve())))
     choices = sorted({s.name for s in specs} | set(jit_fns))
     close = difflib.get_close_matches(name, choices, n=3)
     hint = (f"did you mean {', '.join(close)}? " if close else "") + \
