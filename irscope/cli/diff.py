@@ -9,7 +9,7 @@ import json
 from ..errors import ExitCode
 from ..render.terminal import table
 
-DIFF_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+from ..ir.stages import TEXT_STAGES as DIFF_STAGES
 
 
 def add_parser(sub) -> None:

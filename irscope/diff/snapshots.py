@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ..analyze import Analysis, analyze
 from ..errors import SnapshotError
 from ..ir.normalize import normalize
-from ..store.snapshot import TEXT_STAGES, Snapshot
+from ..ir.stages import TEXT_STAGES
+from ..store.snapshot import Snapshot
 
 # What normalisation removes, by stage, so a diff can say so (label, pattern counted in the raw text).
 _LOC_MLIR = ("debug locations", re.compile(r"\bloc\("))

@@ -7,6 +7,7 @@ rather than their bytes, and the counters and resources. Used by the pytest plug
 """
 from __future__ import annotations
 
+import enum
 import json
 import re
 import shutil
@@ -44,12 +45,22 @@ class Delta:
     fresh: object
 
 
+class GoldenStatus(enum.StrEnum):
+    """How a fresh compile compared with its golden."""
+
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    MISSING = "missing"  # no golden for it yet
+    VERSION_MISMATCH = "version-mismatch"  # the golden was made under another Triton
+    WRITTEN = "written"  # --irscope-update / snapshot update wrote it
+
+
 @dataclass(frozen=True)
 class GoldenResult:
     """How one fresh snapshot compared with its golden."""
 
     label: str  # kernel/variant/target
-    status: str  # "match", "mismatch", "missing", "version-mismatch", "written"
+    status: GoldenStatus
     golden_path: Path | None = None
     fresh_path: Path | None = None
     golden_version: str = ""
@@ -61,7 +72,7 @@ class GoldenResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("match", "written")
+        return self.status in (GoldenStatus.MATCH, GoldenStatus.WRITTEN)
 
     def as_dict(self) -> dict:
         return {"label": self.label, "status": self.status,
@@ -104,7 +115,7 @@ class GoldenRoot:
         folder = self.folder(fresh)
         self.used.add(folder)
         if not (folder / META_FILE).is_file():
-            return GoldenResult(fresh.label, "missing", folder, fresh.path, fresh_version=_triton(fresh))
+            return GoldenResult(fresh.label, GoldenStatus.MISSING, folder, fresh.path, fresh_version=_triton(fresh))
         golden = load_snapshot(folder)
         return compare(golden, fresh)
 
@@ -126,7 +137,7 @@ class GoldenRoot:
         files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
         files[META_FILE] = json.dumps(meta, indent=1) + "\n"  # written last: a half-copied folder is no snapshot
         write_folder(folder, files)
-        return GoldenResult(fresh.label, "written", folder, fresh.path, fresh_version=_triton(fresh))
+        return GoldenResult(fresh.label, GoldenStatus.WRITTEN, folder, fresh.path, fresh_version=_triton(fresh))
 
     @property
     def project(self) -> Path:
@@ -258,7 +269,7 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
 
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
-        return GoldenResult(fresh.label, "version-mismatch", golden.path, fresh.path, gv, fv)
+        return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
     d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
@@ -271,7 +282,7 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
         # say which side is which: difflib's A/B headers leave the reader guessing
         stage = differing[0]
         lines[:2] = [f"--- golden: {golden.stage_files[stage]}", f"+++ fresh: {fresh.stage_files[stage]}"]
-    status = "match" if not deltas and not differing else "mismatch"
+    status = GoldenStatus.MATCH if not deltas and not differing else GoldenStatus.MISMATCH
     return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas,
                         differing[0] if differing else None, trim(lines), len(lines))
 

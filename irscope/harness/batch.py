@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import time
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,7 +20,7 @@ from ..spec.kernel import CompileOptions, variant_name
 from ..store.snapshot import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
 from ..targets import Target, get_target
-from .workers import JobResult, Progress, exit_if_orphaned, run_jobs
+from .workers import JobResult, JobStatus, Progress, exit_if_orphaned, run_jobs
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -33,12 +34,22 @@ class Point:
     options: CompileOptions = field(default_factory=CompileOptions)
 
 
+class CompileStatus(enum.StrEnum):
+    """How one compile point ended (irscope.json's `status` holds the first two)."""
+
+    OK = "ok"
+    FAILED = "failed"  # the compiler rejected it; the stages that compiled are kept
+    CRASHED = "crashed"  # the compiling process died (an LLVM abort); no folder
+    TIMEOUT = "timeout"  # killed past --timeout; no folder
+    INTERRUPTED = "interrupted"  # Ctrl-C stopped it before it finished (sweeps report these)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What became of one point: where its snapshot is and how the compile went."""
 
     point: Point
-    status: str  # "ok", "failed" (compiler error, stages kept), "crashed", "timeout"
+    status: CompileStatus
     path: Path | None = None
     variant: str = ""
     error: dict | None = None  # {"stage", "type", "message"}
@@ -48,7 +59,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == CompileStatus.OK
 
 
 class CompileInterrupted(KeyboardInterrupt):
@@ -136,7 +147,7 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcom
     files = snapshot_files(result)
     exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
     write_folder(folder, files)
-    return Outcome(point, "ok" if result.ok else "failed", folder, result.variant, result.error,
+    return Outcome(point, CompileStatus.OK if result.ok else CompileStatus.FAILED, folder, result.variant, result.error,
                    time.perf_counter() - started, label=folder.relative_to(out).as_posix())
 
 
@@ -149,7 +160,7 @@ def _outcome(r: JobResult, label: str) -> Outcome:
         raise r.value
     error = {"stage": "?", "type": r.status, "message": r.message}
     variant = label.split("/")[1] if label.count("/") == 2 else ""
-    return Outcome(point, "crashed" if r.status == "error" else r.status, None, variant, error, r.seconds,
+    return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
                    r.cpu_seconds, label)
 
 

@@ -28,11 +28,9 @@ from ..errors import CompileError, EnvironmentProblem, UsageError, error_summary
 from ..ir.resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
 from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve,
                            variant_name)
+from ..ir.stages import BINARY_STAGES, STAGES
 from ..targets import Target
 
-# Stage names in pipeline order, as Triton's CompiledKernel.asm names them, plus our sass.
-STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
-BINARY_STAGES = ("cubin", "hsaco")
 
 # A typical tensor's size in bytes, for AMD's buffer-op specialisation (tensors under 2 GB get
 # tt.pointer_range=32 at launch).
@@ -498,7 +496,7 @@ def _versions(target: Target) -> dict[str, str]:
 
 def _collect(result: CompileResult, kernel, target: Target, times, stdout: str, fd_log: str) -> None:
     asm = kernel.asm
-    for stage in STAGE_ORDER:
+    for stage in STAGES:
         if stage in asm and stage != "sass":
             result.stages[stage] = asm[stage]
     meta = kernel.metadata._asdict()
@@ -535,7 +533,7 @@ def _ptxas_section(stdout: str) -> str:
 def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_name: str, target: Target,
                     log: str, stdout: str) -> None:
     done: dict[str, str | bytes] = {}
-    for stage in STAGE_ORDER:
+    for stage in STAGES:
         path = next(cache_dir.glob(f"*/{fn_name}.{stage}"), None)
         if path is not None:
             done[stage] = path.read_bytes() if stage in BINARY_STAGES else path.read_text()

@@ -10,7 +10,7 @@ import tempfile
 from typing import Any, Callable, Sequence
 
 from ..errors import EnvironmentProblem, SnapshotError
-from .compiler import STAGE_ORDER
+from ..ir.stages import STAGES
 from ..spec.workload import KernelCall
 from ..store.snapshot import Snapshot
 from ..targets import TARGETS, Target
@@ -46,7 +46,7 @@ def jit_compile(call) -> dict[str, str | bytes]:
         kernel = call.fn.warmup(*call.args, grid=call.grid, **kwargs)
     if hasattr(call.fn, "device_caches"):
         call.fn.device_caches.clear()
-    return {s: kernel.asm[s] for s in STAGE_ORDER if s != "sass" and s in kernel.asm}
+    return {s: kernel.asm[s] for s in STAGES if s != "sass" and s in kernel.asm}
 
 
 class LoadedBinary:

@@ -6,6 +6,7 @@ kernels, so a child starts compiling at once instead of paying the imports again
 """
 from __future__ import annotations
 
+import enum
 import faulthandler
 import multiprocessing as mp
 import os
@@ -21,12 +22,21 @@ J = TypeVar("J")
 R = TypeVar("R")
 
 
+class JobStatus(enum.StrEnum):
+    """How a job ended."""
+
+    OK = "ok"  # it returned its value
+    ERROR = "error"  # it raised (the exception is the value)
+    CRASHED = "crashed"  # its process died
+    TIMEOUT = "timeout"  # it ran past the time limit and was killed
+
+
 @dataclass(frozen=True)
 class JobResult(Generic[J, R]):
     """How one job ended: "ok" with its value, or "error", "crashed", "timeout" with a message."""
 
     job: J
-    status: str
+    status: JobStatus
     value: R | None = None
     message: str = ""
     seconds: float = 0.0
@@ -95,14 +105,14 @@ def _child(conn, work: Callable, job: Any, parent: int | None = None) -> None:
         value = work(job)
         t = os.times()
         exit_if_orphaned()
-        conn.send(("ok", value, "", t.user + t.system))
+        conn.send((JobStatus.OK, value, "", t.user + t.system))
     except BaseException as e:  # noqa: BLE001 - everything a job raises is reported to the parent
         t = os.times()
         try:
-            conn.send(("error", e, "".join(traceback.format_exception_only(type(e), e)).strip(),
+            conn.send((JobStatus.ERROR, e, "".join(traceback.format_exception_only(type(e), e)).strip(),
                        t.user + t.system))
         except Exception:  # the exception itself may not pickle
-            conn.send(("error", None, f"{type(e).__name__}: {e}", t.user + t.system))
+            conn.send((JobStatus.ERROR, None, f"{type(e).__name__}: {e}", t.user + t.system))
     finally:
         conn.close()
 
@@ -168,7 +178,7 @@ def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None =
                     finish(i, _crashed(jobs[i], proc, elapsed))
                 elif timeout and elapsed > timeout:
                     proc.kill()
-                    finish(i, JobResult(jobs[i], "timeout", None, f"killed after {timeout:g} s", elapsed))
+                    finish(i, JobResult(jobs[i], JobStatus.TIMEOUT, None, f"killed after {timeout:g} s", elapsed))
     except BaseException:
         for proc, conn, _ in running.values():
             proc.kill()
@@ -188,4 +198,4 @@ def _crashed(job: Any, proc, elapsed: float) -> JobResult:
             what = f"was killed by signal {-code}"
     else:
         what = f"exited with status {code}"
-    return JobResult(job, "crashed", None, f"the compiler process {what}", elapsed)
+    return JobResult(job, JobStatus.CRASHED, None, f"the compiler process {what}", elapsed)

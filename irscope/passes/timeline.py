@@ -3,6 +3,7 @@ that dumps its own intermediate IR), what each changed, and the IR after each, d
 from __future__ import annotations
 
 import array
+import enum
 import difflib
 import json
 import lzma
@@ -21,6 +22,15 @@ FORMAT = 1  # of passes/index.json
 INDEX_FILE = "index.json"
 LINES_FILE = "lines.xz"
 IRS_FILE = "irs.xz"
+
+class StepStatus(enum.StrEnum):
+    """What a pass did to the IR."""
+
+    CHANGED = "changed"
+    NO_CHANGE = "no change"
+    DEBUG_ONLY = "debug info only"  # only debug locations moved
+    UNKNOWN = "unknown"  # the IR before or after it was not recorded
+
 
 @dataclass(frozen=True)
 class Step:
@@ -50,13 +60,13 @@ class Step:
         return f"{self.name} › {self.part}" if self.part else self.name
 
     @property
-    def status(self) -> str:
+    def status(self) -> StepStatus:
         """changed, no change, debug info only (only locations or metadata moved), or unknown."""
         if self.changed is None:
-            return "unknown"
+            return StepStatus.UNKNOWN
         if not self.changed:
-            return "no change"
-        return "changed" if self.added or self.removed or self.ops else "debug info only"
+            return StepStatus.NO_CHANGE
+        return StepStatus.CHANGED if self.added or self.removed or self.ops else StepStatus.DEBUG_ONLY
 
     @property
     def top_level(self) -> bool:

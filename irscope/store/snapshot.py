@@ -31,6 +31,7 @@ from typing import Callable, Iterator, Mapping
 
 from ..errors import SnapshotError, UsageError
 from ..ir.resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
+from ..ir.stages import STAGES, TEXT_STAGES
 from ..targets import TARGETS, Target
 
 FORMAT = 1
@@ -39,8 +40,6 @@ PYTHON_FILE = "source.py"
 LOG_DIR = "logs"
 PASSES_DIR = "passes"
 GOLDEN_MARKER = ".irscope-goldens"  # a root holding committed goldens; only `--update-goldens` writes there
-STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
-TEXT_STAGES = tuple(s for s in STAGES if s not in ("cubin", "hsaco"))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import IrscopeError
+from ..harness.batch import CompileStatus
 from ..spec.kernel import variant_name
 from .points import SweepPoint
 
@@ -19,7 +20,7 @@ class SweepRow:
     """What became of one point: compiled now or found fresh, its snapshot and its analysis."""
 
     point: SweepPoint
-    status: str  # "ok", "failed" (the compiler rejected it), "crashed", "timeout", "interrupted" (Ctrl-C)
+    status: CompileStatus
     cached: bool
     path: Path | None
     label: str
@@ -204,7 +205,7 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
 
 
 def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
-    return SweepRow(pp.point, "interrupted", False, None, pp.folder.relative_to(out).as_posix(), pp.key)
+    return SweepRow(pp.point, CompileStatus.INTERRUPTED, False, None, pp.folder.relative_to(out).as_posix(), pp.key)
 
 
 def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
@@ -216,7 +217,7 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     if outcome is not None and outcome.path is None:  # crashed or timed out: no folder was written
         return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error)
     snap = load_snapshot(folder)
-    status = "ok" if snap.ok else "failed"
+    status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
                     snap.error)
 
