@@ -86,7 +86,7 @@ def test_gpu_commands_without_a_gpu_say_so(cli):
     code, out, err = cli("run")
     assert code == 2 and "nothing to run" in err
     code, out, err = cli("run", "--snapshot", "x", "--interpret")
-    assert code == 2 and "needs a GPU" in err
+    assert code == 2 and "needs a CUDA GPU" in err
 
 
 @pytest.mark.gpu
