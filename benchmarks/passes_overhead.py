@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 
-from irscope.harness import compiler as harness
+from irscope import harness
 from irscope.spec import library
 from irscope.store.writer import snapshot_files
 from irscope.spec.kernel import CompileOptions

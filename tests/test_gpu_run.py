@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from irscope.harness import compiler as harness
+from irscope import harness
 from irscope.spec import library
 from irscope.store import results
 from irscope.gpu import runner

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from irscope.harness import compiler as harness
+from irscope import harness
 from irscope.spec import library
 from irscope.passes import align_pipelines, find_pattern, load_timeline, only_in
 from irscope.spec.kernel import CompileOptions

@@ -105,7 +105,7 @@ def without_no_op_overrides(kernel: str, target: str, options):
     The same holds for a constexpr, argument, backend option or divisibility equal to what the config
     and the spec give. The point keeps its asked values for the table's columns (SweepPoint.axes).
     """
-    from ..harness import compiler as harness
+    from .. import harness
     from ..spec import library
     from ..errors import IrscopeError
     from ..targets import get_target

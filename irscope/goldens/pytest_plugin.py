@@ -207,10 +207,10 @@ def _options(**given):
     if unknown:
         raise UsageError(f"unknown compile option {', '.join(map(repr, unknown))}",
                          f"options are {', '.join(OPTION_NAMES)} (docs/goldens.md)")
-    return _compile_options(**given)
+    return compile_options_of(**given)
 
 
-def _compile_options(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
+def compile_options_of(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
                      options=None, line_info=True):
     from ..spec.kernel import CompileOptions, Tensor, parse_divisibility, parse_value
 

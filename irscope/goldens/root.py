@@ -17,7 +17,8 @@ from typing import Sequence
 
 from ..errors import SnapshotError
 from ..spec.kernel import CompileOptions
-from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot, write_folder
+from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
+from ..store.folder import write_folder
 
 GOLDEN_FILE = "golden.json"
 # Stages compared, in pipeline order. Binaries are compared through their disassembly (sass); hsaco

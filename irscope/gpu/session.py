@@ -56,7 +56,8 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
 
 def recorded_snapshot(out: Path, kernel: str, variant: str, target: str):
     """The snapshot a GPU result of (kernel, variant, target) is recorded in: the one under `out`, if any."""
-    from ..store.snapshot import load_snapshot, snapshot_dir
+    from ..store.snapshot import load_snapshot
+    from ..store.folder import snapshot_dir
     folder = snapshot_dir(out, kernel, variant, target)
     return load_snapshot(folder) if (folder / "irscope.json").is_file() else None
 

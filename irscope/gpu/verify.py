@@ -63,7 +63,7 @@ def options_for_call(spec, call, config: str) -> CompileOptions:
 def verify(request) -> Verification:
     """Compile the kernel of `request` through the JIT on this GPU and device-less, and compare."""
     from ..harness import runtime as device
-    from ..harness import compiler as harness
+    from .. import harness
     from ..spec import library
     from . import runner
 

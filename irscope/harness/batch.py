@@ -6,9 +6,6 @@ folder per point, a failed compile included.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 import enum
 from dataclasses import dataclass, field
@@ -17,7 +14,7 @@ from typing import Callable, Sequence
 
 from ..errors import UsageError
 from ..spec.kernel import CompileOptions, variant_name
-from ..store.snapshot import check_writable, snapshot_dir, write_folder
+from ..store.folder import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
 from ..targets import Target, get_target
 from .workers import JobResult, JobStatus, Progress, exit_if_orphaned, run_jobs
@@ -73,7 +70,7 @@ class CompileInterrupted(KeyboardInterrupt):
 
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
-    from . import compiler as harness
+    from .. import harness
     from ..spec import library
     for target in {get_target(p.target) for p in points}:
         harness.check_tools(target)
@@ -137,7 +134,7 @@ def _compile_job(job: tuple[Point, str]) -> Outcome:
 
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
-    from . import compiler as harness
+    from .. import harness
     from ..spec import library
     started = time.perf_counter()
     spec = library.load_kernel(point.kernel)

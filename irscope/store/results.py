@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
-from .snapshot import ANY, BOOL, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
+from .schema import ANY, BOOL, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
 
 RUNS_FILE = "runs.json"
 VERIFY_FILE = "verify.json"

@@ -1,4 +1,5 @@
-"""The snapshot folder: writing it atomically, loading it, finding every snapshot under a root.
+"""The snapshot folder read back: loading it, checked (schema.py), and finding every snapshot under a root.
+Writing is folder.py (atomic) and writer.py (irscope.json from a compile).
 
 A snapshot folder is a Triton cache entry plus irscope's metadata, so Triton's own cache folders
 (`~/.triton/cache/<hash>/`) and `TRITON_KERNEL_DUMP` folders open through the same code:
@@ -17,22 +18,20 @@ This module does not import Triton.
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
 import re
-import secrets
-import shutil
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Iterator, Mapping
 
-from ..errors import SnapshotError, UsageError
+from ..errors import SnapshotError
 from ..ir.resources import Resources, amd_resources, from_triton_metadata, parse_ptxas_log, parse_res_usage
 from ..ir.stages import STAGES, TEXT_STAGES
 from ..targets import TARGETS, Target
+from .schema import INT, META_SCHEMA, TRITON_META_SCHEMA, Check, inside, is_int, obj, read_json, validate
 
 FORMAT = 1
 META_FILE = "irscope.json"
@@ -161,255 +160,6 @@ class Snapshot:
             raise SnapshotError(f"cannot read {path}: {e.strerror}", "is the folder complete?") from None
 
 
-def snapshot_dir(root: Path, kernel: str, variant: str, target: str) -> Path:
-    return Path(root) / kernel / variant / target
-
-
-# -- writing --------------------------------------------------------------------------------------------
-
-def check_writable(dest: Path, allow_goldens: bool) -> None:
-    """Refuse to write under a golden root unless asked, so a stray --out never rewrites the goldens."""
-    for parent in [dest, *dest.parents]:
-        if (parent / GOLDEN_MARKER).is_file() and not allow_goldens:
-            raise UsageError(f"'{parent}' holds committed golden snapshots; not writing into it",
-                             "choose another --out, or pass --update-goldens to rewrite goldens on purpose")
-
-
-def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
-    """Write a folder of files all at once: build it beside `dest`, then swap it in with one rename.
-
-    A crash, a kill or Ctrl-C leaves either the old folder or the new one, never a mix; a half-built
-    folder stays hidden (a dot name) and is swept up by the next write into the same parent.
-    """
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(dest.parent)
-    tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
-        for name, data in files.items():
-            path = tmp / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, str):
-                path.write_text(data)
-            else:
-                path.write_bytes(data)
-        if dest.exists():
-            if not _exchange(tmp, dest):
-                old = dest.parent / f".{dest.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
-                os.rename(dest, old)
-                os.rename(tmp, dest)
-                tmp = old
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.rename(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE). False where unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-
-
-def sweep_stale(parent: Path) -> None:
-    """Remove half-built folders whose writer is gone (killed midway)."""
-    for p in parent.glob(".*.tmp-*"):
-        _remove_if_orphan(p)
-    for p in parent.glob(".*.old-*"):
-        _remove_if_orphan(p)
-
-
-def _remove_if_orphan(path: Path) -> None:
-    try:
-        pid = int(path.name.rsplit("-", 2)[-2])
-    except (ValueError, IndexError):
-        return
-    if pid != os.getpid() and not _alive(pid):
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-# -- the schema of irscope.json (docs/snapshot-format.md), and the checks every read goes through -------
-
-class _Invalid(Exception):
-    """A JSON value that does not fit the schema; `where` names the field (`target.name`)."""
-
-    def __init__(self, where: str, want: str, got: object):
-        shown = json.dumps(got, default=str)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        super().__init__(f"field '{where}' must be {want}, not {shown}" if where else f"must be {want}, not {shown}")
-
-
-Check = Callable[[object, str], None]
-
-
-def _kind(want: str, test: Callable[[object], bool]) -> Check:
-    def check(value: object, where: str) -> None:
-        if not test(value):
-            raise _Invalid(where, want, value)
-    return check
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-ANY: Check = lambda value, where: None  # noqa: E731 - a field whose content irscope only displays
-STR = _kind("a string", lambda v: isinstance(v, str))
-INT = _kind("an integer", _is_int)
-NUM = _kind("a number", lambda v: _is_int(v) or isinstance(v, float))
-BOOL = _kind("true or false", lambda v: isinstance(v, bool))
-IDENT = _kind("a Python identifier (the @triton.jit function's name)",
-              lambda v: isinstance(v, str) and v.isidentifier())
-SHA256 = _kind("64 lower-case hex digits",
-               lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None)
-SCALAR = _kind("a string, number, true, false or null", lambda v: v is None or isinstance(v, (str, int, float)))
-
-
-def opt(check: Check) -> Check:
-    """`check`, or null."""
-    return lambda value, where: None if value is None else check(value, where)
-
-
-def either(a: Check, b: Check, want: str) -> Check:
-    def check(value: object, where: str) -> None:
-        try:
-            a(value, where)
-        except _Invalid:
-            try:
-                b(value, where)
-            except _Invalid:
-                raise _Invalid(where, want, value) from None
-    return check
-
-
-def one_of(*choices: str) -> Check:
-    return _kind(" or ".join(f"'{c}'" for c in choices), lambda v: v in choices)
-
-
-def list_of(item: Check) -> Check:
-    def check(value: object, where: str) -> None:
-        if not isinstance(value, list):
-            raise _Invalid(where, "a list", value)
-        for i, v in enumerate(value):
-            item(v, f"{where}[{i}]")
-    return check
-
-
-def map_of(item: Check, keys: tuple[str, ...] | None = None) -> Check:
-    """An object with any keys (or only `keys`), every value checked by `item`."""
-    def check(value: object, where: str) -> None:
-        if not isinstance(value, dict):
-            raise _Invalid(where, "an object", value)
-        for k, v in value.items():
-            if keys is not None and k not in keys:
-                raise _Invalid(f"{where}.{k}" if where else k, f"one of the keys {', '.join(keys)}", k)
-            item(v, f"{where}.{k}" if where else k)
-    return check
-
-
-def obj(required: tuple[str, ...] = (), **fields: Check) -> Check:
-    """An object whose known keys have these types; unknown keys are allowed (later formats add some)."""
-    def check(value: object, where: str) -> None:
-        if not isinstance(value, dict):
-            raise _Invalid(where, "an object", value)
-        for k in required:
-            if k not in value:
-                raise _Invalid(f"{where}.{k}" if where else k, "present", None)
-        for k, c in fields.items():
-            if k in value:
-                c(value[k], f"{where}.{k}" if where else k)
-    return check
-
-
-_STAGE_RECORD = obj(file=STR, bytes=opt(INT), lines=opt(INT), sha256=opt(SHA256))
-_ARG = obj(("name", "type"), name=STR, type=STR, kind=opt(STR), value=ANY, divisibility=opt(INT),
-           attrs=opt(map_of(ANY)), why=opt(STR))
-
-META_SCHEMA: Check = obj(
-    ("function",),
-    format=INT, kernel=STR, function=IDENT, variant=STR, description=opt(STR), source_file=opt(STR),
-    target=obj(("name",), name=STR, backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
-               warp_size=opt(INT), vendor=opt(STR)),
-    status=one_of("ok", "failed"),
-    error=opt(obj(stage=opt(STR), type=opt(STR), message=opt(STR))),
-    request=opt(map_of(ANY)),
-    compile_options=opt(obj(num_warps=opt(INT), num_stages=opt(INT), constexprs=opt(map_of(ANY)))),
-    backend_options=opt(map_of(ANY)),
-    specialisation=opt(list_of(_ARG)),
-    resources=opt(map_of(opt(INT))),
-    times_ms=opt(map_of(NUM)),
-    versions=opt(map_of(SCALAR)),
-    content_key=opt(STR),
-    stages=map_of(_STAGE_RECORD, keys=STAGES),
-    created=opt(STR),
-    passes=opt(obj(steps=opt(INT), changed=opt(INT))),
-    golden=opt(map_of(ANY)),
-    triton_metadata=opt(map_of(ANY)),
-)
-"""irscope.json, format 1. One schema for every reader: a value that passes it has these types."""
-
-TRITON_META_SCHEMA: Check = obj(
-    name=opt(STR), num_warps=opt(INT), num_stages=opt(INT), shared=opt(INT), tmem_size=opt(INT),
-    triton_version=opt(STR), target=opt(obj(backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
-                                            warp_size=opt(INT))),
-)
-"""The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
-
-
-def validate(value: object, schema: Check, source: Path, hint: str | None = None) -> None:
-    """SnapshotError naming the field of `source` that does not fit `schema`."""
-    try:
-        schema(value, "")
-    except _Invalid as e:
-        raise SnapshotError(f"{source} is damaged: {e}", hint or "recompile it with irscope compile (the format "
-                            "is in docs/snapshot-format.md)") from None
-
-
-def read_json(path: Path, schema: Check, root: Path, what: str):
-    """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
-    real = inside(root, path, what)
-    try:
-        data = json.loads(real.read_text())
-    except (OSError, ValueError) as e:
-        raise SnapshotError(f"{path} is damaged: {e}", "recompile it with irscope compile") from None
-    validate(data, schema, path)
-    return data
-
-
-def inside(root: Path, path: Path, what: str) -> Path:
-    """`path` with its links resolved, refused unless it lies inside the snapshot folder `root`.
-
-    A snapshot folder is untrusted input: no field and no symlink in it may make irscope read elsewhere.
-    """
-    base = Path(root).resolve()
-    try:
-        real = Path(path).resolve()
-    except (OSError, RuntimeError) as e:  # a symlink loop
-        raise SnapshotError(f"{root}: {what} cannot be resolved ({e})", "the snapshot folder is damaged") from None
-    if real != base and base not in real.parents:
-        raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
-                            "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
-    return real
-
-
 # -- loading --------------------------------------------------------------------------------------------
 
 def load_snapshot(path: Path | str) -> Snapshot:
@@ -487,7 +237,7 @@ def _extra_files(path: Path) -> dict[str, Path]:
 
 def _load_irscope(path: Path) -> Snapshot:
     meta = read_json(path / META_FILE, _FORMAT_ONLY, path, META_FILE)
-    if _is_int(meta.get("format")) and meta["format"] > FORMAT:
+    if is_int(meta.get("format")) and meta["format"] > FORMAT:
         raise SnapshotError(f"{path} was written by a newer irscope (format {meta['format']})",
                             "upgrade irscope: pip install -U irscope")
     validate(meta, META_SCHEMA, path / META_FILE)

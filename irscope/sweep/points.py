@@ -65,7 +65,7 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
 def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
     """Check every value of the entry on its own, so that a bad one is reported at its own line rather
     than at the entry's when a point that combines it fails to specialise later."""
-    from ..harness import compiler as harness
+    from .. import harness
     from ..targets import get_target
 
     targets = [get_target(t) for t in sweep.targets]

@@ -138,9 +138,10 @@ class PlannedPoint:
 def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
                 on_progress: Callable[["SweepProgress"], None] | None = None) -> list[PlannedPoint]:
     """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh."""
-    from ..harness import compiler as harness
+    from .. import harness
     from ..spec import library
-    from ..store.snapshot import META_FILE, snapshot_dir
+    from ..store.snapshot import META_FILE
+    from ..store.folder import snapshot_dir
     from ..targets import get_target
 
     planned = []
@@ -163,9 +164,9 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
 def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None = None, timeout: float | None = 300.0,
                force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
     """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
-    from ..harness import compiler as harness
+    from .. import harness
     from ..harness.batch import CompileInterrupted, compile_points
-    from ..store.snapshot import check_writable
+    from ..store.folder import check_writable
     from ..targets import get_target
 
     out = Path(out)
