@@ -6,7 +6,7 @@ and an unchanged 100-point sweep run again (every point from the cache).
 
 Both time `irscope sweep` as a user runs it (a fresh `python -m irscope` process, startup included). The
 sequential baseline is one fresh process that compiles and writes every point in turn with
-`irscope.pipeline.compile_one`, so it pays Triton's one-time set-up once, as a plain loop would.
+`irscope.harness.batch.compile_one`, so it pays Triton's one-time set-up once, as a plain loop would.
 Results go to stdout as one JSON line per measurement; docs/benchmarks.md records them.
 """
 from __future__ import annotations

@@ -14,9 +14,10 @@ import statistics
 import sys
 import time
 
-from irscope import harness, library
-from irscope.pipeline import snapshot_files
-from irscope.spec import CompileOptions
+from irscope import harness
+from irscope.spec import library
+from irscope.store.writer import snapshot_files
+from irscope.spec.kernel import CompileOptions
 from irscope.targets import get_target
 
 

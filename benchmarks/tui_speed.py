@@ -72,7 +72,7 @@ def build_root(source: Path, dest: Path, lines: int, diff_lines: int) -> Path:
 
 
 def compile_source(tmp: Path) -> Path:
-    from irscope.pipeline import Point, compile_points
+    from irscope.harness.batch import Point, compile_points
     out = tmp / "compiled"
     outcomes = compile_points([Point("matmul", "sm_90a"), Point("matmul", "gfx942")], out)
     if not all(o.ok for o in outcomes):
@@ -82,9 +82,9 @@ def compile_source(tmp: Path) -> Path:
 
 async def measure(root: Path, repeat: int) -> dict[str, list[float]]:
     from irscope.tui.app import IrscopeApp
-    from irscope.tui.browser import Browser
-    from irscope.tui.compare_screen import CompareScreen
-    from irscope.tui.diff_view import DiffView
+    from irscope.tui.widgets.browser import Browser
+    from irscope.tui.screens.compare import CompareScreen
+    from irscope.tui.widgets.diff_view import DiffView
     from textual import events
 
     times: dict[str, list[float]] = {k: [] for k in BUDGETS}
@@ -190,11 +190,11 @@ async def measure(root: Path, repeat: int) -> dict[str, list[float]]:
 
 def measure_core(root: Path, repeat: int) -> dict[str, list[float]]:
     """The TUI's own work on the same stages, without Textual: where the app's time goes."""
-    from irscope.lines import line_map
-    from irscope.normalize import normalize
-    from irscope.store import load_snapshot
-    from irscope.tui.align import align
-    from irscope.tui.document import Document, prewarm
+    from irscope.ir.lines import line_map
+    from irscope.ir.normalize import normalize
+    from irscope.store.snapshot import load_snapshot
+    from irscope.diff.align import align
+    from irscope.tui.model.document import Document, prewarm
 
     prewarm()
     a = load_snapshot(root / "matmul" / "big" / "sm_90a")

@@ -12,7 +12,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture(scope="session")
 def compiled(tmp_path_factory):
     """add and matmul compiled for all seven targets (one child process per compile, two at a time)."""
-    from irscope.pipeline import Point, compile_points
+    from irscope.harness.batch import Point, compile_points
     from irscope.targets import CORE
 
     out = tmp_path_factory.mktemp("compiled")

@@ -10,7 +10,7 @@ import pytest
 from irscope.analyze import ANALYZED_STAGES, analyze, count_ops
 from irscope.analyze.catalog import CATALOG, info
 from irscope.errors import UsageError
-from irscope.store import load_snapshot
+from irscope.store.snapshot import load_snapshot
 from tests.conftest import DATA
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,8 +21,8 @@ TMA = f"{DATA / 'analyze_kernels.py'}:tma_matmul"
 @pytest.fixture(scope="module")
 def extra(tmp_path_factory):
     """Compiles the `compiled` fixture does not cover, each chosen to exhibit one thing."""
-    from irscope.pipeline import Point, compile_points
-    from irscope.spec import CompileOptions as O
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions as O
 
     points = {
         "hopper_w2": Point("matmul", "sm_90a", O(config=SMALL)),  # below a warpgroup: mma.sync on Hopper

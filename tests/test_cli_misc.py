@@ -7,7 +7,7 @@ ANSI = "\x1b["
 
 
 def test_kernels_json_lists_every_builtin_kernel_with_its_configs_and_typical_launch(cli):
-    from irscope import library
+    from irscope.spec import library
 
     code, out, err = cli("kernels", "--json")
     assert code == 0, err
@@ -64,7 +64,7 @@ def _raise_internal_error():
 
 @pytest.mark.parametrize("argv", [["--debug", "kernels"], ["kernels", "--debug"]])
 def test_debug_before_or_after_the_subcommand_shows_the_traceback(cli, monkeypatch, argv):
-    from irscope import library
+    from irscope.spec import library
     monkeypatch.setattr(library, "builtin_specs", _raise_internal_error)  # stands in for a bug in irscope
     code, out, err = cli("kernels")
     assert code == 70 and "internal error: RuntimeError: a bug" in err and "--debug" in err

@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
-from irscope.diff import diff_snapshots
-from irscope.store import load_snapshot
+from irscope.diff.snapshots import diff_snapshots
+from irscope.store.snapshot import load_snapshot
 
 
 def _snap(compiled, kernel, target, variant="default"):
@@ -35,8 +35,8 @@ def test_a_snapshot_equals_itself(cli, compiled):
 
 
 def test_num_warps_4_vs_2_on_hopper_diffs_ttgir_first_and_shows_the_instruction_flip(tmp_path):
-    from irscope.pipeline import Point, compile_points
-    from irscope.spec import CompileOptions
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
     w4, w2 = compile_points([Point("matmul", "sm_90a", CompileOptions(num_warps=w, config="m64n32k32.w2.s5"))
                              for w in (4, 2)], tmp_path)
     d = diff_snapshots(load_snapshot(w4.path), load_snapshot(w2.path))
@@ -53,7 +53,7 @@ def test_num_warps_4_vs_2_on_hopper_diffs_ttgir_first_and_shows_the_instruction_
 
 def test_paths_are_ignored_unless_raw(cli, compiled, tmp_path):
     src = _snap(compiled, "add", "sm_80")
-    from irscope.library import builtin_dir
+    from irscope.spec.library import builtin_dir
     old = str(builtin_dir())
     moved = _moved_copy(src, tmp_path / "moved", old, "/elsewhere/checkout/kernels")
     code, out, err = cli("diff", src, moved)
@@ -88,8 +88,8 @@ def test_stage_choice_and_bad_stages(cli, compiled):
 @pytest.fixture
 def add_w4_w8(tmp_path):
     """add on sm_80 at its default num_warps (4) and at 8: two compiles of the smallest kernel."""
-    from irscope.pipeline import Point, compile_points
-    from irscope.spec import CompileOptions
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
     w4, w8 = compile_points([Point("add", "sm_80"), Point("add", "sm_80", CompileOptions(num_warps=8))],
                             tmp_path / "snaps")
     return w4.path, w8.path

@@ -35,8 +35,8 @@ def test_scale_goldens(irscope):
 
 
 def _plugin_args():
-    registered = any(ep.value.startswith("irscope.pytest_plugin") for ep in importlib.metadata.entry_points(group="pytest11"))
-    return [] if registered else ["-p", "irscope.pytest_plugin"]
+    registered = any(ep.name == "irscope" for ep in importlib.metadata.entry_points(group="pytest11"))
+    return [] if registered else ["-p", "irscope.goldens.pytest_plugin"]
 
 
 @pytest.fixture

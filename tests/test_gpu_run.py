@@ -5,11 +5,14 @@ import shutil
 
 import pytest
 
-from irscope import harness, library, results, runner
-from irscope.replay import SpecialisationMismatch, check_call, full_args
-from irscope.store import load_snapshot
+from irscope import harness
+from irscope.spec import library
+from irscope.store import results
+from irscope.gpu import runner
+from irscope.gpu.replay import SpecialisationMismatch, check_call, full_args
+from irscope.store.snapshot import load_snapshot
 from irscope.targets import get_target
-from irscope.verify import options_for_call
+from irscope.gpu.verify import options_for_call
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +86,7 @@ def test_gpu_commands_without_a_gpu_say_so(cli):
     code, out, err = cli("run")
     assert code == 2 and "nothing to run" in err
     code, out, err = cli("run", "--snapshot", "x", "--interpret")
-    assert code == 2 and "needs a GPU" in err
+    assert code == 2 and "needs a CUDA GPU" in err
 
 
 @pytest.mark.gpu

@@ -3,8 +3,9 @@ import re
 
 import pytest
 
-from irscope import harness, library
-from irscope.spec import CompileOptions
+from irscope import harness
+from irscope.spec import library
+from irscope.spec.kernel import CompileOptions, Tensor
 from irscope.targets import get_target
 
 
@@ -61,7 +62,7 @@ def test_every_stage_is_collected(target, asm, binary):
 
 def test_alignment_decides_pipelining_on_hopper(compiled):
     """The seeds' central finding: without tt.divisibility the matmul loses its async copies."""
-    from irscope.store import load_snapshot
+    from irscope.store.snapshot import load_snapshot
     aligned = load_snapshot(compiled / "matmul" / "default" / "sm_90a").read("ptx")
     spec = library.load_kernel("matmul")
     res = harness.compile_kernel(spec, get_target("sm_90a"), CompileOptions(divisibility=((None, 1),)))
@@ -77,7 +78,7 @@ def test_line_info_off_leaves_no_locations():
 def test_user_kernel_with_values_from_the_command_line(tmp_path):
     from tests.conftest import DATA
     spec = library.load_kernel(f"{DATA / 'user_kernels.py'}:scale")
-    opts = CompileOptions(args=(("x_ptr", harness.Tensor("fp32")), ("out_ptr", harness.Tensor("fp32")), ("n", 4096),
+    opts = CompileOptions(args=(("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n", 4096),
                                 ("factor", 2.0)), constexprs=(("BLOCK", 256),))
     res = harness.compile_kernel(spec, get_target("sm_90a"), opts)
     assert res.ok, res.error

@@ -157,7 +157,7 @@ def _opt(test):
     return lambda v: v is None or test(v)
 
 
-# field -> what a well-typed value is (stated here independently of irscope.store's schema)
+# field -> what a well-typed value is (stated here independently of irscope.store.snapshot's schema)
 FIELDS = {
     ("format",): _int,
     ("function",): lambda v: isinstance(v, str) and v.isidentifier(),
@@ -357,9 +357,9 @@ def test_a_triton_cache_or_dump_folder_with_hostile_names_is_refused(name, dump)
 # -- irscope run --snapshot never imports what a snapshot records --------------------------------------
 
 def test_run_snapshot_never_imports_the_recorded_source_file(tmp_path):
-    from irscope.cli.gpu_run import snapshot_kernel
+    from irscope.gpu.session import snapshot_kernel
     from irscope.errors import UsageError
-    from irscope.store import load_snapshot
+    from irscope.store.snapshot import load_snapshot
 
     world = World(tmp_path)
     for kernel in ("evil.py:add_kernel", str(tmp_path / "evil.py"), "evil", "../evil.py"):

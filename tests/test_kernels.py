@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from irscope import library
-from irscope.runner import Request, check_many_interpreted, compare, execute
-from irscope.workload import Tolerance, Workload
+from irscope.spec import library
+from irscope.gpu.runner import Request, check_many_interpreted, compare, execute
+from irscope.spec.workload import Tolerance, Workload
 
 torch = pytest.importorskip("torch")
 

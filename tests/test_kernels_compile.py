@@ -6,11 +6,11 @@ test checks exactly that list, so a limit is neither hidden nor claimed when it 
 """
 import pytest
 
-from irscope import library
+from irscope.spec import library
 from irscope.analyze import launch_resources
-from irscope.pipeline import Point, compile_points
-from irscope.spec import CompileOptions
-from irscope.store import load_snapshot
+from irscope.harness.batch import Point, compile_points
+from irscope.spec.kernel import CompileOptions
+from irscope.store.snapshot import load_snapshot
 from irscope.targets import CORE, get_target
 
 SPECS = library.builtin_specs()

@@ -1,4 +1,8 @@
-"""The layer rules of docs/architecture.md, checked on the package itself."""
+"""The layer rules of docs/architecture.md, checked on the package itself.
+
+The table below is the rule: each layer (a top-level package or module of irscope) and the layers it may
+import. Every import in every module, at module level or inside a function, is checked against it.
+"""
 import ast
 import subprocess
 import sys
@@ -8,57 +12,142 @@ import irscope
 
 PKG = Path(irscope.__file__).parent
 
-# Modules that read snapshots must work where Triton is not installed (a laptop browsing a GPU box's
-# snapshots) and stay quick to import.
-READERS = ["irscope.store", "irscope.normalize", "irscope.resources", "irscope.render", "irscope.targets",
-           "irscope.analyze", "irscope.diff", "irscope.passes", "irscope.passes.record",
-           "irscope.spec", "irscope.errors", "irscope.cli", "irscope.lines", "irscope.outline", "irscope.lexers",
-           "irscope.tui", "irscope.tui.document", "irscope.tui.align", "irscope.tui.axes", "irscope.tui.catalog",
-           "irscope.tui.facts", "irscope.tui.steps", "irscope.cli.tui"]
+_BASE = {"errors", "targets"}
+# Reading the table top to bottom is reading the data's path: spec -> harness -> store -> ir/analyze -> diff
+# -> presenters. The GPU runner sits beside the harness; goldens compare what the harness compiles.
+LAYERS: dict[str, set[str]] = {
+    "errors": set(),
+    "targets": {"errors"},
+    "spec": _BASE,
+    "ir": _BASE,
+    "store": _BASE | {"ir", "spec"},
+    "passes": _BASE | {"ir", "store"},
+    "harness": _BASE | {"spec", "ir", "store", "passes"},
+    "analyze": _BASE | {"ir", "store"},
+    "diff": _BASE | {"ir", "store", "analyze"},
+    "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
+    "gpu": _BASE | {"spec", "store", "harness"},
+    "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff"},
+    "render": _BASE | {"ir", "store", "analyze", "diff"},
+    "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
+                    "render", "tui"},
+    "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render"},
+    # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
+    "__init__": set(),
+    "__main__": {"cli"},
+    "workload": {"spec"},
+    "pytest_plugin": {"goldens"},
+}
+# Third-party packages that only some layers may import (anywhere else they would load on every command).
+ONLY_IN = {"triton": {"harness"}, "textual": {"tui"}, "torch": {"harness", "gpu", "spec"}}
 
 
-def test_readers_import_neither_triton_nor_textual():
-    code = (f"import sys; import {', '.join(READERS)}; "
-            "bad = [m for m in ('triton', 'textual', 'torch') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def _modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def test_runner_and_workload_import_neither_torch_nor_triton():
-    # torch is a test extra and Triton the compiler: both are imported inside the functions that run kernels.
-    code = ("import sys; import irscope.workload, irscope.runner, irscope.cli.run; "
-            "bad = [m for m in ('triton', 'torch') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def _layer(path: Path) -> str:
+    return path.relative_to(PKG).with_suffix("").parts[0]
 
 
-def _module_level_imports(path: Path) -> set[str]:
+def _module_name(path: Path) -> list[str]:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _imports(path: Path):
+    """(absolute module, line, at module level) for every import statement in the file."""
     tree = ast.parse(path.read_text())
-    names = set()
-    for node in tree.body:
+    top = set(map(id, tree.body))
+    here = _module_name(path)
+    package = here if path.name == "__init__.py" else here[:-1]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+            for a in node.names:
+                yield a.name, node.lineno, id(node) in top
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod == "irscope":  # `from irscope import errors`: names that are modules
+                for a in node.names:
+                    is_module = (PKG / a.name).is_dir() or (PKG / f"{a.name}.py").is_file()
+                    yield f"irscope.{a.name}" if is_module else "irscope", node.lineno, id(node) in top
+            else:
+                yield mod, node.lineno, id(node) in top
 
 
-def test_only_the_harness_and_its_gpu_side_import_triton_and_only_inside_functions():
-    offenders = [p.relative_to(PKG) for p in PKG.rglob("*.py") if "triton" in _module_level_imports(p)]
-    assert offenders == []
-    mentions = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
-                      if "from triton" in p.read_text() or "import triton" in p.read_text())
-    # harness.py: the compiler. device.py: its counterpart on the GPU (the JIT's compile of a launch,
-    # Triton's loader for a snapshot's cubin, do_bench). runner.py: the interpreter check's process
-    # patches the interpreter's bf16 tl.dot (triton#11584). Kernels launch through the JIT from
-    # workload.jit_launch without importing Triton.
-    assert mentions == ["device.py", "harness.py", "runner.py"], mentions
+def test_the_layer_table_covers_every_module():
+    missing = sorted({_layer(p) for p in _modules()} - set(LAYERS))
+    assert missing == [], f"add these to LAYERS (and docs/architecture.md): {missing}"
+
+
+def test_every_import_follows_the_layer_table():
+    bad = []
+    for path in _modules():
+        layer = _layer(path)
+        for mod, line, _ in _imports(path):
+            parts = mod.split(".")
+            if parts[0] != "irscope" or len(parts) < 2:
+                continue
+            target = parts[1]
+            if target != layer and target not in LAYERS[layer] and target != "__init__":
+                bad.append(f"{path.relative_to(PKG)}:{line} imports {mod} ({layer} may import "
+                           f"{', '.join(sorted(LAYERS[layer])) or 'nothing'})")
+    assert bad == [], "\n".join(bad)
+
+
+def test_triton_textual_and_torch_are_imported_only_by_their_layers_and_only_inside_functions():
+    bad = []
+    for path in _modules():
+        layer = _layer(path)
+        for mod, line, at_top in _imports(path):
+            root = mod.split(".")[0]
+            if root not in ONLY_IN:
+                continue
+            if layer not in ONLY_IN[root]:
+                bad.append(f"{path.relative_to(PKG)}:{line} imports {root}: only {sorted(ONLY_IN[root])} may")
+            elif at_top and root != "textual":
+                bad.append(f"{path.relative_to(PKG)}:{line} imports {root} at module level: import it inside "
+                           "the function that needs it")
+    assert bad == [], "\n".join(bad)
+
+
+def _fresh_import(modules: list[str], forbidden: tuple[str, ...]) -> subprocess.CompletedProcess:
+    code = (f"import sys; import {', '.join(modules)}; "
+            f"bad = [m for m in {forbidden!r} if m in sys.modules]; print(bad); sys.exit(bool(bad))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_snapshot_readers_import_neither_triton_nor_textual_nor_torch():
+    # A snapshot folder copied from a GPU box must open where Triton is not installed, and quickly.
+    readers = ["irscope." + ".".join(_module_name(p)[1:]) for p in _modules()
+               if _layer(p) in ("store", "ir", "analyze", "diff", "render", "passes", "spec", "errors", "targets")]
+    readers += ["irscope.cli", "irscope.cli.tui", "irscope.tui.model.entries", "irscope.tui.model.document",
+                "irscope.tui.model.axes", "irscope.tui.model.facts", "irscope.tui.model.steps",
+                "irscope.tui.model.stages"]
+    proc = _fresh_import(sorted(set(readers)), ("triton", "textual", "torch"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_pytest_plugin_loads_neither_triton_nor_textual():
+    # Registered through pytest11, it is imported by every pytest run of every project that installs irscope.
+    proc = _fresh_import(["irscope.goldens.pytest_plugin", "irscope.pytest_plugin"], ("triton", "textual", "torch"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_gpu_runner_imports_neither_torch_nor_triton():
+    # torch is a test extra and Triton the compiler: both are imported inside the functions that run kernels.
+    proc = _fresh_import(["irscope.spec.workload", "irscope.gpu.runner", "irscope.cli.run"], ("triton", "torch"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_core_modules_never_print():
-    presenters = {"cli", "tui", "render.py", "pytest_plugin.py"}
-    for p in PKG.rglob("*.py"):
-        if p.relative_to(PKG).parts[0] in presenters:
+    presenters = {"cli", "tui", "render"}
+    for p in _modules():
+        if _layer(p) in presenters:
             continue
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":

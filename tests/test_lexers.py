@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from pygments.token import Comment, Error, Keyword, Name
 
-from irscope.lexers import AmdgcnLexer, SassLexer, TTGIRLexer, TTIRLexer, get_lexer
-from irscope.render import LEXERS
-from irscope.store import load_snapshot
+from irscope.ir.lexers import AmdgcnLexer, SassLexer, TTGIRLexer, TTIRLexer, get_lexer
+from irscope.render.terminal import LEXERS
+from irscope.store.snapshot import load_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 

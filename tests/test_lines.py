@@ -1,9 +1,9 @@
 """Debug locations to Python lines: small hand-written IR for each format, then real compiled stages."""
 import pytest
 
-from irscope.lines import SourceLoc, kernel_file, line_map, same_file
-from irscope.outline import outline
-from irscope.store import load_snapshot
+from irscope.ir.lines import SourceLoc, kernel_file, line_map, same_file
+from irscope.ir.outline import outline
+from irscope.store.snapshot import load_snapshot
 
 MLIR = '''#loc = loc("/home/u/k.py":3:1)
 module {

@@ -1,4 +1,4 @@
-from irscope.normalize import normalize
+from irscope.ir.normalize import normalize
 
 MLIR = '''#loc = loc("/home/u/k.py":3:1)
 module {

@@ -5,16 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from irscope import harness, library
+from irscope import harness
+from irscope.spec import library
 from irscope.passes import align_pipelines, find_pattern, load_timeline, only_in
-from irscope.spec import CompileOptions
-from irscope.store import load_snapshot
+from irscope.spec.kernel import CompileOptions
+from irscope.store.snapshot import load_snapshot
 from irscope.targets import get_target
 
 @pytest.fixture(scope="session")
 def with_passes(tmp_path_factory):
     """matmul compiled for sm_90a and sm_100a with --passes, and for sm_90a without (another root)."""
-    from irscope.pipeline import Point, compile_points
+    from irscope.harness.batch import Point, compile_points
 
     root = tmp_path_factory.mktemp("passes")
     outcomes = compile_points([Point("matmul", t, CompileOptions(passes="mlir")) for t in ("sm_90a", "sm_100a")],

@@ -1,4 +1,4 @@
-from irscope.resources import Resources, parse_amdgcn, parse_ptxas_log, parse_res_usage
+from irscope.ir.resources import Resources, parse_amdgcn, parse_ptxas_log, parse_res_usage
 
 PTXAS = """ptxas-blackwell info    : Compiling entry function 'matmul_kernel' for 'sm_90a'
 ptxas-blackwell info    : Function properties for matmul_kernel

@@ -62,7 +62,7 @@ def test_without_a_gpu_run_asks_for_interpret(cli):
 
 def test_size_presets_and_overrides_parse():
     from irscope.errors import UsageError
-    from irscope.library import load_kernel
+    from irscope.spec.library import load_kernel
     w = load_kernel("matmul").workload
     assert w.parse_size(None, "small") == ("small", {"M": 128, "N": 256, "K": 128})
     assert w.parse_size("ragged", "small") == ("ragged", {"M": 100, "N": 200, "K": 70})
@@ -75,8 +75,8 @@ def test_size_presets_and_overrides_parse():
 
 def test_a_workload_names_the_other_specs_it_launches():
     from irscope.errors import UsageError
-    from irscope.library import load_kernel
-    from irscope.runner import params_of
+    from irscope.spec.library import load_kernel
+    from irscope.gpu.runner import params_of
     spec = load_kernel("blur.col")
     p = params_of(spec, spec.workload, "h32w64")
     assert p["BLOCK_H"] == 32 and p.num_warps == 8

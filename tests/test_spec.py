@@ -1,8 +1,8 @@
 import pytest
 
 from irscope.errors import UsageError
-from irscope.spec import (CompileOptions, Config, KernelSpec, Tensor, parse_assignment, parse_divisibility,
-                          parse_value, variant_name)
+from irscope.spec.kernel import (CompileOptions, Config, KernelSpec, Tensor, parse_assignment, parse_divisibility,
+                                 parse_value, variant_name)
 
 
 def test_values_from_the_command_line_are_typed():
@@ -62,13 +62,13 @@ def test_a_spec_less_kernels_signature_is_hashed_into_the_variant_name():
 
 
 def test_annotations_give_the_kind_an_argument_takes():
-    from irscope.spec import kind_of_annotation
+    from irscope.spec.kernel import kind_of_annotation
     assert [kind_of_annotation(a) for a in ("*fp16", "*kbf16", "i32", "u64", "i1", "fp32", "bf16", "", "constexpr")] \
         == ["tensor", "tensor", "integer", "integer", "boolean", "number", "number", None, None]
 
 
 def test_argument_values_are_checked_against_the_specs_typical_values():
-    from irscope.spec import check_arg_value
+    from irscope.spec.kernel import check_arg_value
     def k():
         pass
     spec = KernelSpec(name="k", fn=k, args={"x_ptr": Tensor("fp16"), "n": 4096, "scale": 0.5, "flag": True})
@@ -83,7 +83,7 @@ def test_argument_values_are_checked_against_the_specs_typical_values():
 
 
 def test_backend_options_are_checked_against_tritons_fields():
-    from irscope.spec import OptionField, check_backend_option
+    from irscope.spec.kernel import OptionField, check_backend_option
     fields = {"maxnreg": OptionField("maxnreg", "integer"), "enable_fp_fusion": OptionField("enable_fp_fusion",
               "boolean", True), "supported_fp8_dtypes": OptionField("supported_fp8_dtypes", "list", ())}
     check_backend_option("maxnreg", 128, fields, "sm_90a")
@@ -98,7 +98,7 @@ def test_backend_options_are_checked_against_tritons_fields():
 
 
 def test_warps_are_powers_of_two_within_a_block_of_1024_threads():
-    from irscope.spec import check_warps
+    from irscope.spec.kernel import check_warps
     check_warps(32, warp_size=32, target="sm_90a")
     check_warps(16, warp_size=64, target="gfx942")
     for value, warp, words in ((64, 32, "at most 32 warps"), (32, 64, "at most 16 warps"), (3, 32, "power of two"),

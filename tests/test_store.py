@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 from irscope.errors import SnapshotError, UsageError
-from irscope.store import (GOLDEN_MARKER, check_writable, find_snapshots, load_snapshot, scan_snapshots,
-                           write_folder)
+from irscope.store.snapshot import GOLDEN_MARKER, find_snapshots, load_snapshot, scan_snapshots
+from irscope.store.folder import check_writable, write_folder
 
 
 def test_write_folder_creates_then_replaces_whole(tmp_path):

@@ -56,7 +56,7 @@ def test_second_run_compiles_nothing_and_a_changed_kernel_recompiles(cli, tmp_pa
     code, out, err = cli("sweep", sweep)
     assert code == 0 and "4 points: 0 compiled now, 4 from the cache" in out and out.count("ok (cached)") == 4
     kernel_file.write_text(KERNEL.replace("* 2.0", "* 3.0"))
-    from irscope import library
+    from irscope.spec import library
     library._loaded.clear()  # a new process would import the edited file; this one must forget the old module
     code, out, err = cli("sweep", sweep)
     assert code == 0 and "4 points: 4 compiled now, 0 from the cache" in out

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..resources import Resources
-from ..store import GOLDEN_MARKER, Snapshot
+from ..ir.resources import Resources
+from ..ir.stages import STAGES
+from ..store.snapshot import GOLDEN_MARKER, Snapshot
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
 from .ttgir import Allocation, Layout
@@ -28,7 +29,6 @@ __all__ = ["Analysis", "Allocation", "Launch", "Layout", "Occupancy", "ANALYZED_
 ANALYZED_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
 ANALYZER_VERSION = 1  # bump when a counter changes meaning: cached analyses are then recomputed
 CACHE_FILE = ".irscope-analysis.json"
-_KNOWN_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "sass", "cubin", "hsaco")
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def analyze_stage(stage: str, text: str) -> StageFacts:
         return StageFacts(sass.count(text))
     if stage == "amdgcn":
         return StageFacts(amdgcn.count(text))
-    if stage in _KNOWN_STAGES:
+    if stage in STAGES:
         return StageFacts({})
     raise UsageError(f"unknown stage '{stage}'", f"stages with counters: {', '.join(ANALYZED_STAGES)}")
 

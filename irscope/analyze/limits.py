@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..resources import Resources
+from ..ir.resources import Resources
 from ..targets import Target
 
 REG_ALLOC_UNIT = 256  # registers, allocated per warp

@@ -15,7 +15,7 @@ from typing import IO, Sequence
 
 from .. import __version__
 from ..errors import ExitCode, IrscopeError, UsageError
-from ..render import Style, wants_color
+from ..render.terminal import Style, wants_color
 
 # Subcommand modules, in the order `irscope --help` lists them.
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run",

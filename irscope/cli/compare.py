@@ -45,12 +45,16 @@ def add_parser(sub) -> None:
 def axes_from_args(args) -> list[tuple[str, list]]:
     """(axis name, values) in the order they vary, the last fastest."""
     from ..errors import UsageError
-    from ..spec import parse_assignment, parse_int_list, parse_value
+    from ..spec.kernel import parse_assignment, parse_int_list, parse_value
     from ..targets import parse_targets
 
     axes: list[tuple[str, list]] = [("target", [t.name for t in parse_targets(args.target)])]
     if args.config:
-        axes.append(("config", [c.strip() for c in args.config.split(",") if c.strip()]))
+        configs = [c.strip() for c in args.config.split(",") if c.strip()]
+        if configs == ["all"]:  # the kernels' whole menus (an autotuned kernel's: its autotune space)
+            from ..spec.library import config_choices
+            configs = list(dict.fromkeys(c for k in args.kernels for c in config_choices(k, "all")))
+        axes.append(("config", configs))
     if args.num_warps:
         axes.append(("num_warps", parse_int_list(args.num_warps, "--num-warps")))
     if args.num_stages:
@@ -101,7 +105,8 @@ def without_no_op_overrides(kernel: str, target: str, options):
     The same holds for a constexpr, argument, backend option or divisibility equal to what the config
     and the spec give. The point keeps its asked values for the table's columns (SweepPoint.axes).
     """
-    from .. import harness, library
+    from .. import harness
+    from ..spec import library
     from ..errors import IrscopeError
     from ..targets import get_target
 
@@ -145,10 +150,10 @@ def column_labels(points, axes, many_kernels: bool) -> list[str]:
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..pipeline import default_out
-    from ..render import ProgressLine
+    from ..store.roots import default_out
+    from ..render.terminal import ProgressLine
     from ..sweep import run_points
-    from .stats import side_by_side, split_patterns
+    from ..render.tables import side_by_side, split_patterns
 
     points, axes, shared = points_from_args(args)
     out = Path(args.out) if args.out else default_out()
@@ -201,7 +206,7 @@ def points_csv(rows, patterns=()) -> str:
     import csv
     import io
 
-    from .stats import csv_header, csv_row
+    from ..render.tables import csv_header, csv_row
 
     axes = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes if n != "target"))
     stats_header = csv_header([r.analysis for r in rows], patterns)
@@ -217,7 +222,7 @@ def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:
     """For each pair of neighbours: counters that appear or vanish, matrix-layout versions that change, and
     launchability that changes."""
     from ..analyze.catalog import sort_key
-    from .stats import matches
+    from ..render.tables import matches
 
     out = []
     for i in range(1, len(analyses)):

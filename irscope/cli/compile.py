@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import CompileError, error_summary
-from ..render import ProgressLine, resources_line, stage_sizes, table
+from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 
@@ -32,14 +32,17 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
-    from ..pipeline import Point, compile_points, default_out
-    from ..store import load_snapshot
+    from ..harness.batch import Point, compile_points
+    from ..store.roots import default_out
+    from ..store.snapshot import load_snapshot
     from ..targets import parse_targets
 
     targets = parse_targets(args.target)
     options = options_from_args(args).with_(passes=args.passes)
     out = Path(args.out) if args.out else default_out()
-    points = [Point(k, t.name, options) for k in args.kernels for t in targets]
+    from ..spec.library import config_choices
+    points = [Point(k, t.name, options.with_(config=c)) for k in args.kernels
+              for c in config_choices(k, options.config) for t in targets]
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

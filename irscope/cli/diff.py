@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from ..errors import ExitCode
-from ..render import table
+from ..render.terminal import table
 
-DIFF_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+from ..ir.stages import TEXT_STAGES as DIFF_STAGES
 
 
 def add_parser(sub) -> None:
@@ -31,9 +31,9 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from ..diff import diff_snapshots
+    from ..diff.snapshots import diff_snapshots
     from ..errors import SnapshotError
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     a, b = load_snapshot(args.a), load_snapshot(args.b)
     for snap in (a, b):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..render import table
+from ..render.terminal import table
 
 
 def add_parser(sub) -> None:
@@ -13,35 +13,98 @@ def add_parser(sub) -> None:
     p.add_argument("kernel", nargs="?", metavar="KERNEL", help="show this kernel's configs and typical launch values")
     p.add_argument("--json", action="store_true",
                    help="every kernel (or KERNEL) with its parameters, typical launch and configs, as JSON")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="a typical launch value (as for compile), for the report of an autotuner's pruning")
+    p.add_argument("--constexpr", action="append", default=[], metavar="NAME=VALUE",
+                   help="a constexpr the launch passes, for the report of an autotuner's pruning")
     p.set_defaults(run=run)
 
 
 def run(args, ui) -> int:
-    from .. import library
+    from ..spec import library
 
+    launch = _launch(args)
     if args.json:
         specs = [library.load_kernel(args.kernel)] if args.kernel else library.builtin_specs()
-        data = [kernel_as_dict(s) for s in specs]
+        data = [kernel_as_dict(s, *launch) for s in specs]
         ui.print(json.dumps(data[0] if args.kernel else data, indent=1, default=str))
         return 0
     if args.kernel:
         spec = library.load_kernel(args.kernel)
+        report = _prune_report(spec, *launch)
         ui.print(f"{ui.style(spec.name, 'bold')}: {spec.description}")
         ui.print(f"function {spec.fn_name} in {spec.path}\n")
         ui.print("typical launch (decides the JIT's specialisation):")
-        ui.print("  " + ", ".join(f"{k}={_arg(v)}" for k, v in spec.args.items()))
+        ui.print("  " + (", ".join(f"{k}={_arg(v)}" for k, v in {**spec.args, **launch[0]}.items())
+                         or "(none declared: pass --arg NAME=VALUE to compile)"))
+        for line in _tuning_lines(spec, report):
+            ui.print(line)
+        pruned = report.pruned if report else {}
+        with_options = any(c.options for c in spec.configs)
         rows = [[c.name, " ".join(f"{k}={v}" for k, v in {**spec.constexprs, **c.constexprs}.items()),
-                 c.num_warps or "-", c.num_stages or "-", _note(c)] for c in spec.configs]
+                 c.num_warps or "-", c.num_stages or "-"]
+                + ([" ".join(f"{k}={v}" for k, v in c.options.items())] if with_options else [])
+                + [_note(c, pruned.get(c.name))] for c in spec.configs]
         ui.print()
-        ui.print(table(["config", "constexprs", "warps", "stages", "note"], rows, style=ui.style))
+        ui.print(table(["config", "constexprs", "warps", "stages"] + (["options"] if with_options else []) + ["note"],
+                       rows, style=ui.style))
         return 0
     rows = [[s.name, s.fn_name, len(s.configs), s.description] for s in library.builtin_specs()]
     ui.print(table(["kernel", "function", "configs", "description"], rows, right=(2,), style=ui.style))
     return 0
 
 
-def kernel_as_dict(spec) -> dict:
+def _launch(args) -> tuple[dict, dict]:
+    """(typical argument values, constexprs passed) from --arg and --constexpr."""
+    from ..spec.kernel import parse_assignment
+    return (dict(parse_assignment(a, "argument") for a in args.arg),
+            dict(parse_assignment(c, "constexpr") for c in args.constexpr))
+
+
+def _prune_report(spec, args: dict | None = None, constexprs: dict | None = None):
+    """The autotuner's pruning for the typical launch, or None when the kernel has none."""
+    from ..spec.autotune import PruneReport, prune_report
+    tuning = spec.tuning
+    if tuning is None or tuning.pruning is None:
+        return None
+    launch = {**spec.args, **(args or {})}
+    missing = [p.name for p in spec.fn.params if not p.is_constexpr and p.name not in launch]
+    if missing:
+        return PruneReport({}, (f"not computed: the typical launch has no value for {missing[0]} "
+                                f"(pass --arg {missing[0]}=VALUE)",))
+    return prune_report(spec, launch, {**spec.constexprs, **(constexprs or {})})
+
+
+def _tuning_lines(spec, report) -> list[str]:
+    """What @triton.autotune / @triton.heuristics add, in words."""
+    tuning = spec.tuning
+    if tuning is None:
+        return []
+    lines = ["", "wrapped by " + " > ".join(f"@triton.{w}" if w in ("autotune", "heuristics") else w
+                                             for w in tuning.wrappers) + " (outermost first)"]
+    if "autotune" in tuning.wrappers:
+        lines.append(f"  autotune: {len(tuning.triton_configs)} configs, key={list(tuning.key)}")
+    for h in tuning.heuristics:
+        where = "sees the autotune config" if h.sees_config and "autotune" in tuning.wrappers else "from the launch"
+        lines.append(f"  heuristic {h.name} ({where}): computed at compile time from the typical launch")
+    if tuning.pruning is not None:
+        p = tuning.pruning
+        parts = [f"{k}={getattr(v, '__name__', v)}" for k, v in
+                 (("early_config_prune", p.early_config_prune), ("perf_model", p.perf_model)) if v is not None]
+        if p.perf_model is not None:
+            parts.append(f"top_k={p.top_k!r}")
+        lines.append(f"  prune_configs_by: {', '.join(parts)} (reported, not applied: every config compiles)")
+        if report is not None:
+            lines.append(f"  on the typical launch it would drop {len(report.pruned)} of {len(spec.configs)}: "
+                         + (", ".join(report.pruned) or "none"))
+            lines += [f"  note: {n}" for n in report.notes]
+    return lines
+
+
+def kernel_as_dict(spec, args: dict | None = None, constexprs: dict | None = None) -> dict:
     """The JSON form of a KernelSpec (`irscope kernels --json`); keys documented in docs/cli.md."""
+    report = _prune_report(spec, args, constexprs)
+    pruned = report.pruned if report else {}
     params = []
     for p in getattr(spec.fn, "params", ()):
         kind = "constexpr" if p.is_constexpr else ("tensor" if _is_tensor(spec.args.get(p.name)) else "scalar")
@@ -53,13 +116,30 @@ def kernel_as_dict(spec) -> dict:
         "constexprs": dict(spec.constexprs),
         "configs": [{"name": c.name, "constexprs": {**spec.constexprs, **c.constexprs}, "num_warps": c.num_warps,
                      "num_stages": c.num_stages, "options": dict(c.options), "note": c.note,
-                     "not_for": dict(c.not_for)} for c in spec.configs],
+                     "not_for": dict(c.not_for), **({"pruned": pruned[c.name]} if c.name in pruned else {})}
+                    for c in spec.configs],
         "runnable": spec.workload is not None,
+        **({"tuning": _tuning_dict(spec, report)} if spec.tuning is not None else {}),
     }
 
 
+def _tuning_dict(spec, report) -> dict:
+    tuning = spec.tuning
+    out: dict = {"wrappers": list(tuning.wrappers), "key": list(tuning.key),
+                 "heuristics": [{"name": h.name, "sees_config": h.sees_config} for h in tuning.heuristics]}
+    if tuning.pruning is not None:
+        p = tuning.pruning
+        out["prune"] = {"early_config_prune": getattr(p.early_config_prune, "__name__", None),
+                        "perf_model": getattr(p.perf_model, "__name__", None),
+                        "top_k": p.top_k if p.perf_model is not None else None,
+                        "pruned": dict(report.pruned) if report else {},
+                        "kept": [c.name for c in spec.configs if not report or c.name not in report.pruned],
+                        "notes": list(report.notes) if report else []}
+    return out
+
+
 def _is_tensor(value) -> bool:
-    from ..spec import Tensor
+    from ..spec.kernel import Tensor
     return isinstance(value, Tensor)
 
 
@@ -70,7 +150,8 @@ def _arg(value):
     return value
 
 
-def _note(cfg) -> str:
-    if not cfg.not_for:
-        return cfg.note
-    return "; ".join(filter(None, [cfg.note, f"not for {', '.join(cfg.not_for)} (see the spec for why)"]))
+def _note(cfg, pruned: str | None = None) -> str:
+    parts = [f"PRUNED by {pruned}" if pruned else "", cfg.note]
+    if cfg.not_for:
+        parts.append(f"not for {', '.join(cfg.not_for)} (see the spec for why)")
+    return "; ".join(filter(None, parts))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..spec import CompileOptions, parse_assignment, parse_divisibility
+from ..spec.kernel import CompileOptions, parse_assignment, parse_divisibility
 
 
 def positive_int(text: str) -> int:
@@ -31,7 +31,8 @@ def positive_seconds(text: str) -> float:
 def add_compile_options(p: argparse.ArgumentParser, *, single_values: bool = True) -> None:
     """--config, --num-warps, --num-stages, --constexpr, --arg, --option, --divisibility, line info."""
     g = p.add_argument_group("compile options")
-    g.add_argument("--config", metavar="NAME", help="a named config from the kernel's menu (`irscope kernels KERNEL`)")
+    g.add_argument("--config", metavar="NAME", help="a named config from the kernel's menu (`irscope kernels KERNEL`); "
+                                                    "compile and compare also take all (every config)")
     if single_values:
         g.add_argument("--num-warps", type=int, metavar="N", help="warps per program (a power of two)")
         g.add_argument("--num-stages", type=int, metavar="N", help="software-pipelining depth of loops")

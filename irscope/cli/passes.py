@@ -7,7 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from ..render import table
+from ..render.terminal import table
 from .options import add_compile_options, options_from_args
 
 FORM_NAMES = {"mlir": "MLIR", "llvm": "LLVM IR", "mir": "machine IR"}
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     what.add_argument("--pipeline", nargs=2, metavar=("A", "B"),
                       help="compare the pass pipelines of two targets (compiling KERNEL for both) or two snapshots")
     p.add_argument("--raw", action="store_true", help="diff and search the IR as printed, debug locations included "
-                                                      "(default: normalised as irscope.normalize does)")
+                                                      "(default: normalised as irscope.ir.normalize does)")
     p.add_argument("--stage", metavar="STAGE", help="list only the passes of one stage: ttir, ttgir, llir, ptx...")
     p.add_argument("--changed", action="store_true", help="list only the passes that changed the IR")
     p.add_argument("--context", type=int, default=3, metavar="N", help="lines of context in diffs (default 3)")
@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
 def run(args, ui) -> int:
     from ..errors import UsageError
     from ..passes import load_timeline
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     if args.pipeline:
         return _pipeline(args, ui)
@@ -189,7 +189,7 @@ def _first(tl, args, ui) -> int:
 def _pipeline(args, ui) -> int:
     from ..errors import UsageError
     from ..passes import align_pipelines, load_timeline, only_in, pipeline_steps
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     a, b = args.pipeline
     paths = [Path(x) for x in (a, b)]
@@ -241,9 +241,9 @@ def _pipeline_name(step) -> str:
 def _compile_both(args, ui, a: str, b: str):
     from ..errors import CompileError
     from ..passes import load_timeline
-    from ..pipeline import Point, compile_points
-    from ..render import ProgressLine
-    from ..store import load_snapshot
+    from ..harness.batch import Point, compile_points
+    from ..render.terminal import ProgressLine
+    from ..store.snapshot import load_snapshot
     from ..targets import get_target
 
     targets = [get_target(t).name for t in (a, b)]

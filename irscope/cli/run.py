@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
-    from .. import library, runner
+    from ..spec import library
+    from ..gpu import runner
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
@@ -86,15 +87,54 @@ def run(args: argparse.Namespace, ui) -> int:
                                      _cpu_hint(args.snapshot))
         raise EnvironmentProblem("there is no CUDA GPU here to run on",
                                  "pass --interpret to check the kernel on the CPU through Triton's interpreter")
-    from .gpu_run import run_on_gpu
-    return run_on_gpu(args, ui, specs)
+    return _run_on_gpu(args, ui, specs)
+
+
+def _run_on_gpu(args, ui, specs) -> int:
+    """Check each run, time the ones that are right, record the results beside their snapshots."""
+    from pathlib import Path
+
+    from ..gpu import bench, runner, session
+    from ..harness import runtime
+    from ..spec import library
+    from ..store import results
+    from ..store.roots import default_out
+
+    target = runtime.current_target()
+    ceilings = None if args.check else bench.measure_ceilings()
+    if ceilings:
+        ui.print(f"{ui.style(ceilings.device, 'bold')} (cc {ceilings.capability}, driver {ceilings.driver}): copy "
+                 f"{ceilings.copy_gbps / 1e3:.2f} TB/s, fp16 matmul {ceilings.matmul_tflops:.0f} TFLOP/s (torch, "
+                 f"{bench.MATMUL_N}^3)")
+    out = Path(args.out) if args.out else default_out()
+    jobs = session.plan_jobs(args.snapshot, args.kernels, specs, args.config, args.size, args.seed, out, target)
+    payload, failed = [], 0
+    for job in jobs:
+        prepared = runner.prepare(job.request, "cuda", default_size=runner.workload_of(
+            library.load_kernel(job.request.kernel)).bench_size)
+        result = runner.check(prepared, job.run)
+        report(ui, result)
+        record = {"source": job.source, "gpu": session.gpu_record(ceilings, target), **result.as_dict()}
+        if result.ok and not args.check:
+            timed = session.time_prepared(prepared, job.run, args.repeats, ceilings)
+            _report_bench(ui, timed)
+            record["bench"] = timed.as_dict()
+        elif not result.ok:
+            failed += 1
+            ui.print(ui.style("  not timed: its results are wrong", "red"))
+        where = session.record(job.snapshot, results.RUNS_FILE, record)
+        if where is not None:
+            ui.print(f"  recorded in {where}")
+        payload.append(record)
+    _write_json(args.json, payload)
+    return int(ExitCode.FAILED) if failed else 0
 
 
 def _cpu_hint(snapshots) -> str:
     """What does work without a GPU: checking the snapshot's kernel (not its cubin) in the interpreter."""
     from ..errors import IrscopeError
-    from ..store import load_snapshot
-    from .gpu_run import builtin_name
+    from ..store.snapshot import load_snapshot
+    from ..gpu.session import builtin_name
 
     kernel = "KERNEL"
     try:
@@ -139,3 +179,21 @@ def report(ui, r) -> None:
         ui.print(f"  {s('error', 'red')}  {r.error}")
     status = s("PASS", "green", "bold") if r.ok else s("FAIL", "red", "bold")
     ui.print(f"{status}  {r.kernel} {r.config} {r.size_name}  ({r.seconds:.2f} s)")
+
+
+def _report_bench(ui, b) -> None:
+    k = b.kernel
+    rate = []
+    if k.tflops:
+        rate.append(f"{k.tflops:.1f} TFLOP/s")
+    if k.gbps:
+        rate.append(f"{k.gbps:.0f} GB/s")
+    fr = []
+    if b.copy_fraction is not None:
+        fr.append(f"{b.copy_fraction:.0%} of copy bandwidth")
+    if b.matmul_fraction is not None and k.tflops and k.tflops > 1:
+        fr.append(f"{b.matmul_fraction:.0%} of the library matmul rate")
+    ui.print(f"  time    {k.ms:.4f} ms  " + "  ".join(rate) + (f"  ({', '.join(fr)})" if fr else "") +
+             f"  [median of {b.repeats} do_bench runs: {', '.join(f'{v:.4f}' for v in k.samples)}]")
+    for base in b.baselines:
+        ui.print(f"  vs {base.name:<22} {base.ms:.4f} ms  -> kernel is {b.speedup(base):.2f}x")

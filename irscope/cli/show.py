@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..render import highlight, human_bytes, resources_line, table
+from ..render.terminal import highlight, human_bytes, resources_line, table
 
 
 def add_parser(sub) -> None:
@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
 
 def run(args, ui) -> int:
     from ..errors import SnapshotError
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     snap = load_snapshot(args.snapshot)
     if args.json:
@@ -29,7 +29,7 @@ def run(args, ui) -> int:
             if text is None:
                 raise SnapshotError(f"{snap.label} keeps no Python source", "only irscope snapshots do")
         elif stage == "sass" and "sass" not in snap.stage_files and "cubin" in snap.stage_files:
-            from ..tools import disassemble
+            from ..harness.tools import disassemble
             text = disassemble(snap.read_bytes("cubin"))
         else:
             text = snap.read(stage)
@@ -98,7 +98,7 @@ def _summary(snap, ui) -> None:
 
 def _gpu_results(snap, ui) -> None:
     """What `irscope run` and `irscope verify` recorded on a GPU for this snapshot."""
-    from ..results import runs, summary, verifications
+    from ..store.results import runs, summary, verifications
 
     records = runs(snap)
     if records:

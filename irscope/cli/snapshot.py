@@ -39,10 +39,10 @@ SUMMARY_ORDER = ("match", "mismatch", "missing", "written", "skipped", "version-
 
 def run(args, ui) -> int:
     from ..errors import ComparisonFailed, SnapshotError
-    from ..golden import GoldenRoot, describe
-    from ..pipeline import Point, compile_points
-    from ..render import ProgressLine
-    from ..store import load_snapshot
+    from ..goldens.root import GoldenRoot, describe
+    from ..harness.batch import Point, compile_points
+    from ..render.terminal import ProgressLine
+    from ..store.snapshot import load_snapshot
     from ..targets import parse_targets
 
     root = GoldenRoot(Path(args.goldens))

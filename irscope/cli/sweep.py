@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ..render import ProgressLine, human_bytes, table
+from ..render.terminal import ProgressLine, human_bytes, table
 from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, ui) -> int:
-    from ..pipeline import default_out
+    from ..store.roots import default_out
     from ..sweep import SweepInterrupted, expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)
@@ -53,7 +53,7 @@ def run(args, ui) -> int:
             running = ", ".join(p.running[:3]) + (" ..." if len(p.running) > 3 else "")
             progress.update(f"[{p.done}/{p.total}] compiling {running}".rstrip())
 
-    from .stats import split_patterns
+    from ..render.tables import split_patterns
     patterns = split_patterns(args.columns) or list(sweep.columns)
     try:
         result = run_points(points, out, workers=jobs, timeout=sweep.timeout, force=args.force,
@@ -130,7 +130,7 @@ def _varying_axes(rows) -> list[str]:
 
 def _columns(rows, patterns) -> list[str]:
     from ..analyze.catalog import sort_key
-    from .stats import matches
+    from ..render.tables import matches
     keys = {k for r in rows if r.analysis for k in r.analysis.counters}
     if patterns:
         return sorted((k for k in keys if matches(k, patterns)), key=sort_key)
@@ -241,7 +241,7 @@ def to_json(sweep, result) -> dict:
 
 
 def to_csv(result) -> str:
-    from .stats import csv_header, csv_row
+    from ..render.tables import csv_header, csv_row
     analyses = [r.analysis for r in result.rows if r.analysis]
     axes = list(dict.fromkeys(n for r in result.rows for n, _ in r.point.axes))
     stats_header = csv_header(analyses) if analyses else []

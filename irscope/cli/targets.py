@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..render import human_bytes, table
+from ..render.terminal import human_bytes, table
 
 
 def add_parser(sub) -> None:

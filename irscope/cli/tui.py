@@ -19,9 +19,9 @@ def add_parser(sub) -> None:
 
 def run(args, ui) -> int:
     from ..errors import EnvironmentProblem, UsageError
-    from ..library import builtin_files
-    from ..pipeline import default_out
-    from ..tui.catalog import default_roots
+    from ..spec.library import builtin_files
+    from ..store.roots import default_out
+    from ..tui.model.entries import default_roots
 
     roots = default_roots(args.roots, default=default_out())
     missing = [r for r in roots if not r.exists()]

@@ -21,12 +21,14 @@ def add_parser(sub) -> None:
 def run(args, ui) -> int:
     from pathlib import Path
 
-    from .. import device, library, results, runner
+    from ..harness import runtime as device
+    from ..spec import library
+    from ..store import results
+    from ..gpu import runner, session
     from ..errors import EnvironmentProblem
-    from ..pipeline import default_out
-    from ..spec import CompileOptions, variant_name
-    from ..store import snapshot_dir
-    from ..verify import verify
+    from ..store.roots import default_out
+    from ..spec.kernel import CompileOptions, variant_name
+    from ..gpu.verify import verify
     from .run import _write_json
 
     if not runner.gpu_available():
@@ -46,9 +48,11 @@ def run(args, ui) -> int:
             ui.print(f"  {st.stage:<6} {verdict}  jit {st.jit_bytes:,} B, device-less {st.deviceless_bytes:,} B"
                      + (f"\n         first difference: {st.first_difference}" if st.first_difference else ""))
         differ += not v.identical
-        folder = snapshot_dir(out, spec.name, variant_name(spec, CompileOptions(config=args.config)), target.name)
-        if (folder / "irscope.json").is_file():
-            ui.print(f"  recorded in {results.append(folder, results.VERIFY_FILE, v.as_dict())}")
+        snap = session.recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=args.config)),
+                                         target.name)
+        where = session.record(snap, results.VERIFY_FILE, v.as_dict())
+        if where is not None:
+            ui.print(f"  recorded in {where}")
         payload.append(v.as_dict())
     _write_json(args.json, payload)
     return int(ExitCode.FAILED) if differ else 0

@@ -22,7 +22,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 
-from ..store import PASSES_DIR
+from ..store.snapshot import PASSES_DIR
 from .dump import Dump, read_dumps
 from .text import comparable_lines, normalize_line, op_of
 from .timeline import FORMAT, INDEX_FILE, IRS_FILE, LINES_FILE

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..normalize import normalize, normalize_llir, normalize_mlir
+from ..ir.normalize import normalize, normalize_llir, normalize_mlir
 
 _MIR_DEBUG = re.compile(r",? debug-location !\d+|; [\w.+-]+:\d+:\d+$|^\d+B\t")  # and slot indexes
 _MLIR_OP = re.compile(r"^\s*(?:%[\w$.#:-]+(?:\s*,\s*%[\w$.#:-]+)*\s*=\s*)?\"?(?P<op>[a-z_][\w$]*(?:\.[\w$]+)+)\"?"
@@ -24,13 +24,13 @@ _SSA = re.compile(r"%[\w$.-]+")
 
 
 def normalize_form(form: str, text: str) -> str:
-    """irscope.normalize for the stage this form of IR belongs to (MIR: debug locations dropped too)."""
+    """irscope.ir.normalize for the stage this form of IR belongs to (MIR: debug locations dropped too)."""
     lines = (normalize_line(form, ln) for ln in text.split("\n"))
     return "\n".join(ln for ln in lines if ln is not None)
 
 
 def normalize_line(form: str, line: str) -> str | None:
-    """One line of an IR, normalised as irscope.normalize normalises its stage; None when the line is
+    """One line of an IR, normalised as irscope.ir.normalize normalises its stage; None when the line is
     only debug information (a `#loc` alias, a debug metadata node). Those rules all work within a
     line (for MLIR, LLVM IR and MIR), so each distinct line is normalised once and shared."""
     if not line.strip():

@@ -3,6 +3,7 @@ that dumps its own intermediate IR), what each changed, and the IR after each, d
 from __future__ import annotations
 
 import array
+import enum
 import difflib
 import json
 import lzma
@@ -14,13 +15,22 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import SnapshotError
-from ..store import PASSES_DIR
+from ..store.snapshot import PASSES_DIR
 from .text import canonical_mlir, normalize_line
 
 FORMAT = 1  # of passes/index.json
 INDEX_FILE = "index.json"
 LINES_FILE = "lines.xz"
 IRS_FILE = "irs.xz"
+
+class StepStatus(enum.StrEnum):
+    """What a pass did to the IR."""
+
+    CHANGED = "changed"
+    NO_CHANGE = "no change"
+    DEBUG_ONLY = "debug info only"  # only debug locations moved
+    UNKNOWN = "unknown"  # the IR before or after it was not recorded
+
 
 @dataclass(frozen=True)
 class Step:
@@ -50,13 +60,13 @@ class Step:
         return f"{self.name} › {self.part}" if self.part else self.name
 
     @property
-    def status(self) -> str:
+    def status(self) -> StepStatus:
         """changed, no change, debug info only (only locations or metadata moved), or unknown."""
         if self.changed is None:
-            return "unknown"
+            return StepStatus.UNKNOWN
         if not self.changed:
-            return "no change"
-        return "changed" if self.added or self.removed or self.ops else "debug info only"
+            return StepStatus.NO_CHANGE
+        return StepStatus.CHANGED if self.added or self.removed or self.ops else StepStatus.DEBUG_ONLY
 
     @property
     def top_level(self) -> bool:
@@ -110,7 +120,7 @@ class Timeline:
         return "\n".join(lines[i] for i in self._flat[info.offset:info.offset + info.count]) + "\n"
 
     def comparable(self, ir: int, raw: bool = False) -> str:
-        """The IR normalised (irscope.normalize for its stage), or as printed when `raw`."""
+        """The IR normalised (irscope.ir.normalize for its stage), or as printed when `raw`."""
         key = (ir, raw)
         if key not in self._comparable:
             info = self.irs[ir]
@@ -168,7 +178,7 @@ def _read_xz(path: Path) -> bytes:
 
 
 def load_timeline(snap) -> Timeline:
-    """The pass timeline of a snapshot (irscope.store.Snapshot); SnapshotError if it has none."""
+    """The pass timeline of a snapshot (irscope.store.snapshot.Snapshot); SnapshotError if it has none."""
     folder = Path(snap.extra.get("passes") or Path(snap.path) / PASSES_DIR)
     index_path = folder / INDEX_FILE
     if not index_path.is_file():

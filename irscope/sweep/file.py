@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import yaml
 
 from ..errors import UsageError
-from ..spec import CompileOptions, parse_divisibility, parse_value
+from ..spec.kernel import CompileOptions, parse_divisibility, parse_value
 
 TOP_KEYS = ("name", "description", "kernels", "targets", "config", "grid", "set", "out", "jobs", "timeout",
             "line_info", "columns")

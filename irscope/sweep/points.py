@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IrscopeError, UsageError
-from ..spec import (CompileOptions, check_arg_value, check_backend_option, check_constexpr_value, check_warps,
-                    parse_value)
+from ..spec.kernel import (CompileOptions, check_arg_value, check_backend_option, check_constexpr_value, check_warps,
+                           parse_value)
 from .file import RESERVED_AXES, KernelEntry, Sweep, options_for
 
 
@@ -23,13 +23,13 @@ class SweepPoint:
     where: str = ""  # "FILE:LINE" of the entry it came from, for errors found later
 
     def pipeline_point(self):
-        from ..pipeline import Point
+        from ..harness.batch import Point
         return Point(self.kernel, self.target, self.options)
 
 
 def expand(sweep: Sweep) -> list[SweepPoint]:
     """Every point of the sweep (kernels x targets x grid), without repeats, checked against each kernel."""
-    from .. import library
+    from ..spec import library
     points: list[SweepPoint] = []
     seen = set()
     for entry in sweep.kernels:
@@ -48,8 +48,10 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
                     options = options_for(dict(entry.fixed) | dict(axes), entry.config, sweep.line_info)
                 except UsageError as e:
                     raise UsageError(f"{where}: {e.message}", e.hint) from None
-                for target in sweep.targets:
-                    point = SweepPoint(entry.ref, target, options, axes, where)
+                # `config: all` is the kernel's whole menu (an autotuned kernel's: its autotune space).
+                configs = [c.name for c in spec.configs] if options.config == "all" else [options.config]
+                for config, target in itertools.product(configs, sweep.targets):
+                    point = SweepPoint(entry.ref, target, options.with_(config=config), axes, where)
                     key = (point.kernel, point.target, point.options)
                     if key not in seen:
                         seen.add(key)
@@ -70,7 +72,7 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
     fields = {}
     params = {p.name: p for p in getattr(spec.fn, "params", ())}
     try:
-        defaults = {**spec.constexprs, **spec.config(entry.config).constexprs}
+        defaults = {**spec.constexprs, **spec.config(None if entry.config == "all" else entry.config).constexprs}
     except UsageError as e:
         raise UsageError(f"{sweep.path}:{entry.line}: {e.message}", e.hint) from None
     values = list(entry.fixed) + [(n, v) for grid in entry.grids for n, vals in grid for v in vals]
@@ -83,7 +85,8 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
                     check_warps(value, "num_warps", warp_size=t.warp_size, max_threads=t.max_threads_per_block,
                                 target=t.name)
             elif name == "config":
-                spec.config(str(value))
+                if str(value) != "all":  # all: every config of the menu
+                    spec.config(str(value))
             elif name.startswith("arg."):
                 arg = name[4:]
                 parsed = parse_value(value) if isinstance(value, str) else value

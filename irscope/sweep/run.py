@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import IrscopeError
-from ..spec import variant_name
+from ..harness.batch import CompileStatus
+from ..spec.kernel import variant_name
 from .points import SweepPoint
 
 
@@ -19,7 +20,7 @@ class SweepRow:
     """What became of one point: compiled now or found fresh, its snapshot and its analysis."""
 
     point: SweepPoint
-    status: str  # "ok", "failed" (the compiler rejected it), "crashed", "timeout", "interrupted" (Ctrl-C)
+    status: CompileStatus
     cached: bool
     path: Path | None
     label: str
@@ -137,8 +138,10 @@ class PlannedPoint:
 def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
                 on_progress: Callable[["SweepProgress"], None] | None = None) -> list[PlannedPoint]:
     """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh."""
-    from .. import harness, library
-    from ..store import META_FILE, snapshot_dir
+    from .. import harness
+    from ..spec import library
+    from ..store.snapshot import META_FILE
+    from ..store.folder import snapshot_dir
     from ..targets import get_target
 
     planned = []
@@ -162,8 +165,8 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
                force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
     """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
     from .. import harness
-    from ..pipeline import CompileInterrupted, compile_points
-    from ..store import check_writable
+    from ..harness.batch import CompileInterrupted, compile_points
+    from ..store.folder import check_writable
     from ..targets import get_target
 
     out = Path(out)
@@ -203,19 +206,19 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
 
 
 def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
-    return SweepRow(pp.point, "interrupted", False, None, pp.folder.relative_to(out).as_posix(), pp.key)
+    return SweepRow(pp.point, CompileStatus.INTERRUPTED, False, None, pp.folder.relative_to(out).as_posix(), pp.key)
 
 
 def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     from ..analyze import analyze
-    from ..store import load_snapshot
+    from ..store.snapshot import load_snapshot
 
     p, key, folder, fresh = pp.point, pp.key, pp.folder, pp.fresh
     label = folder.relative_to(out).as_posix()
     if outcome is not None and outcome.path is None:  # crashed or timed out: no folder was written
         return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error)
     snap = load_snapshot(folder)
-    status = "ok" if snap.ok else "failed"
+    status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
                     snap.error)
 

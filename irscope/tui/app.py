@@ -11,15 +11,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Header
 
-from ..store import Snapshot
-from .axes import partner
-from .browser import Browser
-from .catalog import Entry, load_entry, scan
-from .compare_screen import CompareScreen
-from .compile_screen import CompileScreen
-from .help_screen import HelpScreen
-from .key_footer import KeyFooter
-from .snapshot_view import SnapshotView
+from ..store.snapshot import Snapshot
+from .model.axes import partner
+from .widgets.browser import Browser
+from .model.entries import Entry, load_entry, scan
+from .screens.compare import CompareScreen
+from .screens.compile import CompileScreen
+from .screens.help import HelpScreen
+from .widgets.key_footer import KeyFooter
+from .widgets.snapshot_view import SnapshotView
 
 
 class IrscopeApp(App):
@@ -71,7 +71,7 @@ class IrscopeApp(App):
 
     @work(thread=True, group="prewarm")
     def prewarm(self) -> None:
-        from .document import prewarm
+        from .model.document import prewarm
         prewarm()
 
     def on_resize(self, event) -> None:

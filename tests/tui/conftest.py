@@ -7,8 +7,8 @@ import pytest
 @pytest.fixture(scope="session")
 def tui_variants(tmp_path_factory):
     """matmul with num_warps=4 and add with alignment 1, on sm_90a: siblings along two compare axes."""
-    from irscope.pipeline import Point, compile_points
-    from irscope.spec import CompileOptions
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
 
     out = tmp_path_factory.mktemp("tui-variants")
     points = [Point("matmul", "sm_90a", CompileOptions(num_warps=4)),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from irscope.tui.app import IrscopeApp
-from irscope.tui.browser import Browser
+from irscope.tui.widgets.browser import Browser
 
 
 def run(scenario) -> None:

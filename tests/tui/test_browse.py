@@ -5,7 +5,7 @@ import shutil
 from pathlib import Path
 
 from irscope.targets import CORE
-from irscope.tui.browser import Browser
+from irscope.tui.widgets.browser import Browser
 
 from .driver import open_snapshot, run, screen_text, settle, started, tree_node
 

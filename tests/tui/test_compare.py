@@ -1,6 +1,6 @@
 """Comparing two snapshots: picking them, the deltas, side by side and unified, switching the axis."""
-from irscope.tui.compare_screen import CompareScreen
-from irscope.tui.diff_view import DiffView
+from irscope.tui.screens.compare import CompareScreen
+from irscope.tui.widgets.diff_view import DiffView
 
 from .driver import open_snapshot, run, screen_text, settle, started
 

@@ -1,8 +1,8 @@
 """Compiling from the UI: a real compile in the background lands in the tree; errors read as messages."""
 import re
 
-from irscope.tui.browser import Browser
-from irscope.tui.compile_screen import CompileScreen, parse_request
+from irscope.tui.widgets.browser import Browser
+from irscope.tui.screens.compile import CompileScreen, parse_request
 
 from .driver import run, screen_text, settle, started
 
@@ -102,7 +102,7 @@ def test_parse_request_checks_numbers_and_assignments(tmp_path):
 def test_only_a_kernel_file_typed_in_the_form_is_trusted_as_python_outside_a_snapshot(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from irscope.tui.compile_screen import named_kernel_file
+    from irscope.tui.screens.compile import named_kernel_file
 
     monkeypatch.chdir(tmp_path)
     assert named_kernel_file("kernels/add.py:add_kernel") == tmp_path / "kernels" / "add.py"

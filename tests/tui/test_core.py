@@ -5,17 +5,17 @@ import sys
 import time
 from pathlib import Path
 
-from irscope.store import load_snapshot
-from irscope.tui.align import align, change_starts, summarise, unified
-from irscope.tui.axes import differing_axes, next_sibling, siblings
-from irscope.tui.catalog import default_roots, matches, scan
-from irscope.tui.document import Document
-from irscope.tui.facts import deltas, facts_of
+from irscope.store.snapshot import load_snapshot
+from irscope.diff.align import align, change_starts, summarise, unified
+from irscope.tui.model.axes import differing_axes, next_sibling, siblings
+from irscope.tui.model.entries import default_roots, matches, scan
+from irscope.tui.model.document import Document
+from irscope.tui.model.facts import deltas, facts_of
 
 
 def test_the_plain_modules_of_the_tui_do_not_import_textual():
-    code = ("import sys, irscope.tui.document, irscope.tui.align, irscope.tui.axes, irscope.tui.catalog, "
-            "irscope.tui.facts, irscope.lines, irscope.outline, irscope.lexers; "
+    code = ("import sys, irscope.tui.model.document, irscope.diff.align, irscope.tui.model.axes, irscope.tui.model.entries, "
+            "irscope.tui.model.facts, irscope.ir.lines, irscope.ir.outline, irscope.ir.lexers; "
             "sys.exit(any(m in sys.modules for m in ('textual', 'triton')))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -102,7 +102,7 @@ def test_facts_and_deltas_come_from_the_snapshot(compiled):
 
 
 def test_partner_prefers_the_marked_snapshot_then_the_first_axis_with_a_sibling(compiled):
-    from irscope.tui.axes import partner
+    from irscope.tui.model.axes import partner
     snaps = [e.snapshot for e in scan([compiled])]
     by = {s.label: s for s in snaps}
     current = by["add/default/gfx942"]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from irscope.tui.browser import Browser
-from irscope.tui.compare_screen import CompareScreen
+from irscope.tui.widgets.browser import Browser
+from irscope.tui.screens.compare import CompareScreen
 
 from .driver import open_snapshot, run, screen_text, settle, started
 

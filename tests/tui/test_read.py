@@ -1,6 +1,6 @@
 """Reading a stage: switching stages, search, go to line, functions and loops, scrolling, mouse."""
-from irscope.tui.code_view import CodeView
-from irscope.tui.find_bar import FindBar
+from irscope.tui.widgets.code_view import CodeView
+from irscope.tui.widgets.find_bar import FindBar
 
 from .driver import open_snapshot, run, screen_text, settle, started
 
@@ -197,7 +197,7 @@ def test_the_find_bar_covers_the_status_line_and_leaves_the_code_its_size(compil
 
 
 def test_footer_shows_the_focused_widgets_keys_and_a_click_presses_one(compiled):
-    from irscope.tui.key_footer import KeyFooter
+    from irscope.tui.widgets.key_footer import KeyFooter
 
     async def scenario():
         async with started([compiled]) as (app, pilot):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from irscope.library import builtin_dir
+from irscope.spec.library import builtin_dir
 from irscope.tui.app import IrscopeApp
 
 from .driver import open_snapshot, settle
@@ -21,7 +21,7 @@ from .driver import open_snapshot, settle
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """add and matmul for sm_90a and gfx942, compiled from copies at a path of fixed length."""
-    from irscope.pipeline import Point, compile_points
+    from irscope.harness.batch import Point, compile_points
 
     src = Path(tempfile.mkdtemp(prefix="irscope-screens-", dir="/tmp"))
     try:

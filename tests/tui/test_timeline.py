@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from irscope.passes import find_pattern, load_timeline
-from irscope.store import load_snapshot
+from irscope.store.snapshot import load_snapshot
 from irscope.tui.app import IrscopeApp
-from irscope.tui.code_view import CodeView
-from irscope.tui.pass_diff_view import PassDiffView
-from irscope.tui.steps import is_changing, stage_step, step_diff
-from irscope.tui.timeline_screen import TimelineScreen
+from irscope.tui.widgets.code_view import CodeView
+from irscope.tui.widgets.pass_diff_view import PassDiffView
+from irscope.tui.model.steps import is_changing, stage_step, step_diff
+from irscope.tui.screens.timeline import TimelineScreen
 
 from .driver import open_snapshot, run, screen_text, settle, started
 
@@ -22,8 +22,8 @@ ASYNC_COPY = "ttg.async_copy_global_to_local"
 @pytest.fixture(scope="session")
 def passes_root(tmp_path_factory):
     """matmul for sm_90a compiled with --passes, and add for sm_90a compiled without (no timeline)."""
-    from irscope.pipeline import Point, compile_points
-    from irscope.spec import CompileOptions
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
 
     out = tmp_path_factory.mktemp("timeline")
     outcomes = compile_points([Point("matmul", "sm_90a", CompileOptions(passes="mlir")), Point("add", "sm_90a")], out)

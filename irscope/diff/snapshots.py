@@ -1,0 +1,146 @@
+"""Compare two snapshots: counter and resource deltas, and a unified diff of one stage.
+
+By default stage text is normalised first (`irscope.ir.normalize`: debug locations, absolute paths, SASS
+offsets), and the result says what that removed; `raw=True` compares the files as they are.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ..analyze import Analysis, analyze
+from ..errors import SnapshotError
+from ..ir.normalize import normalize
+from ..ir.stages import TEXT_STAGES
+from ..store.snapshot import Snapshot
+
+# What normalisation removes, by stage, so a diff can say so (label, pattern counted in the raw text).
+_LOC_MLIR = ("debug locations", re.compile(r"\bloc\("))
+_LOC_ASM = ("debug locations", re.compile(r"^\s*\.(?:loc|file)\b", re.M))
+_NOISE = {
+    "source": [_LOC_MLIR], "ttir": [_LOC_MLIR], "ttgir": [_LOC_MLIR],
+    "llir": [("debug metadata", re.compile(r"!dbg\b|^!\d+ = !DI", re.M))],
+    "ptx": [_LOC_ASM], "amdgcn": [_LOC_ASM],
+    "sass": [("source-line comments", re.compile(r"//## File")), ("instruction offsets", re.compile(r"/\*[0-9a-f]{4,}\*/"))],
+}
+_PATHS = ("absolute paths", re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+[\w.+-]+"))
+
+RESOURCE_FIELDS = ("registers", "spill_stores", "spill_loads", "stack", "local", "shared", "sgprs", "agprs", "scratch",
+                   "tensor_memory", "num_warps")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One value in A and in B (None: not known there)."""
+
+    key: str
+    a: int | float | str | None
+    b: int | float | str | None
+
+    @property
+    def change(self) -> int | float | None:
+        if isinstance(self.a, (int, float)) and isinstance(self.b, (int, float)) and \
+                not isinstance(self.a, bool) and not isinstance(self.b, bool):
+            return self.b - self.a
+        return None
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """What differs between snapshot A and snapshot B."""
+
+    a: Analysis
+    b: Analysis
+    stage: str | None  # the stage diffed (None: no common text stage differs)
+    raw: bool
+    counters: tuple[Delta, ...]  # counters whose values differ
+    resources: tuple[Delta, ...]  # resources, occupancy and launchability that differ
+    differing_stages: tuple[str, ...]  # common text stages whose (normalised) text differs, in pipeline order
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    unified: tuple[str, ...]  # the unified diff of `stage`, one line per item
+    normalisation: tuple[str, ...]  # what normalising removed from `stage`, e.g. "debug locations: 412 in A, 398 in B"
+    equal: bool  # the compared text is the same (the stage asked for, else every text stage)
+
+
+def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool = False,
+                   context: int = 3, trust_hashes: bool = True) -> SnapshotDiff:
+    """Deltas of counters and resources, and a unified diff of `stage` (default: the first text stage
+    that differs, in pipeline order). `trust_hashes` skips reading stages whose recorded sha256 agree;
+    goldens pass False, so a hand-edited or damaged file is still compared by its content."""
+    if stage is not None:
+        for snap in (a, b):
+            if stage not in snap.stage_files:
+                raise SnapshotError(f"{snap.label} has no stage '{stage}'",
+                                    f"its stages: {', '.join(snap.text_stages) or 'none'}")
+        if stage in ("cubin", "hsaco"):
+            raise SnapshotError(f"stage '{stage}' is a binary", "diff its disassembly instead: --stage sass")
+    common = [s for s in TEXT_STAGES if s in a.stage_files and s in b.stage_files]
+    texts: dict[str, tuple[str, str]] = {}
+
+    def text(s: str) -> tuple[str, str]:
+        if s not in texts:
+            ta, tb = a.read(s), b.read(s)
+            if not raw and ta != tb:
+                ta, tb = normalize(s, ta), normalize(s, tb)
+            texts[s] = (ta, tb)
+        return texts[s]
+
+    differing = tuple(s for s in common if not (trust_hashes and _same_file(a, b, s)) and text(s)[0] != text(s)[1])
+    only_a = tuple(s for s in a.text_stages if s not in b.stage_files)
+    only_b = tuple(s for s in b.text_stages if s not in a.stage_files)
+    chosen = stage if stage is not None else (differing[0] if differing else None)
+    unified: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    if chosen is not None:
+        ta, tb = text(chosen)
+        if ta != tb:
+            unified = tuple(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"A/{chosen} ({a.label})",
+                                                 f"B/{chosen} ({b.label})", lineterm="", n=context))
+        if not raw:
+            notes = _normalisation_notes(chosen, a.read(chosen), b.read(chosen), ta == tb)
+    equal = (not unified) if stage is not None else (not differing and not only_a and not only_b)
+    aa, ab = analyze(a), analyze(b)
+    return SnapshotDiff(aa, ab, chosen, raw, counter_deltas(aa, ab), resource_deltas(aa, ab), differing, only_a,
+                        only_b, unified, notes, equal)
+
+
+def counter_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
+    from ..analyze.catalog import sort_key
+    keys = sorted(set(a.counters) | set(b.counters), key=sort_key)
+    return tuple(Delta(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k))
+
+
+def resource_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
+    out = []
+    for name in RESOURCE_FIELDS:
+        va, vb = getattr(a.resources, name), getattr(b.resources, name)
+        if va != vb:
+            out.append(Delta(name, va, vb))
+    oa = a.occupancy.value if a.occupancy else None
+    ob = b.occupancy.value if b.occupancy else None
+    if oa != ob:
+        unit = (a.occupancy or b.occupancy).unit
+        out.append(Delta(f"occupancy ({unit})", oa, ob))
+    if a.launch.launchable != b.launch.launchable:
+        out.append(Delta("launchable", a.launch.launchable, b.launch.launchable))
+    return tuple(out)
+
+
+def _same_file(a: Snapshot, b: Snapshot, stage: str) -> bool:
+    """Identical bytes by the recorded sha256, without reading either file."""
+    sa = a.meta.get("stages", {}).get(stage, {}).get("sha256")
+    sb = b.meta.get("stages", {}).get(stage, {}).get("sha256")
+    return bool(sa) and sa == sb
+
+
+def _normalisation_notes(stage: str, raw_a: str, raw_b: str, equal_after: bool) -> tuple[str, ...]:
+    notes = []
+    for label, rx in _NOISE.get(stage, []) + [_PATHS]:
+        na, nb = len(rx.findall(raw_a)), len(rx.findall(raw_b))
+        if na or nb:
+            notes.append(f"{label}: {na:,} in A, {nb:,} in B")
+    if equal_after and raw_a != raw_b:
+        notes.append("the raw files differ only in what normalisation removes")
+    return tuple(notes)

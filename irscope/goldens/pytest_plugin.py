@@ -1,0 +1,291 @@
+"""irscope's pytest plugin: golden snapshots and compile-time expectations for Triton kernels.
+
+    def test_matmul_codegen(irscope):
+        irscope.assert_golden("matmul", target=["sm_90a", "gfx942"])
+        snap = irscope.compile("matmul", target="sm_90a", num_warps=2)
+        irscope.expect(snap).uses("ptx.mma").no_spills().shared_below(100_000)
+
+Options (one group, one prefix): `--irscope-update` writes or rewrites goldens (and deletes goldens that a
+test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
+`--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for goldens made
+under another Triton. Registered through the `pytest11` entry point; importing it is cheap (irscope's
+compiler modules load on first use).
+
+Kernel paths in tests are relative to pytest's rootdir, wherever pytest was started. Fresh snapshots go
+under pytest's own basetemp (`tmp_path_factory`), which pytest prunes to its last few runs. A failure
+reports as the test's own: irscope's frames are hidden and an IrscopeError (an unknown kernel, a bad
+option) is one line, not a traceback through irscope.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from ..errors import IrscopeError, UsageError
+
+_KEY = pytest.StashKey["IrscopeSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("irscope", "irscope golden snapshots")
+    group.addoption("--irscope-update", action="store_true", default=False,
+                    help="write or rewrite golden snapshots, and delete those the tests that ran no longer use")
+    group.addoption("--irscope-goldens", metavar="DIR", default=None,
+                    help="folder of golden snapshots (default: ini irscope_goldens, else 'snapshots')")
+    group.addoption("--irscope-version-mismatch", choices=("skip", "fail"), default=None,
+                    help="when a golden was made under another Triton version: skip (default) or fail")
+    parser.addini("irscope_goldens", "folder of golden snapshots, relative to the rootdir", default="snapshots")
+    parser.addini("irscope_version_mismatch", "skip or fail on goldens made under another Triton", default="skip")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    session = IrscopeSession(config)
+    config.stash[_KEY] = session
+    config.pluginmanager.register(session, "irscope-session")
+
+
+class IrscopeSession:
+    """State across the tests of one pytest session (registered as a plugin for its hooks): the golden
+    root, the tests that ran, what each compared, and what the summary reports."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        goldens = config.getoption("--irscope-goldens") or config.getini("irscope_goldens")
+        self.root_path = Path(goldens) if Path(goldens).is_absolute() else Path(config.rootpath) / goldens
+        self.update = bool(config.getoption("--irscope-update"))
+        self.on_version_mismatch = config.getoption("--irscope-version-mismatch") or \
+            config.getini("irscope_version_mismatch")
+        self.ran: set[str] = set()
+        self.results: list[Any] = []
+        self.version_notes: set[str] = set()
+        self.unused: list[Path] = []
+        self.problem: IrscopeError | None = None  # a damaged golden met while looking for unused ones
+        self.project = Path(config.rootpath)
+        self.tmp_path_factory: pytest.TempPathFactory | None = None  # set by the first `irscope` fixture
+        self._root = None
+        self._out: Path | None = None
+        self._compiled: dict[tuple, Any] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.ran.add(report.nodeid)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        # An IrscopeError raised in a test's body (an expectation on a stage the snapshot lacks, a
+        # load_snapshot of a bad folder) is the user's input problem: one line, like the CLI's.
+        __tracebackhide__ = True
+        try:
+            return (yield)
+        except IrscopeError as e:
+            failure = one_line(e)
+        pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._root is None or not self.ran:
+            return
+        try:
+            self.unused = self.root.unused(self.ran)
+        except IrscopeError as e:  # a damaged golden.json: say which, and fail the run
+            self.problem = e
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        if self.update:
+            for folder in self.unused:
+                self.root.remove(folder)
+        elif self.unused and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        if not self.results and not self.unused and self.problem is None:
+            return
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        tr = terminalreporter
+        tr.section("irscope goldens")
+        tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
+        for note in sorted(self.version_notes):
+            tr.write_line(note)
+        if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
+            tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
+                          f"prunes to the last runs: tmp_path_retention_count)")
+        if self.unused:
+            verb = "deleted" if self.update else "unused by the tests that wrote them"
+            tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
+            for folder in self.unused:
+                tr.write_line(f"  {folder}")
+            if not self.update:
+                tr.write_line(f"irscope: {len(self.unused)} unused golden(s) make this run fail; "
+                              f"delete them with pytest --irscope-update", red=True, bold=True)
+        if self.problem is not None:
+            tr.write_line(one_line(self.problem, "irscope: this run fails: "), red=True, bold=True)
+
+    @property
+    def root(self):
+        if self._root is None:
+            from .root import GoldenRoot
+            self._root = GoldenRoot(self.root_path)
+        return self._root
+
+    @property
+    def out(self) -> Path:
+        # Under pytest's basetemp rather than a mkdtemp of our own: pytest prunes it (the last
+        # tmp_path_retention_count runs, or per tmp_path_retention_policy), honours --basetemp, and the
+        # fresh snapshot a failure report points at is still there after the run.
+        if self._out is None:
+            assert self.tmp_path_factory is not None, "the irscope fixture sets tmp_path_factory first"
+            self._out = self.tmp_path_factory.mktemp("irscope", numbered=True)
+        return self._out
+
+    def resolve_kernel(self, kernel: str) -> str:
+        """A kernel reference with its file made absolute against the project root (pytest's rootdir),
+        so a test passes wherever pytest was started from. Built-in names and absolute paths stay."""
+        path, sep, name = kernel.rpartition(":")
+        if not (sep and path and not (len(path) == 1 and path.isalpha())):  # the parse of library.load_kernel
+            if not (kernel.endswith(".py") or os.sep in kernel or "/" in kernel):
+                return kernel
+            path, name = kernel, None
+        given = Path(path).expanduser()
+        file = given if given.is_absolute() else self.project / given
+        if not given.is_absolute() and not file.is_file():  # an absolute one is library.load_kernel's to report
+            raise UsageError(f"kernel file '{path}' not found under the project root {self.project}",
+                             "kernel paths in tests are relative to pytest's rootdir; or give an absolute path")
+        return f"{file}:{name}" if name is not None else str(file)
+
+    def compile(self, kernel: str, targets: Sequence[str], options) -> list:
+        """Compile (kernel, options) for every target, in parallel, once per session."""
+        __tracebackhide__ = True
+        from ..errors import CompileError, error_summary
+        from ..harness.batch import Point, compile_points
+        from ..store.snapshot import load_snapshot
+
+        todo = [t for t in targets if (kernel, t, options) not in self._compiled]
+        if todo:
+            outcomes = compile_points([Point(kernel, t, options) for t in todo], self.out)
+            for t, o in zip(todo, outcomes):
+                self._compiled[(kernel, t, options)] = o
+        snaps = []
+        for t in targets:
+            o = self._compiled[(kernel, t, options)]
+            if not o.ok:
+                hint = f"the compiler's log is in {o.path}" if o.path else "compile it with: irscope compile"
+                raise CompileError(f"{o.label} failed to compile ({o.status}): {error_summary(o.error or {})}", hint)
+            snaps.append(load_snapshot(o.path))
+        return snaps
+
+
+def one_line(e: IrscopeError, prefix: str = "irscope: ") -> str:
+    """An IrscopeError as the one line a failing test shows: irscope: message (hint: ...)."""
+    lines = e.message.strip().splitlines()
+    return f"{prefix}{lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else "")
+
+
+def _reported(method):
+    """Fixture methods report an IrscopeError as one line, and hide irscope's frames from tracebacks."""
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return method(*args, **kwargs)
+        except IrscopeError as e:
+            failure = one_line(e)
+        pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
+    return wrapper
+
+
+OPTION_NAMES = ("config", "num_warps", "num_stages", "divisibility", "constexprs", "args", "options", "line_info")
+
+
+def _options(**given):
+    unknown = sorted(set(given) - set(OPTION_NAMES))
+    if unknown:
+        raise UsageError(f"unknown compile option {', '.join(map(repr, unknown))}",
+                         f"options are {', '.join(OPTION_NAMES)} (docs/goldens.md)")
+    return compile_options_of(**given)
+
+
+def compile_options_of(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
+                     options=None, line_info=True):
+    from ..spec.kernel import CompileOptions, Tensor, parse_divisibility, parse_value
+
+    if isinstance(divisibility, (int, str)):
+        divisibility = [divisibility]
+    div = parse_divisibility([str(d) if not isinstance(d, tuple) else f"{d[0]}={d[1]}" for d in divisibility or ()])
+    typed_args = tuple((k, parse_value(v) if isinstance(v, str) and v.startswith("*") else v)
+                       for k, v in (args or {}).items())
+    return CompileOptions(config=config, num_warps=num_warps, num_stages=num_stages, divisibility=div,
+                          constexprs=tuple((constexprs or {}).items()), args=typed_args,
+                          backend_options=tuple((options or {}).items()), line_info=line_info)
+
+
+class IrscopeFixture:
+    """What a test gets from the `irscope` fixture."""
+
+    def __init__(self, session: IrscopeSession, request: pytest.FixtureRequest):
+        self._session = session
+        self._request = request
+
+    @_reported
+    def compile(self, kernel: str, target: str = "sm_90a", **options):
+        """Compile a kernel (built-in name or FILE.py:FUNCTION, relative to the rootdir) for one target;
+        returns its Snapshot."""
+        __tracebackhide__ = True
+        s = self._session
+        return s.compile(s.resolve_kernel(kernel), [target], _options(**options))[0]
+
+    @_reported
+    def compile_all(self, kernel: str, targets: Sequence[str], **options) -> list:
+        __tracebackhide__ = True
+        s = self._session
+        return s.compile(s.resolve_kernel(kernel), list(targets), _options(**options))
+
+    @_reported
+    def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
+        """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
+        __tracebackhide__ = True
+        from .root import describe
+        from ..targets import parse_targets
+
+        names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
+        kernel = self._session.resolve_kernel(kernel)
+        snaps = self._session.compile(kernel, names, _options(**options))
+        s = self._session
+        failures, skipped = [], []
+        for snap in snaps:
+            if s.update:
+                result = s.root.compare(snap)
+                if result.status != "match":
+                    result = s.root.write(snap, self._request.node.nodeid, kernel)
+            else:
+                result = s.root.compare(snap)
+            s.results.append(result)
+            if result.status == "version-mismatch":
+                line = describe(result, update_hint="")
+                s.version_notes.add(f"Triton {result.fresh_version} here, goldens made with {result.golden_version}")
+                (skipped if s.on_version_mismatch == "skip" else failures).append(line)
+            elif not result.ok:
+                failures.append(describe(result, update_hint=f"pytest --irscope-update {self._request.node.nodeid}"))
+        if failures:
+            pytest.fail("\n\n".join(failures), pytrace=False)
+        if skipped:
+            pytest.skip(skipped[0] + " (--irscope-version-mismatch=fail to fail instead)")
+        return snaps
+
+    def expect(self, snapshot):
+        from .expect import Expectation
+        return Expectation(snapshot)
+
+
+@pytest.fixture
+def irscope(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> IrscopeFixture:
+    """Compile kernels, compare them with golden snapshots, assert properties of what the compiler emitted."""
+    session = request.config.stash[_KEY]
+    if session.tmp_path_factory is None:
+        session.tmp_path_factory = tmp_path_factory
+    return IrscopeFixture(session, request)

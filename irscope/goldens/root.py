@@ -1,0 +1,323 @@
+"""Golden snapshots: compare a fresh compile with a committed one, and write goldens on request.
+
+A golden is an ordinary snapshot folder under a golden root (`snapshots/` in this repository, marked by a
+`.irscope-goldens` file), plus `golden.json` saying which test wrote it. What is compared (documented in
+docs/goldens.md): the text stages after normalisation (`irscope.ir.normalize`), the disassembly of binaries
+rather than their bytes, and the counters and resources. Used by the pytest plugin and `irscope snapshot`.
+"""
+from __future__ import annotations
+
+import enum
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path, PureWindowsPath
+from typing import Sequence
+
+from ..errors import SnapshotError
+from ..spec.kernel import CompileOptions
+from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
+from ..store.folder import write_folder
+
+GOLDEN_FILE = "golden.json"
+# Stages compared, in pipeline order. Binaries are compared through their disassembly (sass); hsaco
+# through amdgcn, which is its assembly. Two stages are neither compared nor kept in a golden:
+# Triton's `source` (the TTIR before any pass: every change to it shows in ttir) and `llir`, the largest
+# stage by far (wgmma's inline-asm operand lists run to 4,000 characters a line) whose every change that
+# reaches the GPU shows in ptx or amdgcn. Keeping it would triple a golden's size.
+COMPARED = ("ttir", "ttgir", "ptx", "amdgcn", "sass")
+OMITTED = ("source", "llir")
+DIFF_LINES = 80  # a report shows at most this many lines of the first differing stage
+LEGEND = "legend: '-' lines are the golden, '+' lines the fresh compile"
+# What golden.json may name as its kernel: a built-in name (`matmul`, `blur.row`), or a .py file inside
+# the project with an optional function name. Anything else could make `snapshot check` import a file
+# the golden's author chose, so it is refused before anything is imported.
+_BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One number that moved: a counter or a resource."""
+
+    name: str
+    golden: object
+    fresh: object
+
+
+class GoldenStatus(enum.StrEnum):
+    """How a fresh compile compared with its golden."""
+
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    MISSING = "missing"  # no golden for it yet
+    VERSION_MISMATCH = "version-mismatch"  # the golden was made under another Triton
+    WRITTEN = "written"  # --irscope-update / snapshot update wrote it
+
+
+@dataclass(frozen=True)
+class GoldenResult:
+    """How one fresh snapshot compared with its golden."""
+
+    label: str  # kernel/variant/target
+    status: GoldenStatus
+    golden_path: Path | None = None
+    fresh_path: Path | None = None
+    golden_version: str = ""
+    fresh_version: str = ""
+    deltas: tuple[Delta, ...] = ()
+    stage: str | None = None  # the first stage whose normalised text differs
+    diff: tuple[str, ...] = ()  # its unified diff, trimmed to the changed hunks
+    diff_total: int = 0  # lines in the whole diff
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (GoldenStatus.MATCH, GoldenStatus.WRITTEN)
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "status": self.status,
+                "golden": str(self.golden_path) if self.golden_path else None,
+                "fresh": str(self.fresh_path) if self.fresh_path else None,
+                "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
+                "deltas": [{"name": d.name, "golden": d.golden, "fresh": d.fresh} for d in self.deltas],
+                "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total}
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """The kernel a golden is recompiled from, checked: a built-in name or a .py file inside the project."""
+
+    ref: str  # what `library.load_kernel` is given: `add`, or an absolute `/project/kernels/k.py:fn`
+    file: Path | None  # the file that will be imported; None for a built-in kernel
+    shown: str  # how to name it to the user: `add (built-in)`, `kernels/k.py`
+
+
+@dataclass
+class GoldenRoot:
+    """A folder of goldens: where each lives, which ones a session used."""
+
+    path: Path
+    used: set[Path] = field(default_factory=set)
+
+    def folder(self, snap: Snapshot) -> Path:
+        return self.path / snap.kernel / snap.variant / snap.target_name
+
+    def mark(self) -> None:
+        """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        marker = self.path / GOLDEN_MARKER
+        if not marker.exists():
+            marker.write_text("This folder holds golden snapshots: irscope writes here only with --update-goldens,\n"
+                              "pytest --irscope-update, or irscope snapshot update.\n")
+
+    def compare(self, fresh: Snapshot) -> GoldenResult:
+        """Compare a fresh snapshot with its golden, without writing anything."""
+        folder = self.folder(fresh)
+        self.used.add(folder)
+        if not (folder / META_FILE).is_file():
+            return GoldenResult(fresh.label, GoldenStatus.MISSING, folder, fresh.path, fresh_version=_triton(fresh))
+        golden = load_snapshot(folder)
+        return compare(golden, fresh)
+
+    def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
+        """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it
+        again: a built-in name, or FILE.py:FUNCTION (stored relative to the folder above the root)."""
+        self.mark()
+        folder = self.folder(fresh)
+        self.used.add(folder)
+        files: dict[str, bytes | str] = {}
+        skipped = {f"{fresh.fn_name}.{stage}" for stage in OMITTED}
+        for p in sorted(fresh.path.rglob("*")):
+            if p.is_file() and p.name not in skipped and not p.name.startswith(".irscope-"):
+                files[p.relative_to(fresh.path).as_posix()] = p.read_bytes()
+        meta = json.loads(files.pop(META_FILE))
+        meta["stages"] = {k: v for k, v in meta.get("stages", {}).items() if k not in OMITTED}
+        meta["golden"] = {"omitted_stages": list(OMITTED)}
+        record = {"test": test_id, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
+        files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
+        files[META_FILE] = json.dumps(meta, indent=1) + "\n"  # written last: a half-copied folder is no snapshot
+        write_folder(folder, files)
+        return GoldenResult(fresh.label, GoldenStatus.WRITTEN, folder, fresh.path, fresh_version=_triton(fresh))
+
+    @property
+    def project(self) -> Path:
+        """The folder above the golden root: kernel paths in golden.json are relative to it."""
+        return self.path.resolve().parent
+
+    def _portable_ref(self, ref: str) -> str:
+        path, sep, name = ref.rpartition(":")
+        if not sep and ref.endswith(".py"):
+            path, name = ref, ""
+        elif not sep:
+            return ref
+        try:
+            rel = Path(path).resolve().relative_to(self.project).as_posix()
+        except ValueError:
+            return ref  # outside the project: kept as given, and `snapshot check` will refuse to run it
+        return f"{rel}:{name}" if name else rel
+
+    def kernel_of(self, golden: Snapshot) -> KernelSource:
+        """The kernel that recompiles `golden`, refused (SnapshotError) unless the repository names it.
+
+        Only golden.json's text is read here; nothing is imported, so a tampered golden is refused
+        before any of its code could run."""
+        record_path = golden.path / GOLDEN_FILE
+        record = _record(golden)
+        if record.get("kernel"):
+            ref, where = record["kernel"], f"{record_path}: field 'kernel'"
+        else:  # a golden without golden.json: only a built-in kernel, by the name irscope.json records
+            ref, where = golden.meta.get("kernel"), f"{golden.path / META_FILE}: field 'kernel'"
+        hint = (f"a golden recompiles only a built-in kernel or a .py file inside {self.project} (outside the "
+                f"golden root); rewrite it with: irscope snapshot update KERNEL --goldens {self.path}")
+
+        def refuse(why: str) -> SnapshotError:
+            return SnapshotError(f"{where} {why}; refusing to import it", hint)
+
+        if not isinstance(ref, str) or not ref or not ref.isprintable():
+            raise refuse(f"is {ref!r}, not a kernel reference")
+        path, sep, name = ref.rpartition(":")
+        if not sep and not ref.endswith(".py") and "/" not in ref and "\\" not in ref:
+            if not _BUILTIN_NAME.match(ref):
+                raise refuse(f"{ref!r} is not a built-in kernel name")
+            return KernelSource(ref, None, f"{ref} (built-in)")
+        if not sep:
+            path, name = ref, ""
+        if name and not _FUNCTION_NAME.match(name):
+            raise refuse(f"{ref!r} names no Python function after its ':'")
+        if not path or Path(path).is_absolute() or PureWindowsPath(path).drive or path.startswith(("/", "\\")):
+            raise refuse(f"{ref!r} is an absolute path, not a file of the project")
+        if ".." in re.split(r"[/\\]", path):
+            raise refuse(f"{ref!r} climbs out with '..'")
+        if not path.endswith(".py"):
+            raise refuse(f"{ref!r} is not a .py file")
+        file = (self.project / path).resolve()  # follows symlinks, so one pointing out is caught below
+        if not file.is_relative_to(self.project):
+            raise refuse(f"{ref!r} resolves to {file}, outside the project {self.project}")
+        if file.is_relative_to(self.path.resolve()):
+            raise refuse(f"{ref!r} lies inside the golden root, which holds data, not kernels")
+        if not file.is_file():
+            raise refuse(f"{ref!r} names no file ({file} does not exist)")
+        return KernelSource(f"{file}:{name}" if name else str(file), file, path)
+
+    def point_of(self, golden: Snapshot):
+        """The compile that reproduces a golden: its checked kernel, target and the options it was asked for."""
+        from ..harness.batch import Point
+        from ..targets import TARGETS
+        source = self.kernel_of(golden)
+        if golden.target is None:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'target' names no known target "
+                                f"({golden.target_name!r})", f"known targets: {', '.join(TARGETS)}")
+        request = golden.meta.get("request") or {}
+        try:
+            options = CompileOptions.from_dict(request)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {e}",
+                                f"rewrite the golden: irscope snapshot update --goldens {self.path}") from None
+        return Point(source.ref, golden.target_name, options)
+
+    def goldens(self) -> list[Snapshot]:
+        return find_snapshots(self.path) if self.path.is_dir() else []
+
+    def unused(self, ran: set[str]) -> list[Path]:
+        """Goldens written by a test that ran in this session but were not used by it."""
+        out = []
+        for snap in self.goldens():
+            test = golden_test(snap)
+            if test is not None and test in ran and snap.path not in self.used:
+                out.append(snap.path)
+        return out
+
+    def remove(self, folder: Path) -> None:
+        if self.path in folder.parents:
+            shutil.rmtree(folder)
+            for parent in folder.parents:  # drop variant/kernel folders left empty
+                if parent == self.path or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+
+
+def _record(snap: Snapshot) -> dict:
+    """golden.json of a golden ({} when it has none); a damaged one raises SnapshotError naming it."""
+    path = snap.path / GOLDEN_FILE
+    if not path.is_file():
+        return {}
+    hint = f"rewrite the golden: irscope snapshot update --goldens {snap.path.parent.parent.parent}"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as e:  # ValueError: bad JSON or bytes that are not UTF-8
+        raise SnapshotError(f"{path} is damaged: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                            hint) from None
+    if not isinstance(record, dict):
+        raise SnapshotError(f"{path} is damaged: a JSON {type(record).__name__}, not an object", hint)
+    for key in ("test", "kernel", "label"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise SnapshotError(f"{path} is damaged: field '{key}' is {record[key]!r}, not a string", hint)
+    return record
+
+
+def golden_test(snap: Snapshot) -> str | None:
+    return _record(snap).get("test")
+
+
+def _triton(snap: Snapshot) -> str:
+    return (snap.meta.get("versions") or {}).get("triton", "?")
+
+
+def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
+    """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
+    from ..diff.snapshots import diff_snapshots
+
+    gv, fv = _triton(golden), _triton(fresh)
+    if gv != fv:
+        return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
+    d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
+    differing = [s for s in d.differing_stages if s in COMPARED]
+    missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
+    if differing and d.stage != differing[0]:
+        d = diff_snapshots(golden, fresh, stage=differing[0], context=2, trust_hashes=False)
+    deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
+    deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
+    lines = list(d.unified) if differing else []
+    if len(lines) >= 2 and lines[0].startswith("---") and lines[1].startswith("+++"):
+        # say which side is which: difflib's A/B headers leave the reader guessing
+        stage = differing[0]
+        lines[:2] = [f"--- golden: {golden.stage_files[stage]}", f"+++ fresh: {fresh.stage_files[stage]}"]
+    status = GoldenStatus.MATCH if not deltas and not differing else GoldenStatus.MISMATCH
+    return GoldenResult(fresh.label, status, golden.path, fresh.path, gv, fv, deltas,
+                        differing[0] if differing else None, trim(lines), len(lines))
+
+
+def trim(lines: Sequence[str], limit: int = DIFF_LINES) -> tuple[str, ...]:
+    """A unified diff cut to its first `limit` lines, keeping whole hunks where it can."""
+    lines = list(lines)
+    if len(lines) <= limit:
+        return tuple(lines)
+    cut = limit
+    for i in range(limit, 0, -1):  # end at a hunk boundary if one is near
+        if lines[i].startswith("@@") and i > limit // 2:
+            cut = i
+            break
+    return tuple(lines[:cut]) + (f"... {len(lines) - cut} more lines of diff",)
+
+
+def describe(result: GoldenResult, *, update_hint: str) -> str:
+    """The readable report of a failed comparison: which snapshot, what moved, the first differing stage."""
+    if result.status == "missing":
+        return (f"no golden snapshot for {result.label} (expected {result.golden_path})\n"
+                f"create it with: {update_hint}")
+    if result.status == "version-mismatch":
+        return (f"golden {result.label} was made with Triton {result.golden_version}; "
+                f"this is Triton {result.fresh_version}")
+    out = [f"{result.label} differs from its golden ({result.golden_path})"]
+    if result.deltas:
+        width = max(len(d.name) for d in result.deltas)
+        out.append("counters and resources that moved:")
+        out += [f"  {d.name:<{width}}  {d.golden} -> {d.fresh}" for d in result.deltas]
+    if result.stage:
+        out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
+        out.append(LEGEND)
+        out += list(result.diff)
+    out.append(f"fresh snapshot: {result.fresh_path}")
+    out.append(f"if the change is intended: {update_hint}")
+    return "\n".join(out)

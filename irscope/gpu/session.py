@@ -1,0 +1,130 @@
+"""A GPU run of `irscope run`: which runs to make (JIT launches of configs, snapshots' cubins), the kernel
+a snapshot's cubin launches with, timing a checked run, and where each result is recorded.
+
+The CLI and any other presenter (the TUI, the pytest plugin) share these rules; they only report.
+torch and Triton are imported inside functions.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import SnapshotError
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run to make: what to run, how to launch it, and the snapshot its result is recorded in."""
+
+    request: Any  # gpu.runner.Request
+    run: Callable  # launches one KernelCall: the JIT, or a snapshot's cubin
+    source: str  # "jit" or "snapshot"
+    snapshot: Any = None  # store.Snapshot to record the result in, or None
+
+
+def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, config: str | None,
+              sizes: Sequence[str] | None, seed: int, out: Path, target) -> list[Job]:
+    """Every run of one `irscope run` on this GPU: each snapshot's cubin at each size, then each kernel's
+    config(s) through the JIT, recorded in the matching snapshot under `out` when there is one."""
+    from ..harness.runtime import jit_launch
+    from ..spec.kernel import CompileOptions, variant_name
+    from ..store.snapshot import load_snapshot
+    from . import runner
+    from .replay import snapshot_runner
+
+    jobs = []
+    for snap_dir in snapshots:
+        snap = load_snapshot(snap_dir)
+        if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
+            raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
+                                "the cubin changed after the compile; recompile the snapshot")
+        ref, spec = snapshot_kernel(snap, refs, specs)
+        snap_config = (snap.meta.get("request") or {}).get("config")
+        for size in sizes or [None]:
+            jobs.append(Job(runner.Request(ref, snap_config, size, seed), snapshot_runner(snap, spec, jit_launch),
+                            "snapshot", snap))
+    for ref, spec in zip(refs, specs):
+        configs = [c.name for c in spec.configs] if config == "all" else [config]
+        for name in configs:
+            snap = recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=name)), target.name)
+            for size in sizes or [None]:
+                jobs.append(Job(runner.Request(ref, name, size, seed), jit_launch, "jit", snap))
+    return jobs
+
+
+def recorded_snapshot(out: Path, kernel: str, variant: str, target: str):
+    """The snapshot a GPU result of (kernel, variant, target) is recorded in: the one under `out`, if any."""
+    from ..store.snapshot import load_snapshot
+    from ..store.folder import snapshot_dir
+    folder = snapshot_dir(out, kernel, variant, target)
+    return load_snapshot(folder) if (folder / "irscope.json").is_file() else None
+
+
+def record(snapshot, name: str, result: dict) -> Path | None:
+    """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records."""
+    from ..store import results
+    if snapshot is None:
+        return None
+    return results.append(snapshot.path, name, result)
+
+
+def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
+    """(ref, KernelSpec) whose Python signature launches a snapshot's cubin: a kernel the user named on the
+    command line with the snapshot's function, else the built-in kernel of the snapshot's name.
+
+    A snapshot folder is untrusted: the `source_file` (or a path-like `kernel`) it records is never
+    imported, since importing a file runs it.
+    """
+    from ..errors import UsageError
+    from ..spec import library
+
+    for ref, spec in zip(refs, specs):
+        if spec.fn_name == snap.fn_name:
+            return ref, spec
+    hint = (f"name the kernel's file yourself, as in the compile: irscope run FILE.py:{snap.fn_name} "
+            f"--snapshot {snap.path}")
+    if not builtin_name(snap.kernel):
+        raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
+                         "imports the source file a snapshot records", hint)
+    try:
+        spec = library.load_kernel(snap.kernel)
+    except UsageError:
+        raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
+                         "imports the source file a snapshot records", hint) from None
+    if spec.fn_name != snap.fn_name:
+        raise UsageError(f"{snap.path} holds function '{snap.fn_name}', but the built-in kernel '{snap.kernel}' is "
+                         f"'{spec.fn_name}'", hint)
+    return spec.name, spec
+
+
+def builtin_name(name: str) -> bool:
+    """Whether `name` can only mean a built-in kernel (`matmul`, `blur.row`), never a file to import."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name) is not None \
+        and not name.endswith(".py")
+
+
+def gpu_record(ceilings, target) -> dict:
+    """The GPU a run was made on, as recorded with it."""
+    if ceilings is None:
+        import torch
+        return {"device": torch.cuda.get_device_name(), "target": target.name}
+    return {"device": ceilings.device, "capability": ceilings.capability, "driver": ceilings.driver,
+            "target": target.name, "copy_gbps": ceilings.copy_gbps, "matmul_tflops": ceilings.matmul_tflops}
+
+
+def time_prepared(prepared, run, repeats: int, ceilings):
+    """Time a checked run's launches against the workload's baselines (interleaved do_bench)."""
+    from . import bench
+
+    def kernel() -> None:
+        for call in prepared.calls:
+            run(call)
+
+    # Baselines see the inputs as the check left them, and may write into the output tensors.
+    tensors = {**prepared.x, **prepared.inputs}
+    baselines = {name: make(tensors, prepared.size) for name, make in prepared.workload.baselines.items()}
+    w = prepared.workload
+    return bench.bench(kernel, baselines, w.flops(prepared.size), w.bytes(prepared.size), repeats=repeats,
+                       ceilings=ceilings)

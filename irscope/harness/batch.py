@@ -1,0 +1,165 @@
+"""Compile kernels into snapshot folders: the harness in child processes, the store for the writing.
+
+`compile_points` is what `irscope compile` (and later sweeps and the TUI) call: it checks every request
+up front, compiles each (kernel, options, target) point in a child process, and writes one snapshot
+folder per point, a failed compile included.
+"""
+from __future__ import annotations
+
+import time
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import UsageError
+from ..spec.kernel import CompileOptions, variant_name
+from ..store.folder import check_writable, snapshot_dir, write_folder
+from ..store.writer import snapshot_files
+from ..targets import Target, get_target
+from .workers import JobResult, JobStatus, Progress, exit_if_orphaned, run_jobs
+
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One compile: a kernel (by reference: `matmul` or `file.py:fn`), its options, one target."""
+
+    kernel: str
+    target: str
+    options: CompileOptions = field(default_factory=CompileOptions)
+
+
+class CompileStatus(enum.StrEnum):
+    """How one compile point ended (irscope.json's `status` holds the first two)."""
+
+    OK = "ok"
+    FAILED = "failed"  # the compiler rejected it; the stages that compiled are kept
+    CRASHED = "crashed"  # the compiling process died (an LLVM abort); no folder
+    TIMEOUT = "timeout"  # killed past --timeout; no folder
+    INTERRUPTED = "interrupted"  # Ctrl-C stopped it before it finished (sweeps report these)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one point: where its snapshot is and how the compile went."""
+
+    point: Point
+    status: CompileStatus
+    path: Path | None = None
+    variant: str = ""
+    error: dict | None = None  # {"stage", "type", "message"}
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    label: str = ""  # kernel/variant/target
+
+    @property
+    def ok(self) -> bool:
+        return self.status == CompileStatus.OK
+
+
+class CompileInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `compile_points`: still a KeyboardInterrupt, carrying what had finished by then
+    (`outcomes[i]` for `points[i]`, None where the compile was still running or had not started)."""
+
+    def __init__(self, outcomes: list["Outcome | None"]):
+        super().__init__()
+        self.outcomes = outcomes
+
+
+def check_points(points: Sequence[Point]) -> list[Point]:
+    """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
+    from .. import harness
+    from ..spec import library
+    for target in {get_target(p.target) for p in points}:
+        harness.check_tools(target)
+    for p in points:
+        harness.specialise(library.load_kernel(p.kernel), get_target(p.target), p.options)
+    return list(points)
+
+
+def folder_for(point: Point, out: Path) -> Path:
+    from ..spec import library
+    spec = library.load_kernel(point.kernel)
+    return snapshot_dir(out, spec.name, variant_name(spec, point.options), get_target(point.target).name)
+
+
+def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
+                   timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
+                   on_progress: Callable[[Progress], None] | None = None,
+                   start_method: str | None = None) -> list[Outcome]:
+    """Compile every point in child processes and write its snapshot folder under `out`.
+
+    `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
+    where forking a multi-threaded process is unsafe; the default forks.
+    """
+    out = Path(out)
+    check_points(points)
+    folders = [folder_for(p, out) for p in points]
+    for folder in folders:
+        check_writable(folder, allow_goldens)
+    jobs = [(p, str(out)) for p in points]
+    labels = [folder.relative_to(out).as_posix() for folder in folders]
+    index = {id(job): i for i, job in enumerate(jobs)}
+    finished: dict[int, JobResult] = {}
+
+    def progress(p: Progress) -> None:
+        if p.last is not None:
+            finished[index[id(p.last.job)]] = p.last
+        if on_progress:
+            on_progress(p)
+
+    try:
+        results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
+                           start_method=start_method)
+    except KeyboardInterrupt:
+        raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
+    return [_outcome(r, label) for r, label in zip(results, labels)]
+
+
+def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
+    """What an interrupted run had finished: a worker that Ctrl-C itself killed did not finish."""
+    if r is None or (r.status == "crashed" and "SIGINT" in r.message):
+        return None
+    if r.status == "error" and isinstance(r.value, UsageError):
+        return None
+    return _outcome(r, label)
+
+
+def _compile_job(job: tuple[Point, str]) -> Outcome:
+    point, out = job
+    return compile_one(point, Path(out), capture_fds=True)
+
+
+def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
+    """Compile one point in this process and write its folder (the body of every child)."""
+    from .. import harness
+    from ..spec import library
+    started = time.perf_counter()
+    spec = library.load_kernel(point.kernel)
+    target = get_target(point.target)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds)
+    folder = snapshot_dir(out, spec.name, result.variant, target.name)
+    files = snapshot_files(result)
+    exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
+    write_folder(folder, files)
+    return Outcome(point, CompileStatus.OK if result.ok else CompileStatus.FAILED, folder, result.variant, result.error,
+                   time.perf_counter() - started, label=folder.relative_to(out).as_posix())
+
+
+def _outcome(r: JobResult, label: str) -> Outcome:
+    point = r.job[0]
+    if r.status == "ok":
+        o: Outcome = r.value
+        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label)
+    if r.status == "error" and isinstance(r.value, UsageError):
+        raise r.value
+    error = {"stage": "?", "type": r.status, "message": r.message}
+    variant = label.split("/")[1] if label.count("/") == 2 else ""
+    return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
+                   r.cpu_seconds, label)
+
+
+def target_of(point: Point) -> Target:
+    return get_target(point.target)

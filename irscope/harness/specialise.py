@@ -1,0 +1,269 @@
+"""Specialise a kernel like a real launch would: the JIT's own binder on stand-in tensors, for a chosen
+`GPUTarget`, giving the signature, constexprs and attributes Triton's compiler gets, and the content key
+of the compile. Also the backend's option set, and the checks that need Triton to answer.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from typing import Any
+
+from ..errors import EnvironmentProblem, UsageError
+from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve)
+from ..targets import Target
+
+
+
+# A typical tensor's size in bytes, for AMD's buffer-op specialisation (tensors under 2 GB get
+# tt.pointer_range=32 at launch).
+_TYPICAL_TENSOR_BYTES = 1 << 26
+
+
+class _FakeTensor:
+    """What the JIT's specialiser looks at in a tensor: its address, dtype and (on AMD) its size."""
+
+    def __init__(self, tensor: Tensor, address: int):
+        self.dtype = tensor.dtype
+        self._address = address
+
+    def data_ptr(self) -> int:
+        return self._address
+
+    def ptr_range(self) -> int:  # AMD: HIPBackend.is_within_2gb
+        return _TYPICAL_TENSOR_BYTES
+
+
+def triton_version() -> str:
+    import triton
+    return triton.__version__
+
+
+def gpu_target(target: Target):
+    from triton.backends.compiler import GPUTarget
+    return GPUTarget(target.backend, target.arch, target.warp_size)
+
+
+def _make_backend(target: Target):
+    from triton.compiler.compiler import make_backend
+    try:
+        return make_backend(gpu_target(target))
+    except Exception as e:  # noqa: BLE001 - Triton raises bare RuntimeError/ValueError here
+        raise EnvironmentProblem(f"Triton {triton_version()} cannot compile for {target.name}: {e}",
+                                 "install a Triton with the nvidia and amd backends (pip install triton)") from None
+
+
+def check_tools(target: Target) -> None:
+    """Fail early, with a hint, when Triton cannot find the assembler a target needs."""
+    if target.vendor != "nvidia":
+        return
+    from triton.backends.nvidia.compiler import get_ptxas
+    try:
+        get_ptxas(target.arch).version
+    except (RuntimeError, OSError) as e:
+        raise EnvironmentProblem(f"Triton {triton_version()} cannot run ptxas for {target.name}: {e}",
+                                 "reinstall triton (its wheel ships ptxas), or point TRITON_PTXAS_PATH / "
+                                 "TRITON_PTXAS_BLACKWELL_PATH at a CUDA toolkit's ptxas") from None
+
+
+def _jit_kwargs(fn) -> dict:
+    """The options the JIT adds to every launch (JITFunction.run), in the spelling of this Triton."""
+    from triton import knobs
+    kwargs: dict[str, Any] = {"debug": bool(getattr(fn, "debug", False)) or bool(knobs.runtime.debug)}
+    for name in ("instrumentation_mode", "fpsan_homomorphic_casts"):  # 3.6 has the first, 3.9 both
+        if hasattr(knobs.compilation, name):
+            kwargs[name] = getattr(knobs.compilation, name)
+    return kwargs
+
+
+def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
+    """Specialise like a real launch: returns (backend, options, signature, constexprs, attrs, record).
+
+    The JIT's own binder (`create_function_from_signature`) and `_pack_args` do the work on stand-in
+    tensors, so the rules are Triton's, including `do_not_specialize` and AMD's buffer-op ranges.
+    """
+    from triton.runtime.jit import create_function_from_signature
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, without its warning
+    fn = spec.fn
+    params = list(fn.params)
+    constexpr_names = [p.name for p in params if p.is_constexpr]
+    backend = _make_backend(target)
+    annotations = {p.name: getattr(p, "annotation_type", "") or "" for p in params}
+    resolved = resolve(spec, opts, [p.name for p in params], constexpr_names, annotations=annotations,
+                       option_fields=option_fields(backend), warp_size=target.warp_size,
+                       max_threads=target.max_threads_per_block, target=target.name)
+    _disable_amd_torch_probe()
+
+    call_args = []
+    for i, p in enumerate(params):
+        if p.is_constexpr:
+            value = resolved.constexprs.get(p.name, p.default)
+        else:
+            value = resolved.args[p.name]
+            if isinstance(value, Tensor):
+                value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096)
+        call_args.append(value)
+    kwargs = _jit_kwargs(fn)
+    if resolved.num_warps is not None:
+        kwargs["num_warps"] = resolved.num_warps
+    if resolved.num_stages is not None:
+        kwargs["num_stages"] = resolved.num_stages
+    kwargs.update(resolved.backend_options)
+
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    try:
+        bound, specialization, binder_opts = binder(*call_args, **kwargs)
+        options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, binder_opts)
+    except KeyError as e:  # resolve has checked the names already; this is Triton disagreeing
+        known = sorted(option_fields(backend))
+        raise UsageError(f"Triton refused an option for {target.name}: {e.args[0] if e.args else e}",
+                         f"options Triton knows for {target.name}: {', '.join(known)}") from None
+    except (TypeError, AssertionError, ValueError) as e:
+        raise UsageError(f"cannot specialise {spec.fn_name} for {target.name}: {e}",
+                         "check the --arg, --constexpr and --option values") from None
+
+    record = []
+    global_div = [d for name, d in opts.divisibility if name is None]
+    per_arg = {name: d for name, d in opts.divisibility if name is not None}
+    for i, p in enumerate(params):
+        ty = signature[p.name]
+        key = (i,)
+        entry: dict[str, Any] = {"name": p.name, "type": ty}
+        value = call_args[i]
+        if p.is_constexpr:
+            entry.update(kind="constexpr", value=jsonable(value))
+        elif ty == "constexpr":
+            entry.update(kind="constant", value=jsonable(value),
+                         why="an integer equal to 1 is specialised into the kernel as a constant")
+        else:
+            is_ptr = ty.startswith("*")
+            entry["kind"] = "tensor" if is_ptr else "scalar"
+            entry["value"] = str(resolved.args[p.name]) if is_ptr else jsonable(resolved.args[p.name])
+            if key in attrs:
+                d = per_arg.get(p.name)
+                if d is None and global_div and not p.do_not_specialize:
+                    d = global_div[-1]
+                    typical = TYPICAL_POINTER_ALIGNMENT if is_ptr else value
+                    if isinstance(typical, int) and not isinstance(typical, bool) and typical % d:
+                        d = 1
+                if d is not None:
+                    rest = [a for a in attrs[key] if a[0] != "tt.divisibility"]
+                    attrs[key] = ([["tt.divisibility", d]] if d > 1 else []) + rest
+                div = [a[1] for a in attrs[key] if a[0] == "tt.divisibility"]
+                entry["divisibility"] = div[0] if div else 1
+                extra = {a[0]: a[1] for a in attrs[key] if a[0] != "tt.divisibility"}
+                if extra:
+                    entry["attrs"] = extra
+        record.append(entry)
+    return backend, options, signature, constexprs, attrs, record
+
+
+def target_option_fields(target: Target) -> dict[str, OptionField]:
+    """The backend options Triton knows for a target (`option_fields` of its backend)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    return option_fields(_make_backend(target))
+
+
+def option_fields(backend) -> dict[str, OptionField]:
+    """The backend options Triton knows for a backend, with the kind of value each takes: the fields of
+    its options dataclass (CUDAOptions, HIPOptions), typed by annotation, else by default value."""
+    import dataclasses
+    import typing
+
+    defaults = backend.parse_options({})
+    hints: dict[str, Any] = {}
+    try:
+        hints = typing.get_type_hints(type(defaults))
+    except Exception:  # noqa: BLE001 - a string annotation this Python cannot evaluate: use the defaults
+        pass
+    out = {}
+    for f in dataclasses.fields(defaults):
+        if f.name in ("arch", "backend_name"):  # set by the target, never by the user
+            continue
+        default = getattr(defaults, f.name, None)
+        out[f.name] = OptionField(f.name, _option_kind(hints.get(f.name, f.type), default), default)
+    return out
+
+
+def _option_kind(annotation: Any, default: Any) -> str:
+    import typing
+
+    if typing.get_origin(annotation) is typing.Union:  # Optional[int] -> int
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = inner[0] if len(inner) == 1 else annotation
+    origin = typing.get_origin(annotation) or annotation
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "word", tuple: "list", list: "list",
+             dict: "mapping"}
+    if isinstance(origin, type) and origin in kinds:
+        if origin is bool and isinstance(default, int) and not isinstance(default, bool):
+            return "integer"  # CUDAOptions.max_num_imprecise_acc_default: annotated bool, holds a count
+        return kinds[origin]
+    if default is not None:
+        return next((k for t, k in kinds.items() if isinstance(default, t)), "word")
+    return "word"
+
+
+def _disable_amd_torch_probe() -> None:
+    # HIPBackend.is_within_2gb imports torch on first use just to isinstance-check; our stand-ins
+    # answer through ptr_range(), so skip the (slow) import.
+    try:
+        from triton.backends.amd.compiler import HIPBackend
+    except ImportError:
+        return
+    if hasattr(HIPBackend, "_torch_available"):  # Triton 3.9: imports torch once, unless told it is absent
+        if HIPBackend._torch_available is None:
+            HIPBackend._torch_available = False
+    elif importlib.util.find_spec("torch") is None:  # Triton 3.6: imports torch unconditionally
+        HIPBackend.is_within_2gb = staticmethod(
+            lambda arg: hasattr(arg, "ptr_range") and arg.ptr_range() <= 2**31 - 1)
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def content_key(spec: KernelSpec, target: Target, compile_options: dict, record: list[dict], line_info: bool) -> str:
+    """A hash of everything that decides a compile's output: the kernel's source (with the jit functions
+    it calls), the target, the options, the specialisation and the Triton version."""
+    payload = json.dumps({"fn": spec.fn.cache_key, "target": target.as_dict(), "options": compile_options,
+                          "specialisation": record, "triton": triton_version(), "line_info": line_info},
+                         sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, dict, list[dict]]:
+    """The content key, compile options and specialisation of a compile, without compiling."""
+    backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
+    compile_options = compile_options_of(spec, options, constexprs, opts)
+    return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
+
+
+def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:
+    """Do once, before forking compile workers, what every compile would otherwise repeat in its own
+    process: hashing Triton's files for its cache key (about 0.5 s) and asking ptxas for its version.
+    Children forked afterwards inherit the results."""
+    from triton.runtime.cache import triton_key
+    triton_key()
+    for target in targets:
+        if target.vendor == "nvidia":
+            try:
+                from triton.backends.nvidia.compiler import get_ptxas
+                get_ptxas(target.arch)
+            except Exception:  # noqa: BLE001 - a missing ptxas shows up in the compile itself
+                pass
+
+
+def compile_options_of(spec: KernelSpec, options, constexprs: dict, opts: CompileOptions) -> dict:
+    names = spec.fn.arg_names
+    out = {"num_warps": options.num_warps, "num_stages": getattr(options, "num_stages", None),
+           "constexprs": {names[k[0]]: jsonable(v) for k, v in constexprs.items() if len(k) == 1}}
+    if spec.tuning is not None and spec.tuning.heuristics:  # which values @triton.heuristics chose
+        from ..spec.autotune import recorded
+        out["heuristics"] = {k: jsonable(v) for k, v in recorded(spec, opts, out["constexprs"], options).items()}
+    return out
+
+

@@ -1,0 +1,1 @@
+"""Output for terminals: styles, tables, sizes, highlighting and progress lines."""

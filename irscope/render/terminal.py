@@ -1,0 +1,159 @@
+"""Text for terminals: tables, sizes, colour, syntax highlighting and a progress line.
+
+Presenters (the CLI, the pytest plugin) call these; nothing here prints on its own except `ProgressLine`,
+which writes to the stream it is given.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import IO, Iterable, Sequence
+
+from ..store.snapshot import Snapshot
+
+RESET = "\x1b[0m"
+STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m",
+          "cyan": "\x1b[36m", "magenta": "\x1b[35m"}
+
+# Pygments lexer names per stage; irscope registers ttir, ttgir, sass and amdgcn as Pygments plugins.
+LEXERS = {"source": "ttir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
+          "amdgcn": "amdgcn", "python": "python"}
+
+
+def wants_color(stream: IO, mode: str = "auto") -> bool:
+    """Colour on a terminal unless NO_COLOR is set; `always` and `never` override."""
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class Style:
+    """Applies ANSI styles when colour is on, and nothing otherwise."""
+
+    def __init__(self, color: bool):
+        self.color = color
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        return "".join(STYLES[s] for s in styles) + text + RESET
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if n < 100 else f"{n:.0f} {unit}"
+    return f"{n} B"
+
+
+def count(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, right: Sequence[int] = (),
+          style: Style | None = None) -> str:
+    """A plain text table; columns in `right` are right-aligned."""
+    rows = [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(_visible(r[i])) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, c in enumerate(cells):
+            pad = " " * (widths[i] - len(_visible(c)))
+            out.append(pad + c if i in right else c + pad)
+        return "  ".join(out).rstrip()
+
+    head = line(list(headers))
+    if style:
+        head = style(head, "bold")
+    return "\n".join([head] + [line(r) for r in rows])
+
+
+def _visible(text: str) -> str:
+    import re
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def highlight(text: str, stage: str, color: bool) -> str:
+    """Syntax-highlight a stage for a terminal (through Pygments); plain text when colour is off."""
+    if not color:
+        return text
+    from pygments import highlight as pyg_highlight
+    from pygments.formatters import TerminalFormatter
+
+    from ..ir.lexers import get_lexer  # irscope's own first: Pygments' "sass" is the CSS preprocessor
+    lexer = get_lexer(LEXERS.get(stage, stage))
+    if lexer is None:
+        return text
+    return pyg_highlight(text, lexer, TerminalFormatter())
+
+
+def stage_sizes(snap: Snapshot) -> str:
+    parts = []
+    for stage, info in snap.meta.get("stages", {}).items():
+        if stage == "source":
+            continue
+        size = human_bytes(info["bytes"]) if info.get("lines") is None else f"{info['lines']:,} lines"
+        parts.append(f"{stage} {size}")
+    if not parts:
+        parts = [f"{s} {human_bytes(p.stat().st_size)}" for s, p in snap.stage_files.items()]
+    return " · ".join(parts)
+
+
+def resources_line(snap: Snapshot) -> str:
+    r = snap.resources
+    t = snap.target
+    smem = human_bytes(r.shared)
+    if t is not None and r.shared is not None:
+        smem += f" of {human_bytes(t.shared_per_block)}"
+        if r.shared > t.shared_per_block:
+            smem += " (over the per-block limit: cannot launch)"
+    if t is not None and t.vendor == "amd":
+        regs = f"vgpr {count(r.registers)}, agpr {count(r.agprs)}, sgpr {count(r.sgprs)}"
+        spills = f"spilled vgprs {count(r.spill_stores)}, scratch {human_bytes(r.scratch)}"
+        return f"lds {smem} · {regs} · {spills}"
+    spills = f"spills {human_bytes(r.spill_stores)} st / {human_bytes(r.spill_loads)} ld · stack {human_bytes(r.stack)}"
+    extra = f" · tmem {r.tensor_memory} cols" if r.tensor_memory else ""
+    return f"shared {smem} · registers {count(r.registers)}/thread · {spills}{extra}"
+
+
+class ProgressLine:
+    """One line on a terminal that redraws itself: `[3/14] compiling matmul/default/sm_90a (12 s)`."""
+
+    def __init__(self, stream: IO = sys.stderr, enabled: bool | None = None):
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.started = time.monotonic()
+        self._width = 0
+
+    def update(self, text: str) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        line = f"{text} ({elapsed:.0f} s)"
+        cols = _columns(self.stream) - 1
+        line = line[:cols]
+        self.stream.write("\r" + line + " " * max(0, self._width - len(line)))
+        self.stream.flush()
+        self._width = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+        self._width = 0
+
+
+def _columns(stream: IO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 100

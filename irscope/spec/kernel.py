@@ -1,0 +1,449 @@
+"""What irscope knows about a kernel before compiling it: its spec, its configs, and the options asked for.
+
+A kernel file declares a `KernelSpec` next to its `@triton.jit` function. The spec gives the values a
+typical launch passes (so irscope can specialise the kernel the way Triton's JIT would), the constexpr
+defaults, and a menu of named configs. `CompileOptions` is what the user asked for on top of that.
+Nothing here imports Triton.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from ..errors import UsageError
+
+# Typical addresses of the tensors a launch passes: torch's caching allocator hands out blocks aligned
+# to 512 bytes, so a real launch sees every pointer 16-byte aligned unless the tensor is a view at an
+# odd offset. irscope assumes the common case and lets the user say otherwise (--divisibility).
+TYPICAL_POINTER_ALIGNMENT = 512
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A pointer argument of a typical launch: a tensor of `dtype` (Triton's names: fp16, bf16, fp32, i8...)."""
+
+    dtype: str
+    const: bool = False  # a `*k` pointer (read-only), as Triton marks `tl.const` arguments
+
+    def __str__(self) -> str:
+        return f"*{self.dtype}"
+
+
+@dataclass(frozen=True)
+class Config:
+    """A named point of a kernel's menu: constexprs plus launch options, like a `triton.Config`."""
+
+    name: str
+    constexprs: Mapping[str, Any] = field(default_factory=dict)
+    num_warps: int | None = None
+    num_stages: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # other backend options: maxnreg, kpack...
+    note: str = ""
+    # Targets this config is not meant for, with the reason (target name -> why): it fails to compile
+    # there, or needs more shared memory than a block may have. Stated here rather than hidden.
+    not_for: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel irscope can compile: the `@triton.jit` function and how a typical launch calls it."""
+
+    name: str
+    fn: Any  # triton.runtime.jit.JITFunction
+    args: Mapping[str, Any]  # typical launch value of every non-constexpr parameter: Tensor, int, float, bool
+    configs: Sequence[Config] = (Config("default"),)
+    constexprs: Mapping[str, Any] = field(default_factory=dict)  # defaults under every config
+    description: str = ""
+    workload: Any = None  # how to run it on a GPU or in the interpreter (irscope.spec.workload.Workload)
+    path: str = ""  # the file the spec was loaded from; set by irscope.spec.library
+    # What @triton.autotune / @triton.heuristics around `fn` add (irscope.spec.autotune.Tuning); set by irscope.spec.library
+    tuning: Any = None
+
+    @property
+    def fn_name(self) -> str:
+        return getattr(self.fn, "__name__", None) or self.fn.fn.__name__
+
+    @property
+    def default_config(self) -> Config:
+        return self.configs[0]
+
+    def config(self, name: str | None) -> Config:
+        """The named config, or the default one."""
+        if name is None:
+            return self.default_config
+        for cfg in self.configs:
+            if cfg.name == name:
+                return cfg
+        names = [c.name for c in self.configs]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (f"did you mean {', '.join(close)}? " if close else "") + f"configs of {self.name}: {', '.join(names)}"
+        raise UsageError(f"kernel '{self.name}' has no config '{name}'", hint)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What the user asked for on top of a kernel's spec. Tuples keep it hashable and picklable."""
+
+    config: str | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+    constexprs: tuple[tuple[str, Any], ...] = ()
+    backend_options: tuple[tuple[str, Any], ...] = ()  # maxnreg=128, enable_fp_fusion=False, kpack=2 ...
+    divisibility: tuple[tuple[str | None, int], ...] = ()  # (None, 1): every argument; ("x_ptr", 4): one
+    args: tuple[tuple[str, Any], ...] = ()  # typical launch values that differ from the spec's
+    line_info: bool = True
+    name: str | None = None  # the variant folder's name, if the user chose one
+    # Record the IR after every pass: "" (no), "mlir" (Triton's MLIR passes) or "all" (also LLVM's).
+    # Not part of the variant name: the compiled code is the same, so it lands in the same folder.
+    passes: str = ""
+
+    def with_(self, **changes) -> "CompileOptions":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """The options as irscope.json's `request` records them (JSON: tensors as `*fp16`)."""
+        out: dict = {"config": self.config, "line_info": self.line_info}
+        for name in ("num_warps", "num_stages", "name"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        for name in ("constexprs", "backend_options", "args"):
+            if getattr(self, name):
+                out[name] = {k: v if isinstance(v, (int, float, bool)) else str(v) for k, v in getattr(self, name)}
+        if self.divisibility:
+            out["divisibility"] = [[n, d] for n, d in self.divisibility]
+        if self.passes:
+            out["passes"] = self.passes
+        return out
+
+    @classmethod
+    def from_dict(cls, request: Mapping[str, Any]) -> "CompileOptions":
+        """The options a `request` (from `to_dict`, as irscope.json records it) asked for."""
+        def pairs(key):
+            return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
+
+        return cls(config=request.get("config"), num_warps=request.get("num_warps"),
+                   num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
+                   backend_options=pairs("backend_options"), args=pairs("args"),
+                   divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
+                   line_info=request.get("line_info", True), name=request.get("name"),
+                   passes=request.get("passes", ""))
+
+
+def parse_value(text: str) -> Any:
+    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"), anything else -> the string."""
+    text = text.strip()
+    if text.startswith("*"):
+        dtype = text[1:]
+        const = dtype.startswith("k")
+        dtype = dtype[1:] if const and dtype[1:] in DTYPES else dtype
+        if dtype not in DTYPES:
+            raise UsageError(f"unknown tensor dtype '{text}'", f"use one of: {', '.join('*' + d for d in DTYPES)}")
+        return Tensor(dtype, const=const)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (int, float, str, bool)) else text
+
+
+DTYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16",
+          "i32", "i64", "u8", "u16", "u32", "u64")
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, Any]:
+    """`NAME=VALUE` from the command line -> (name, parsed value)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name) or not value.strip():
+        raise UsageError(f"malformed {what} '{text}'", f"write it as NAME=VALUE, e.g. {EXAMPLES.get(what, 'BLOCK=128')}")
+    return name, parse_value(value)
+
+
+EXAMPLES = {"constexpr": "--constexpr BLOCK_M=128", "argument": "--arg K=4096 or --arg a_ptr=*fp16",
+            "option": "--option maxnreg=128"}
+
+
+def parse_divisibility(items: Sequence[str]) -> tuple[tuple[str | None, int], ...]:
+    """`16`, `1`, `x_ptr=4` -> ((None, 16), (None, 1), ("x_ptr", 4)); values must be powers of two."""
+    out = []
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        try:
+            d = int(value)
+        except ValueError:
+            d = 0
+        if d < 1 or d & (d - 1) or (sep and not _NAME.match(name)):
+            raise UsageError(f"bad --divisibility '{item}'",
+                             "give a power of two for every argument (16, 1) or NAME=VALUE for one (x_ptr=4)")
+        out.append((name if sep else None, d))
+    return tuple(out)
+
+
+# -- the types of values --------------------------------------------------------------------------------
+# A value given on the command line or in a sweep file is checked against what the kernel expects before
+# anything compiles: Triton would otherwise fail deep in the kernel's body (a tensor added to an integer),
+# in a later stage (maxnreg=abc at ttgir), or at ptxas (64 warps), and leave a failed snapshot behind.
+
+_KIND_EXAMPLES = {"tensor": "*fp16", "integer": "4096", "number": "0.5", "boolean": "true", "word": "ieee"}
+_OPTION_EXAMPLES = {"integer": "128", "number": "0.5", "boolean": "true", "word": "ieee"}
+
+
+def kind_of(value: Any) -> str:
+    """What a parsed value is, in the words a message uses: tensor, boolean, integer, number or word."""
+    if isinstance(value, Tensor):
+        return "tensor"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "word"
+
+
+def kind_of_annotation(annotation: str) -> str | None:
+    """The kind a Triton annotation asks for (`*fp16` tensor, `i32` integer, `fp32` number, `i1` boolean)."""
+    if not annotation:
+        return None
+    if annotation.startswith("*"):
+        return "tensor"
+    if annotation == "i1":
+        return "boolean"
+    if re.fullmatch(r"[iu](8|16|32|64)", annotation):
+        return "integer"
+    if annotation.startswith(("fp", "bf")):
+        return "number"
+    return None
+
+
+def _fits(value: Any, kind: str) -> bool:
+    got = kind_of(value)
+    return got == kind or (kind == "number" and got == "integer")
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "", given: str = "") -> None:
+    """A typical value given for argument `name` is of the kind the kernel takes there.
+
+    The kind comes from the spec's own typical value (`KernelSpec.args`), else from the parameter's
+    Triton annotation (`n: tl.int32`); with neither, any number, boolean or tensor will do, not a word.
+    """
+    typical = spec.args.get(name)
+    kind = kind_of(typical) if name in spec.args else kind_of_annotation(annotation)
+    given = given or f"--arg {name}={_shown(value)}"
+    if kind is None:
+        if kind_of(value) == "word":
+            raise UsageError(f"{given}: a typical value is a number, true/false or a tensor, not a word",
+                             f"e.g. --arg {name}=4096 or --arg {name}=*fp16")
+        return
+    if _fits(value, kind):
+        return
+    why = f"its typical value is {_shown(typical)}" if name in spec.args else f"annotated {annotation}"
+    example = _shown(typical) if name in spec.args else _KIND_EXAMPLES[kind]
+    what = "a tensor pointer" if kind == "tensor" else _a(kind)
+    raise UsageError(f"{given}: {spec.fn_name}'s {name} is {what} ({why}), not {_a(kind_of(value))}",
+                     f"give {_a(kind)}, e.g. --arg {name}={example}")
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One backend option Triton knows for a target (a field of CUDAOptions or HIPOptions)."""
+
+    name: str
+    kind: str  # integer, number, boolean, word; or list, mapping (not something NAME=VALUE can give)
+    default: Any = None
+
+
+def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField], target: str,
+                         given: str = "") -> None:
+    """`--option NAME=VALUE` names an option Triton knows for `target` and gives a value of its type."""
+    field_ = fields.get(name)
+    if field_ is None:
+        known = sorted(fields)
+        close = difflib.get_close_matches(name, known, n=3)
+        raise UsageError(f"unknown backend option '{name}' for {target}",
+                         (f"did you mean {', '.join(close)}? " if close else "") +
+                         f"options Triton knows for {target}: {', '.join(known)}")
+    given = given or f"--option {name}={_shown(value)}"
+    if field_.kind in ("list", "mapping"):
+        raise UsageError(f"{given}: Triton's {name} takes a {field_.kind}, which --option cannot give",
+                         "leave it to Triton, or set it in a kernel config's options={...}")
+    if not _fits(value, field_.kind):
+        example = _shown(field_.default) if field_.default not in (None, "") else _OPTION_EXAMPLES[field_.kind]
+        raise UsageError(f"{given}: Triton's {name} for {target} takes {_a(field_.kind)}, not "
+                         f"{_a(kind_of(value))}", f"give {_a(field_.kind)}, e.g. --option {name}={example}")
+
+
+def check_constexpr_value(spec: KernelSpec, name: str, value: Any, known: Any, given: str = "") -> None:
+    """A constexpr whose default is a number is not given a word (Triton would fail deep in the body)."""
+    if isinstance(known, (int, float)) and not isinstance(known, bool) and isinstance(value, str):
+        given = given or f"--constexpr {name}={value}"
+        raise UsageError(f"{given}: {spec.name}'s {name} is a number (its default is {known})",
+                         f"give a number, e.g. --constexpr {name}={known}")
+
+
+def check_warps(value: Any, what: str = "--num-warps", *, warp_size: int | None = None, max_threads: int = 1024,
+                target: str = "") -> None:
+    """Warps per program: a positive power of two, and no more threads than one block may have."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"bad {what} {value}", f"{what} takes a positive integer")
+    max_warps = max_threads // warp_size if warp_size else 32
+    allowed = ", ".join(str(1 << i) for i in range(max_warps.bit_length()))
+    if value & (value - 1):
+        raise UsageError(f"bad {what} {value}: not a power of two", f"Triton takes {allowed}")
+    if warp_size and value > max_warps:
+        # Triton refuses to launch more threads than a block may have (CompiledKernel._init_handles:
+        # num_warps * warp_size > n_max_threads, 1024 on every GPU it supports); ptxas already fails
+        # on the .maxntid it is given, AMD at run time.
+        raise UsageError(f"bad {what} {value}: {target} runs at most {max_warps} warps per program "
+                         f"({max_threads} threads a block, {warp_size} a warp)", f"give one of {allowed}")
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    """`2,4,8` -> [2, 4, 8] for an option named `what`."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise UsageError(f"bad {what} '{text}'", f"give positive integers, comma-separated: {what} 2,4,8")
+    return values
+
+
+def variant_name(spec: KernelSpec, opts: CompileOptions) -> str:
+    """The folder name of a compile variant: the config's name plus what the user changed.
+
+    `default`, `m128n256k64.w2`, `default.div1`, `default.s4.BLOCK_K=32` -- readable and stable, so the
+    same options always land in the same folder.
+    """
+    if opts.name:
+        return opts.name
+    parts = [opts.config or spec.default_config.name]
+    if opts.num_warps is not None:
+        parts.append(f"w{opts.num_warps}")
+    if opts.num_stages is not None:
+        parts.append(f"s{opts.num_stages}")
+    for name, d in opts.divisibility:
+        parts.append(f"div{d}" if name is None else f"{name}.div{d}")
+    parts += [f"{k}={_slug(v)}" for k, v in opts.constexprs]
+    parts += [f"{k}={_slug(v)}" for k, v in opts.backend_options]
+    # A typical value that overrides the spec's is a choice, named in full; the values of a kernel with no
+    # spec (its signature, given on the command line) are folded into a short hash of the signature.
+    parts += [f"arg.{k}={_slug(v)}" for k, v in opts.args if k in spec.args]
+    signature = [(k, str(v)) for k, v in opts.args if k not in spec.args]
+    if signature:
+        parts.append("sig" + hashlib.sha1(repr(signature).encode()).hexdigest()[:6])
+    if not opts.line_info:
+        parts.append("noline")
+    return ".".join(parts)
+
+
+def _slug(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_+-]", "_", str(value))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A spec and options merged into exactly what the compiler gets (before specialisation)."""
+
+    constexprs: dict[str, Any]
+    args: dict[str, Any]  # typical launch values of the non-constexpr parameters
+    num_warps: int | None
+    num_stages: int | None
+    backend_options: dict[str, Any]
+    heuristics: dict[str, Any] = field(default_factory=dict)  # values @triton.heuristics computed
+
+
+def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
+            constexpr_names: Sequence[str], *, annotations: Mapping[str, str] | None = None,
+            option_fields: Mapping[str, OptionField] | None = None, warp_size: int | None = None,
+            max_threads: int = 1024, target: str = "") -> Resolved:
+    """Merge spec defaults, the chosen config and the user's overrides; check every name exists and
+    every value is of the kind its parameter or option takes.
+
+    `annotations` (parameter -> Triton annotation), `option_fields` (Triton's option set) and
+    the target's warp and block sizes come from the harness, which reads them from Triton; without
+    them those checks are off.
+    """
+    cfg = spec.config(opts.config)
+    constexprs = {**spec.constexprs, **cfg.constexprs}
+    for name, value in opts.constexprs:
+        _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
+        check_constexpr_value(spec, name, value, constexprs.get(name))
+        constexprs[name] = value
+    args = dict(spec.args)
+    for name, value in opts.args:
+        _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--arg")
+        check_arg_value(spec, name, value, (annotations or {}).get(name, ""))
+        args[name] = value
+    for name, _ in opts.divisibility:
+        if name is not None:
+            _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--divisibility")
+    missing = [p for p in param_names if p not in constexpr_names and p not in args]
+    if missing:
+        raise UsageError(f"kernel '{spec.name}' needs a typical value for argument '{missing[0]}'",
+                         f"pass --arg {missing[0]}=VALUE (a number, or *fp16 for a tensor), or declare it in the "
+                         "kernel's KernelSpec(args=...)")
+    heuristics = _heuristics(spec, cfg, opts, args, constexprs, constexpr_names)
+    missing = [p for p in constexpr_names if p not in constexprs and not _has_default(spec.fn, p)]
+    if missing:
+        raise UsageError(f"kernel '{spec.name}' needs a value for constexpr '{missing[0]}'",
+                         f"pass --constexpr {missing[0]}=VALUE or choose a config with --config")
+    backend_options = dict(cfg.options)
+    backend_options.update(opts.backend_options)
+    backend_options.update({k: v for k, v in heuristics.items() if k not in constexprs and k not in args
+                            and k not in ("num_warps", "num_stages")})
+    if option_fields is not None:
+        for name, value in backend_options.items():
+            check_backend_option(name, value, option_fields, target)
+    num_warps = opts.num_warps if opts.num_warps is not None else heuristics.get("num_warps", cfg.num_warps)
+    num_stages = opts.num_stages if opts.num_stages is not None else heuristics.get("num_stages", cfg.num_stages)
+    if num_stages is not None and (not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1):
+        raise UsageError(f"bad --num-stages {num_stages}", "--num-stages takes a positive integer")
+    if num_warps is not None:
+        check_warps(num_warps, warp_size=warp_size, max_threads=max_threads, target=target)
+    return Resolved(constexprs, args, num_warps, num_stages, backend_options, heuristics)
+
+
+def _heuristics(spec: KernelSpec, cfg: Config, opts: CompileOptions, args: dict, constexprs: dict,
+                constexpr_names: Sequence[str]) -> dict[str, Any]:
+    """@triton.heuristics values for the typical launch (irscope.spec.autotune), merged into constexprs/args."""
+    if spec.tuning is None:
+        return {}
+    from .autotune import heuristic_values
+    values = heuristic_values(spec, cfg, opts, args)
+    constexprs.update({k: v for k, v in values.items() if k in constexpr_names})
+    args.update({k: v for k, v in values.items() if k in args})
+    return values
+
+
+def _has_default(fn: Any, name: str) -> bool:
+    for p in getattr(fn, "params", ()):
+        if p.name == name:
+            return p.has_default
+    return False
+
+
+def _check_name(spec: KernelSpec, name: str, known: Sequence[str], what: str, flag: str) -> None:
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise UsageError(f"{spec.fn_name} has no {what} '{name}'",
+                     hint + f"{what}s of {spec.fn_name}: {', '.join(known) or '(none)'} ({flag})")
+

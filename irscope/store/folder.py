@@ -1,0 +1,97 @@
+"""Writing a snapshot folder: all at once (built beside its place, swapped in with one rename), never
+into a golden root unless asked, and sweeping up what a killed writer left. Readers are in snapshot.py.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import UsageError
+from .snapshot import GOLDEN_MARKER
+
+
+def snapshot_dir(root: Path, kernel: str, variant: str, target: str) -> Path:
+    return Path(root) / kernel / variant / target
+
+
+def check_writable(dest: Path, allow_goldens: bool) -> None:
+    """Refuse to write under a golden root unless asked, so a stray --out never rewrites the goldens."""
+    for parent in [dest, *dest.parents]:
+        if (parent / GOLDEN_MARKER).is_file() and not allow_goldens:
+            raise UsageError(f"'{parent}' holds committed golden snapshots; not writing into it",
+                             "choose another --out, or pass --update-goldens to rewrite goldens on purpose")
+
+
+def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
+    """Write a folder of files all at once: build it beside `dest`, then swap it in with one rename.
+
+    A crash, a kill or Ctrl-C leaves either the old folder or the new one, never a mix; a half-built
+    folder stays hidden (a dot name) and is swept up by the next write into the same parent.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(dest.parent)
+    tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        for name, data in files.items():
+            path = tmp / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, str):
+                path.write_text(data)
+            else:
+                path.write_bytes(data)
+        if dest.exists():
+            if not _exchange(tmp, dest):
+                old = dest.parent / f".{dest.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+                os.rename(dest, old)
+                os.rename(tmp, dest)
+                tmp = old
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.rename(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE). False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def sweep_stale(parent: Path) -> None:
+    """Remove half-built folders whose writer is gone (killed midway)."""
+    for p in parent.glob(".*.tmp-*"):
+        _remove_if_orphan(p)
+    for p in parent.glob(".*.old-*"):
+        _remove_if_orphan(p)
+
+
+def _remove_if_orphan(path: Path) -> None:
+    try:
+        pid = int(path.name.rsplit("-", 2)[-2])
+    except (ValueError, IndexError):
+        return
+    if pid != os.getpid() and not _alive(pid):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

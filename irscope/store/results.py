@@ -1,0 +1,95 @@
+"""GPU results kept beside the snapshot they belong to: `runs.json` (runs and timings) and
+`verify.json` (JIT versus device-less compiles), read back by `irscope show`, the TUI and `irscope diff`.
+
+A snapshot's compiled stages never change after it is written; these files only grow, each record
+appended whole (written to a temporary file, then renamed over the old one). No torch, no Triton.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import SnapshotError
+from .schema import ANY, BOOL, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
+
+RUNS_FILE = "runs.json"
+VERIFY_FILE = "verify.json"
+
+
+def append(folder: Path, name: str, record: dict) -> Path:
+    """Append one record to a JSON list file in a snapshot folder, atomically."""
+    path = Path(folder) / name
+    records = _read(path)
+    records.append({"recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record})
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(records, f, indent=1, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# The fields the readers use (show, the TUI, diff); a record may hold more.
+_TIMING = opt(obj(ms=opt(NUM), tflops=opt(NUM), gbps=opt(NUM)))
+RUN_SCHEMA: Check = list_of(obj(
+    recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), gpu=opt(map_of(ANY)),
+    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)))), versions=opt(map_of(SCALAR)),
+))
+VERIFY_SCHEMA: Check = list_of(obj(
+    recorded=STR, target=opt(SCALAR), versions=opt(map_of(SCALAR)),
+    stages=opt(list_of(obj(("stage",), stage=STR, identical=opt(BOOL)))),
+))
+_SCHEMAS = {RUNS_FILE: RUN_SCHEMA, VERIFY_FILE: VERIFY_SCHEMA}
+
+
+def _read(path: Path, root: Path | None = None) -> list[dict]:
+    if not (path.is_file() or path.is_symlink()):
+        return []
+    real = inside(root, path, path.name) if root is not None else path
+    try:
+        data = json.loads(real.read_text())
+    except (OSError, ValueError) as e:
+        raise SnapshotError(f"{path} is damaged: {e}", "move it aside: it only holds earlier GPU results") from None
+    if not isinstance(data, list):
+        raise SnapshotError(f"{path} is not a list of results", "move it aside and run again")
+    validate(data, _SCHEMAS.get(path.name, list_of(map_of(ANY))), path,
+             "move it aside: it only holds earlier GPU results")
+    return data
+
+
+def runs(snapshot) -> list[dict]:
+    """The GPU runs recorded for a snapshot, oldest first."""
+    return _read(Path(snapshot.path) / RUNS_FILE, Path(snapshot.path))
+
+
+def verifications(snapshot) -> list[dict]:
+    return _read(Path(snapshot.path) / VERIFY_FILE, Path(snapshot.path))
+
+
+def summary(record: dict) -> str:
+    """One line for a run record: where, what, verdict, time and rate."""
+    gpu = record.get("gpu", {})
+    check = "ok" if record.get("ok") else "FAILED"
+    parts = [f"{record.get('source', 'jit')} on {gpu.get('device', '?')}", f"size {record.get('size_name', '?')}",
+             check]
+    bench: dict[str, Any] = record.get("bench") or {}
+    k = bench.get("kernel") or {}
+    if k.get("ms") is not None:
+        parts.append(f"{k['ms']:.3f} ms")
+        if k.get("tflops"):
+            parts.append(f"{k['tflops']:.0f} TFLOP/s")
+        if k.get("gbps"):
+            parts.append(f"{k['gbps']:.0f} GB/s")
+        for name, x in (bench.get("speedups") or {}).items():
+            parts.append(f"{x:.2f}x vs {name}")
+    versions = record.get("versions") or {}
+    parts.append(", ".join(f"{k} {v}" for k, v in versions.items()))
+    return " · ".join(p for p in parts if p)

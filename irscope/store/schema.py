@@ -1,0 +1,174 @@
+"""The schema of irscope.json (docs/snapshot-format.md) and of the other JSON files in a snapshot folder,
+and the checks every read of an untrusted folder goes through: values of the right type, paths inside it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+from ..errors import SnapshotError
+from ..ir.stages import STAGES
+
+
+class _Invalid(Exception):
+    """A JSON value that does not fit the schema; `where` names the field (`target.name`)."""
+
+    def __init__(self, where: str, want: str, got: object):
+        shown = json.dumps(got, default=str)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        super().__init__(f"field '{where}' must be {want}, not {shown}" if where else f"must be {want}, not {shown}")
+
+
+Check = Callable[[object, str], None]
+
+
+def _kind(want: str, test: Callable[[object], bool]) -> Check:
+    def check(value: object, where: str) -> None:
+        if not test(value):
+            raise _Invalid(where, want, value)
+    return check
+
+
+def is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+ANY: Check = lambda value, where: None  # noqa: E731 - a field whose content irscope only displays
+STR = _kind("a string", lambda v: isinstance(v, str))
+INT = _kind("an integer", is_int)
+NUM = _kind("a number", lambda v: is_int(v) or isinstance(v, float))
+BOOL = _kind("true or false", lambda v: isinstance(v, bool))
+IDENT = _kind("a Python identifier (the @triton.jit function's name)",
+              lambda v: isinstance(v, str) and v.isidentifier())
+SHA256 = _kind("64 lower-case hex digits",
+               lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None)
+SCALAR = _kind("a string, number, true, false or null", lambda v: v is None or isinstance(v, (str, int, float)))
+
+
+def opt(check: Check) -> Check:
+    """`check`, or null."""
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def either(a: Check, b: Check, want: str) -> Check:
+    def check(value: object, where: str) -> None:
+        try:
+            a(value, where)
+        except _Invalid:
+            try:
+                b(value, where)
+            except _Invalid:
+                raise _Invalid(where, want, value) from None
+    return check
+
+
+def one_of(*choices: str) -> Check:
+    return _kind(" or ".join(f"'{c}'" for c in choices), lambda v: v in choices)
+
+
+def list_of(item: Check) -> Check:
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, list):
+            raise _Invalid(where, "a list", value)
+        for i, v in enumerate(value):
+            item(v, f"{where}[{i}]")
+    return check
+
+
+def map_of(item: Check, keys: tuple[str, ...] | None = None) -> Check:
+    """An object with any keys (or only `keys`), every value checked by `item`."""
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Invalid(where, "an object", value)
+        for k, v in value.items():
+            if keys is not None and k not in keys:
+                raise _Invalid(f"{where}.{k}" if where else k, f"one of the keys {', '.join(keys)}", k)
+            item(v, f"{where}.{k}" if where else k)
+    return check
+
+
+def obj(required: tuple[str, ...] = (), **fields: Check) -> Check:
+    """An object whose known keys have these types; unknown keys are allowed (later formats add some)."""
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Invalid(where, "an object", value)
+        for k in required:
+            if k not in value:
+                raise _Invalid(f"{where}.{k}" if where else k, "present", None)
+        for k, c in fields.items():
+            if k in value:
+                c(value[k], f"{where}.{k}" if where else k)
+    return check
+
+
+_STAGE_RECORD = obj(file=STR, bytes=opt(INT), lines=opt(INT), sha256=opt(SHA256))
+_ARG = obj(("name", "type"), name=STR, type=STR, kind=opt(STR), value=ANY, divisibility=opt(INT),
+           attrs=opt(map_of(ANY)), why=opt(STR))
+
+META_SCHEMA: Check = obj(
+    ("function",),
+    format=INT, kernel=STR, function=IDENT, variant=STR, description=opt(STR), source_file=opt(STR),
+    target=obj(("name",), name=STR, backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
+               warp_size=opt(INT), vendor=opt(STR)),
+    status=one_of("ok", "failed"),
+    error=opt(obj(stage=opt(STR), type=opt(STR), message=opt(STR))),
+    request=opt(map_of(ANY)),
+    compile_options=opt(obj(num_warps=opt(INT), num_stages=opt(INT), constexprs=opt(map_of(ANY)))),
+    backend_options=opt(map_of(ANY)),
+    specialisation=opt(list_of(_ARG)),
+    resources=opt(map_of(opt(INT))),
+    times_ms=opt(map_of(NUM)),
+    versions=opt(map_of(SCALAR)),
+    content_key=opt(STR),
+    stages=map_of(_STAGE_RECORD, keys=STAGES),
+    created=opt(STR),
+    passes=opt(obj(steps=opt(INT), changed=opt(INT))),
+    golden=opt(map_of(ANY)),
+    triton_metadata=opt(map_of(ANY)),
+)
+"""irscope.json, format 1. One schema for every reader: a value that passes it has these types."""
+
+TRITON_META_SCHEMA: Check = obj(
+    name=opt(STR), num_warps=opt(INT), num_stages=opt(INT), shared=opt(INT), tmem_size=opt(INT),
+    triton_version=opt(STR), target=opt(obj(backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
+                                            warp_size=opt(INT))),
+)
+"""The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
+
+
+def validate(value: object, schema: Check, source: Path, hint: str | None = None) -> None:
+    """SnapshotError naming the field of `source` that does not fit `schema`."""
+    try:
+        schema(value, "")
+    except _Invalid as e:
+        raise SnapshotError(f"{source} is damaged: {e}", hint or "recompile it with irscope compile (the format "
+                            "is in docs/snapshot-format.md)") from None
+
+
+def read_json(path: Path, schema: Check, root: Path, what: str):
+    """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
+    real = inside(root, path, what)
+    try:
+        data = json.loads(real.read_text())
+    except (OSError, ValueError) as e:
+        raise SnapshotError(f"{path} is damaged: {e}", "recompile it with irscope compile") from None
+    validate(data, schema, path)
+    return data
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """`path` with its links resolved, refused unless it lies inside the snapshot folder `root`.
+
+    A snapshot folder is untrusted input: no field and no symlink in it may make irscope read elsewhere.
+    """
+    base = Path(root).resolve()
+    try:
+        real = Path(path).resolve()
+    except (OSError, RuntimeError) as e:  # a symlink loop
+        raise SnapshotError(f"{root}: {what} cannot be resolved ({e})", "the snapshot folder is damaged") from None
+    if real != base and base not in real.parents:
+        raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
+                            "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
+    return real

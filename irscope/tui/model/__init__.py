@@ -1,0 +1,1 @@
+"""What the TUI shows, computed without Textual: entries, documents, axes, facts, stages, steps."""

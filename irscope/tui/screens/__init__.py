@@ -1,0 +1,1 @@
+"""The TUI's screens: compare, compile, help and the pass timeline."""

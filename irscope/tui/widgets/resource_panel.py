@@ -1,0 +1,91 @@
+"""ResourcePanel: a snapshot's resources and counters, its target and the options it was compiled with."""
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from ...store.snapshot import Snapshot
+from ..model.axes import describe
+from ..model.entries import DAMAGE
+from ..model.facts import Facts, resource_rows
+
+
+class ResourcePanel(Static):
+    """The numbers of the snapshot on screen: resources, counters, launchability, options."""
+
+    DEFAULT_CSS = """
+    ResourcePanel { width: 30; height: 1fr; padding: 0 1; border-left: vkey $panel; overflow-y: auto; }
+    """
+
+    def show(self, snapshot: Snapshot | None, facts: Facts | None) -> None:
+        if snapshot is None or facts is None:
+            self.update(Text("no snapshot", style="dim"))
+            return
+        try:
+            self.update(panel_table(snapshot, facts))
+        except DAMAGE as e:  # the catalog checks irscope.json first; this is the floor under that check
+            self.update(Text(f"✗ damaged snapshot: {type(e).__name__}: {e}", style="red"))
+
+
+def panel_table(snapshot: Snapshot, facts: Facts) -> Table:
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+
+    def section(title: str) -> None:
+        if table.row_count:
+            table.add_row("", "")
+        table.add_row(Text(title, style="bold underline"), "")
+
+    section("target")
+    t = snapshot.target
+    table.add_row("target", f"{snapshot.target_name}" + (f" ({t.family})" if t else ""))
+    table.add_row("warps", describe(snapshot, "num_warps"))
+    table.add_row("stages", describe(snapshot, "num_stages"))
+    table.add_row("align", describe(snapshot, "alignment"))
+    cx = describe(snapshot, "constexprs")
+    if cx != "-":
+        table.add_row("consts", cx)
+    if not snapshot.ok:
+        err = snapshot.error or {}
+        table.add_row(Text("FAILED", style="bold red"), f"at {err.get('stage', '?')}")
+    section("resources")
+    rows = resource_rows(facts.resources)
+    for label, value in rows:
+        table.add_row(label, value)
+    if not rows:
+        table.add_row(Text("none known", style="dim"), "")
+    if facts.occupancy or facts.launchable is not None:
+        section("launch")
+        if facts.launchable is not None:
+            table.add_row("launch", Text("ok", style="green") if facts.launchable else Text("cannot", style="red"))
+        for reason in facts.reasons:
+            table.add_row("", Text(reason, style="red"))
+        if facts.occupancy:
+            table.add_row("occupancy", facts.occupancy)
+    section("stages")
+    stages = snapshot.meta.get("stages") or {}
+    for stage in snapshot.text_stages:
+        lines = (stages.get(stage) or {}).get("lines")
+        table.add_row(stage, "" if lines is None else f"{lines:,} lines")
+    if not facts.counters:
+        return table
+    return Group(table, Text(""), counters_table(facts.counters))
+
+
+def counters_table(counters) -> Table:
+    """Counters under one heading per stage, names without the stage prefix, values right-aligned: the
+    panel is narrow, so long names are cut rather than pushing the values out of sight."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column(justify="right", no_wrap=True)
+    current = None
+    for name, value in counters.items():
+        stage, _, short = name.partition(".")
+        if stage != current:
+            current = stage
+            table.add_row(Text(f"{stage} counters", style="bold underline"), "")
+        table.add_row(short or name, f"{value:,}" if isinstance(value, int) else str(value))
+    return table

@@ -1,0 +1,87 @@
+"""How the timeline screen words a pass timeline: its title, a row of the step list, a step's heading,
+and the answer to a pattern search. Rich text only (no Textual), so it is tested as plain code."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from ...passes import Blame, Step, Timeline
+from ..model.steps import change_text, is_changing, op_summary
+
+
+def timeline_title(tl: Timeline, label: str, listed: int | None = None) -> Text:
+    """`passes  matmul/default/sm_90a  77 steps (ttir 7, ...) · 30 changed the IR`; `listed` when filtered."""
+    counts = ", ".join(f"{k} {v}" for k, v in tl.stage_counts().items())
+    changed = sum(1 for s in tl.steps if s.status == "changed")
+    text = Text()
+    text.append(" passes ", style="bold reverse")
+    text.append(f" {label}", style="bold")
+    text.append(f"   {len(tl.steps)} steps ({counts}) · {changed} changed the IR", style="dim")
+    if listed is not None:
+        text.append(f" · showing those {listed} only (c: all)", style="yellow")
+    return text
+
+
+def step_row(step: Step, width: int, change_width: int = 10) -> Text:
+    """One line of the step list: number, stage, pass, change; unchanged steps dimmed."""
+    change = change_text(step)
+    name = ("↳ " if step.within else "") + step.label
+    change_width = max(change_width, len(change))
+    room = max(8, width - 3 - 1 - 5 - 2 - change_width - 1)
+    if len(name) > room:
+        name = name[:room - 1] + "…"
+    text = Text(no_wrap=True)
+    text.append(f"{step.n:>3} ", style="dim")
+    text.append(f"{step.stage:<5}  ", style="dim")
+    text.append(f"{name:<{room}} ", style="" if is_changing(step) else "dim")
+    text.append(" " * (change_width - len(change)))
+    _change(text, step)
+    return text
+
+
+def _change(text: Text, step: Step) -> None:
+    if step.status == "changed":
+        text.append(f"+{step.added}", style="green")
+        text.append(f" -{step.removed}", style="red")
+    else:
+        text.append(change_text(step), style="dim")
+
+
+def step_heading(tl: Timeline, step: Step, note: str = "") -> Text:
+    """Three lines: number, stage, pass and change; its op count changes; where it runs, options, `note`."""
+    text = Text()
+    text.append(f" #{step.n} ", style="bold reverse")
+    text.append(f" {step.stage}  ", style="dim")
+    text.append(("↳ " if step.within else "") + step.label, style="bold")
+    text.append("  ")
+    _change(text, step)
+    ops = op_summary(tl, step, limit=8)
+    if ops:
+        text.append(f"\n {ops}")
+    details = [f"inside {step.within}"] if step.within else []
+    if step.options:
+        details.append(f"options {step.options}")
+    if step.nested:
+        details.append(f"runs {len(step.nested)} nested")
+    if note:
+        details.append(note)
+    if details:
+        text.append("\n " + " · ".join(details), style="dim")
+    return text
+
+
+def blame_note(blame: Blame, steps: int) -> Text:
+    """`PATTERN first appears #30 tritongpu-pipeline › LowerLoops (2 lines) · disappears #65 ...`."""
+    first, gone = blame.first, blame.gone
+    note = Text(style="yellow")
+    note.append(blame.pattern, style="bold")
+    if blame.at_start:
+        note.append(f" there from the start ({blame.at_start} lines)")
+    if first is not None:
+        note.append(f" first appears #{first.step.n} {first.step.label} ({first.count} lines)")
+    if gone is not None:
+        note.append(f" · disappears #{gone.step.n} {gone.step.label}")
+    elif first is not None or blame.at_start:
+        note.append(" · still there after the last pass")
+    else:
+        note.append(f" never appears in the {steps} steps (normalised IR)")
+    return note
