@@ -53,6 +53,7 @@ class AccessGroup:
     arguments: tuple[str, ...] = ()  # pointer parameters the TTGIR op's pointer comes from
     op: str = ""  # the TTGIR op: tt.load, ttg.async_copy_global_to_local, amdg.buffer_load ...
     contiguity: int = 0  # the op's `contiguity` attribute (elements), where TTGIR states it
+    mask_arguments: tuple[str, ...] = ()  # integer parameters the op's mask is computed from (K, M...)
 
     @property
     def width(self) -> int:
@@ -71,13 +72,14 @@ def access_groups(ttgir: str, asm: str, stage: str) -> tuple[AccessGroup, ...]:
     found = _ptx_accesses(asm) if stage == "ptx" else _amdgcn_accesses(asm)
     out = []
     for (line, kind, via), widths in sorted(found.items()):
-        op, args, contiguity = ops.get((line, kind), ("", (), 0))
-        out.append(AccessGroup(line, kind, via, tuple(sorted(widths.items(), reverse=True)), args, op, contiguity))
+        op, args, contiguity, masks = ops.get((line, kind), ("", (), 0, ()))
+        out.append(AccessGroup(line, kind, via, tuple(sorted(widths.items(), reverse=True)), args, op, contiguity,
+                               masks))
     # TMA descriptors move tiles without per-thread instructions the .loc lines can tie to one line.
-    for (line, kind), (op, args, contiguity) in sorted(ops.items()):
+    for (line, kind), (op, args, contiguity, masks) in sorted(ops.items()):
         if "tma" in op or "descriptor" in op:
             if not any(g.line == line and g.kind == kind for g in out):
-                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity))
+                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity, masks))
     return tuple(out)
 
 
@@ -126,15 +128,18 @@ def _line(locs, index: int) -> int:
     return loc.outermost.line if loc is not None else 0
 
 
-def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ...], int]]:
-    """(source line, load/store) -> (TTGIR op, pointer parameters, contiguity) of the first op of that line."""
+def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...]]]:
+    """(source line, load/store) -> (TTGIR op, pointer parameters, contiguity, mask's integer parameters) of
+    the first op of that line."""
     lines = text.splitlines()
     locs = line_map("ttgir", text)
     defs: dict[str, list[str]] = {}
     params: dict[str, str] = {}
+    integers: dict[str, str] = {}
     for ln in lines:
         if "tt.func" in ln and "(" in ln:
-            params.update(_pointer_params(ln))
+            params.update(_params(ln, pointers=True))
+            integers.update(_params(ln, pointers=False))
         m = _DEF.match(ln)
         if m:
             defs.setdefault(m.group(1), []).extend(_VALUE.findall(m.group(2).split(" loc(")[0]))
@@ -142,7 +147,7 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
             body = ln[ln.index("iter_args(") + len("iter_args("):]
             for carried, init in _ITER_ARG.findall(body.split(")")[0] if ")" in body else body):
                 defs.setdefault(carried, []).append(init)
-    out: dict[tuple[int, str], tuple[str, tuple[str, ...], int]] = {}
+    out: dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...]]] = {}
     for i, ln in enumerate(lines):
         m = _TTGIR_OP.match(ln)
         if not m:
@@ -151,23 +156,37 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
         operands = _VALUE.findall(rest.split(" : ")[0])
         if not operands:
             continue
-        if op == "amdg.buffer_store":  # the value stored comes first, then the base pointer
-            operands = operands[1:]
+        if op in ("amdg.buffer_store", "tt.store"):  # the value stored comes after the pointer, or before it
+            operands = operands[1:] if op == "amdg.buffer_store" else operands[:1] + operands[2:]
+        mask = _mask_operand(op, rest, operands)
         key = (_line(locs, i), _TTGIR_ACCESS[op])
         contiguity = re.search(r"contiguity = (\d+)", rest)
         if key not in out:
-            out[key] = (op, _pointers(operands[0], defs, params), int(contiguity.group(1)) if contiguity else 0)
+            masks = _pointers(mask, defs, integers) if mask else ()
+            out[key] = (op, _pointers(operands[0], defs, params), int(contiguity.group(1)) if contiguity else 0,
+                        masks)
     return out
 
 
-def _pointer_params(func_line: str) -> dict[str, str]:
-    """SSA name -> parameter name for every pointer parameter of a `tt.func` line."""
+def _mask_operand(op: str, rest: str, operands: list[str]) -> str | None:
+    m = re.search(r"\bmask (%[\w.$-]+)", rest)
+    if m:
+        return m.group(1)
+    if op.startswith("amdg.buffer"):  # %base[%offsets], %mask
+        return operands[2] if len(operands) > 2 else None
+    if op in ("tt.load", "tt.store"):
+        return operands[1] if len(operands) > 1 else None
+    return None
+
+
+def _params(func_line: str, *, pointers: bool) -> dict[str, str]:
+    """SSA name -> parameter name for every pointer (or every integer) parameter of a `tt.func` line."""
     out = {}
     starts = [(m.start(), m.group(1)) for m in _FUNC_ARG.finditer(func_line)]
     for n, (start, ssa) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(func_line)
         chunk = func_line[start:end]
-        if not _FUNC_PTR.match(chunk):
+        if bool(_FUNC_PTR.match(chunk)) != pointers or (not pointers and not re.match(r"%[\w.$-]+: i\d+", chunk)):
             continue
         named = _LOC_NAME.search(chunk)
         out[ssa] = named.group(1) if named else ssa.lstrip("%")
