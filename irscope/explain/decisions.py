@@ -83,10 +83,12 @@ def gather(snapshot: Snapshot, analysis: Analysis) -> Facts:
     ranges = {e["name"]: (e.get("attrs") or {}).get("tt.pointer_range") for e in spec if e.get("kind") == "tensor"}
     copts = snapshot.meta.get("compile_options") or {}
     bopts = snapshot.meta.get("backend_options") or {}
+    extra = {k: v for k, v in copts.items() if k not in ("num_warps", "num_stages", "constexprs")}
+    if bopts.get("maxnreg"):  # Triton's parsed options: what the compile ran with, set by a config or --option
+        extra.setdefault("maxnreg", bopts["maxnreg"])
     return Facts(snapshot, analysis, groups, div, values, {k: v for k, v in ranges.items() if v},
-                 copts.get("num_warps") or analysis.resources.num_warps, copts.get("num_stages") or
-                 bopts.get("num_stages"), {k: v for k, v in (copts.items()) if k not in ("num_warps", "num_stages",
-                                                                                       "constexprs")})
+                 copts.get("num_warps") or analysis.resources.num_warps,
+                 copts.get("num_stages") or bopts.get("num_stages"), extra)
 
 
 def read_decisions(facts: Facts) -> tuple[Decision, ...]:
@@ -192,6 +194,10 @@ def _vectors(f: Facts) -> list[Decision]:
         why = ", ".join(f"{a} divisible by {d}" for a, d in divs.items()) or "pointer not traced to an argument"
         if g.contiguity:
             why += f"; contiguity {g.contiguity} elements"
+        if g.width < 16:
+            low = [a for a, d in divs.items() if d < 16]
+            why += ("; 16 B needs " + " and ".join(f"{a} divisible by 16" for a in low) if low else
+                    "; 16 B needs 16 contiguous bytes per thread in the value's layout (and an aligned mask)")
         value = f"{g.width} B per thread ({g.via})"
         out.append(Decision("vectors", g.subject, value, g.width >= 16,
                             tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why, f.snapshot.stage_files and

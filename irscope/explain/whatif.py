@@ -6,6 +6,7 @@ Every what-if names the switch as the user would type it (`--num-warps 2`, `--di
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ class WhatIf:
     options: CompileOptions
     reason: str  # what it should show: "below a warpgroup: does wgmma drop to mma.sync?"
     env: tuple[tuple[str, str], ...] = ()  # environment the compile needs (not part of the content key)
+    fixes: bool = False  # meant to turn a missed decision into a passed one (planned before the probes)
 
 
 @dataclass(frozen=True)
@@ -63,14 +65,12 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
     arch = int(t.arch) if t is not None and t.vendor == "nvidia" and str(t.arch).isdigit() else 0
 
     if "matrix" in topics and t is not None and t.vendor == "nvidia":
-        if arch >= 90 and nw >= 4:
+        if arch in (90, 100, 103) and nw >= 4:
             wanted.append(WhatIf("matrix", "--num-warps 2", target, base.with_(num_warps=2),
                                  "below a warpgroup (4 warps): does the warp-group MMA drop to mma.sync?"))
-        elif arch >= 90:
+        elif arch in (90, 100, 103):
             wanted.append(WhatIf("matrix", "--num-warps 4", target, base.with_(num_warps=4),
-                                 "one full warpgroup: enough for wgmma?"))
-        elif arch in (80, 86, 89):
-            wanted.append(WhatIf("matrix", "--target sm_90a", "sm_90a", base, "the same options on Hopper"))
+                                 "one full warpgroup: enough for the warp-group MMA?", fixes=True))
     loads = [g for g in facts.groups if g.kind == "load"]
     pointers = list(dict.fromkeys(a for g in facts.groups for a in g.arguments))
     if pointers and all(facts.divisibility.get(a, 1) >= 16 for a in pointers):
@@ -78,7 +78,7 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                              "no pointer or integer known to be 16-aligned: vector widths and async copies"))
     elif pointers:
         wanted.append(WhatIf("vectors", "--divisibility 16", target, base.with_(divisibility=((None, 16),)),
-                             "every pointer and integer 16-aligned, as torch's allocator gives"))
+                             "every pointer and integer 16-aligned, as torch's allocator gives", fixes=True))
     for name in _mask_integers(facts, loads)[:1]:
         value = facts.arg_values.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0:
@@ -90,16 +90,16 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
         best = largest_stages(facts, t)
         if best and best != facts.num_stages:
             wanted.append(WhatIf("shared", f"--num-stages {best}", target, base.with_(num_stages=best),
-                                 "the largest num_stages estimated to fit"))
+                                 "the largest num_stages estimated to fit", fixes=True))
     regs = topics.get("registers")
     if regs is not None and regs.good is False:
         if facts.backend_options.get("maxnreg") or any(k == "maxnreg" for k, _ in base.backend_options):
             fewer = tuple(kv for kv in base.backend_options if kv[0] != "maxnreg")
             wanted.append(WhatIf("registers", "without --option maxnreg", target, base.with_(backend_options=fewer),
-                                 "no register cap"))
+                                 "no register cap", fixes=True))
         if nw < 8:
             wanted.append(WhatIf("registers", f"--num-warps {nw * 2}", target, base.with_(num_warps=nw * 2),
-                                 "twice the warps: each thread holds half the tile"))
+                                 "twice the warps: each thread holds half the tile", fixes=True))
     bops = topics.get("buffer_ops")
     if bops is not None and bops.good:
         variant = facts.snapshot.variant or "default"
@@ -107,6 +107,10 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                              base.with_(name=f"{variant}.no-buffer-ops"),
                              "Triton's switch for buffer ops off (as for tensors of 2 GB or more)",
                              (("AMDGCN_USE_BUFFER_OPS", "0"),)))
+    matrix = topics.get("matrix")
+    if matrix is not None and arch in (80, 86, 89):
+        wanted.append(WhatIf("matrix", "--target sm_90a", "sm_90a", base, "the same options on Hopper"))
+    wanted.sort(key=lambda w: not w.fixes)  # fixes of missed decisions first, then the probes, each in order
     unique, seen = [], set()
     for w in wanted:
         key = (w.target, w.options, w.env)
@@ -131,6 +135,7 @@ def run_whatifs(kernel: str, whatifs: Sequence[WhatIf], out: Path, *, workers: i
     """Compile the what-ifs whose snapshot is missing or stale (in parallel), in the given order."""
     from ..sweep import SweepPoint, run_points
 
+    whatifs = [dataclasses.replace(w, options=_without_no_op(kernel, w.target, w.options)) for w in whatifs]
     results: dict[int, WhatIfResult] = {}
     batches: dict[tuple, list[int]] = {}
     for i, w in enumerate(whatifs):
@@ -151,3 +156,35 @@ def run_whatifs(kernel: str, whatifs: Sequence[WhatIf], out: Path, *, workers: i
         for i, row in zip(indices, swept.rows):
             results[i] = WhatIfResult(whatifs[i], row.status, row.path, row.label, row.cached, row.analysis, row.error)
     return [results[i] for i in range(len(whatifs))]
+
+
+def _without_no_op(kernel: str, target: str, options: CompileOptions) -> CompileOptions:
+    """The options less every override that leaves the compile (its content key) unchanged, so that a
+    what-if equal to the config (`--num-warps 4` on a 4-warp config) reuses the config's own folder, as
+    `irscope compare` does."""
+    from .. import harness, library
+    from ..targets import get_target
+
+    if options.name:
+        return options
+    try:
+        spec, tgt = library.load_kernel(kernel), get_target(target)
+        key = harness.plan(spec, tgt, options)[0]
+    except Exception:  # noqa: BLE001 - run_points reports it, with its context
+        return options
+
+    def same(candidate: CompileOptions) -> bool:
+        try:
+            return harness.plan(spec, tgt, candidate)[0] == key
+        except Exception:  # noqa: BLE001 - an override the kernel needs: keep it
+            return False
+
+    for name in ("num_warps", "num_stages"):
+        if getattr(options, name) is not None and same(options.with_(**{name: None})):
+            options = options.with_(**{name: None})
+    for name in ("divisibility", "args", "backend_options", "constexprs"):
+        for item in getattr(options, name):
+            fewer = tuple(x for x in getattr(options, name) if x != item)
+            if same(options.with_(**{name: fewer})):
+                options = options.with_(**{name: fewer})
+    return options
