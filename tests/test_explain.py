@@ -141,3 +141,20 @@ def test_explain_core_imports_neither_textual_nor_triton():
     code = "import sys, irscope.explain, irscope.analyze.vectors; print('textual' in sys.modules, 'triton' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.split() == ["False", "False"]
+
+
+def test_compare_group_puts_num_warps_in_one_ttir_class_and_two_ttgir_classes(out):
+    from irscope.cli import main
+    buf, err = io.StringIO(), io.StringIO()
+    code = main(["compare", "matmul", "--target", "sm_80", "--num-warps", "4,8", "--group", "--out", str(out),
+                 "--color", "never"], out=buf, err=err)
+    assert code == 0, err.getvalue()
+    lines = {ln.split()[0]: ln for ln in buf.getvalue().split("equivalence classes per stage")[1].splitlines()[1:]
+             if ln.startswith("  ") and ln.split()}
+    assert "same in all 2" in lines["ttir"]  # num_warps is decided after TTIR
+    assert "2 classes: A = w4 · B = w8" in lines["ttgir"]
+    buf = io.StringIO()
+    assert main(["compare", "matmul", "--target", "sm_80", "--num-warps", "4,8", "--group", "--json", "--out",
+                 str(out)], out=buf, err=io.StringIO()) == 0
+    classes = [p["stage_classes"] for p in json.loads(buf.getvalue())]
+    assert classes[0]["ttir"] == classes[1]["ttir"] == "A" and classes[1]["ttgir"] == "B"
