@@ -158,3 +158,12 @@ def test_compare_group_puts_num_warps_in_one_ttir_class_and_two_ttgir_classes(ou
                  str(out)], out=buf, err=io.StringIO()) == 0
     classes = [p["stage_classes"] for p in json.loads(buf.getvalue())]
     assert classes[0]["ttir"] == classes[1]["ttir"] == "A" and classes[1]["ttgir"] == "B"
+
+
+def test_with_passes_the_deciding_pass_is_read_from_the_compiles_timeline(out):
+    result = explain("matmul", "sm_80", CompileOptions(), out, budget=0, passes=True)
+    assert result.timeline
+    matrix = next(r for r in result.remarks if r.decision.topic == "matrix")
+    assert matrix.pass_source == "timeline" and matrix.pass_name == "tritongpu-accelerate-matmul"
+    pipe = next(r for r in result.remarks if r.decision.topic == "pipelining")
+    assert pipe.pass_source == "timeline" and pipe.pass_name.startswith("tritongpu-pipeline")

@@ -23,8 +23,8 @@ TOPICS = ("matrix", "pipelining", "vectors", "shared", "registers", "tma", "buff
 DECIDING_PASS = {
     "matrix": "tritongpu-accelerate-matmul",
     "pipelining": "tritongpu-pipeline (tritongpu-assign-latencies, tritongpu-schedule-loops)",
-    "vectors": "tritongpu-coalesce (vector width from the axis analysis of pointers and masks)",
-    "tma": "tritongpu-optimize-descriptor-encoding / triton-nvidia-tma-lowering",
+    "vectors": "tritongpu-coalesce (layouts from the axis analysis), convert-triton-gpu-to-llvm (instructions)",
+    "tma": "triton-nvidia-optimize-descriptor-encoding, triton-nvidia-tma-lowering",
     "buffer_ops": "tritonamdgpu-convert-buffer-ops",
     "warp_specialize": "nvgpu-warp-specialization",
 }

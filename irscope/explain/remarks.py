@@ -191,8 +191,9 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult) -> lis
             kind, verb = "missed", "would be"
         else:
             kind, verb = "analysis", "becomes"
+        why = "; ".join(p for p in after.why.split("; ") if p not in d.why.split("; "))  # what differs
         out.append(Remark(kind, after, f"{d.subject}: {verb} {after.value} with {w.change}"
-                          + (f" ({after.why})" if after.why and d.topic != "vectors" else ""), ev, folder,
+                          + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
                           DECIDING_PASS.get(d.topic, ""), "pipeline" if d.topic in DECIDING_PASS else "", w.change))
     if not planned_topic_changed:
         d = next((d for d in decisions if d.topic == w.topic), None)
