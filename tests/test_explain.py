@@ -96,7 +96,7 @@ def test_spills_under_maxnreg_are_missed_and_vanish_without_it(out):
 def test_amd_buffer_ops_on_by_the_2gb_assumption_and_off_by_triton_switch(out):
     result = explain("matmul", "gfx942", CompileOptions(config="m64n256k32.w4.s4"), out, budget=4)
     bops = _decision(result, "buffer_ops")
-    assert bops.good is True and "tt.pointer_range=32" in bops.why and "tensors < 2 GB" in bops.why
+    assert bops.good is True and "a_ptr (tt.pointer_range=32)" in bops.why and "tensors < 2 GB" in bops.why
     off = _flip(result, "AMDGCN_USE_BUFFER_OPS=0", "buffer_ops")
     assert off.decision.value.startswith("no buffer ops")
     assert "amdgcn.buffer_load 20 → 0" in off.evidence[0] or any("buffer_load" in e and "→ 0" in e

@@ -28,6 +28,16 @@ DECIDING_PASS = {
     "buffer_ops": "tritonamdgpu-convert-buffer-ops",
     "warp_specialize": "nvgpu-warp-specialization",
 }
+AMD_DECIDING_PASS = {"matrix": "tritonamdgpu-accelerate-matmul", "pipelining": "tritonamdgpu-pipeline"}
+
+
+def deciding_pass(topic: str, vendor: str | None) -> str:
+    """The pass Triton's pipeline for `vendor` makes this decision in ("" when none is known)."""
+    if vendor == "amd" and topic in AMD_DECIDING_PASS:
+        return AMD_DECIDING_PASS[topic]
+    return DECIDING_PASS.get(topic, "")
+
+
 # An op or attribute whose first appearance on the pass timeline shows the deciding pass.
 TIMELINE_PATTERN = {
     "matrix": r"ttng\.warp_group_dot |ttng\.tc_gen5_mma|#ttg\.nvidia_mma<|#ttg\.amd_mfma<|#ttg\.amd_wmma<",
@@ -235,8 +245,8 @@ def _shared(f: Facts) -> list[Decision]:
     value = f"{what} {res.shared:,} B: " + ("launches" if launch.launchable else "does NOT launch")
     return [Decision("shared", "kernel", value, launch.launchable,
                      (("resources.shared", res.shared), ("ttgir.shared.bytes", f.analysis.counters.get(
-                         "ttgir.shared.bytes", 0))), why + ("; " + "; ".join(launch.reasons) if launch.reasons
-                                                            else ""), "resources")]
+                         "ttgir.shared.bytes", 0))), why + "".join(f"; {r}" for r in launch.reasons
+                                                             if not r.startswith(what)), "resources")]
 
 
 def _registers(f: Facts) -> list[Decision]:
@@ -278,8 +288,9 @@ def _buffer_ops(f: Facts) -> list[Decision]:
     glob = c.get("amdgcn.global_load", 0) + c.get("amdgcn.global_store", 0)
     ev = tuple((k, c.get(k, 0)) for k in ("amdgcn.buffer_load", "amdgcn.buffer_store", "amdgcn.global_load",
                                            "amdgcn.global_store"))
-    ranged = ", ".join(f"{a} (tt.pointer_range={r})" for a, r in f.pointer_range.items()) or "none"
-    why = f"pointers assumed in a 2 GB range: {ranged}: irscope assumes tensors < 2 GB, as a typical launch has"
+    ranged = ", ".join(f"{a} (tt.pointer_range={r})" for a, r in f.pointer_range.items())
+    why = (f"offsets fit 32 bits: {ranged}, as irscope assumes tensors < 2 GB" if ranged else
+           "no pointer has tt.pointer_range=32 (buffer ops switched off, or tensors of 2 GB or more)")
     value = f"buffer ops: {buf} buffer, {glob} global instructions" if buf else \
         f"no buffer ops: {glob} global instructions"
     return [Decision("buffer_ops", "kernel", value, buf > 0, ev, why, "amdgcn")]

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from ..errors import SnapshotError, UsageError
 from ..spec import CompileOptions
-from .decisions import DECIDING_PASS, TIMELINE_PATTERN, Decision, gather, read_decisions
+from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
 from .whatif import WhatIf, WhatIfResult, options_from_request, plan_whatifs, run_whatifs
 
 DEFAULT_BUDGET = 4
@@ -95,9 +95,10 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
     results = run_whatifs(kernel, planned, out, workers=workers, timeout=timeout, on_progress=on_progress) \
         if planned else []
     found = _timeline_passes(snap)
-    remarks = [_base_remark(d, str(snap.path), found) for d in decisions]
+    vendor = snap.target.vendor if snap.target else None
+    remarks = [_base_remark(d, str(snap.path), found, vendor) for d in decisions]
     for r in results:
-        remarks.extend(_whatif_remarks(decisions, facts.analysis, r))
+        remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor))
     return Explanation(kernel or "", snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
                        tuple(results), tuple(skipped), found is not None)
 
@@ -149,13 +150,13 @@ def _timeline_passes(snap) -> dict[str, str] | None:
     return out
 
 
-def _base_remark(d: Decision, folder: str, found: dict[str, str] | None) -> Remark:
+def _base_remark(d: Decision, folder: str, found: dict[str, str] | None, vendor: str | None) -> Remark:
     kind = "analysis" if d.good is None else "passed" if d.good else "missed"
     seen = (found or {}).get(d.topic)
     ev = tuple(f"{k} {v:,}" for k, v in d.evidence)
+    known = deciding_pass(d.topic, vendor)
     return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({d.why})" if d.why else ""), ev, folder,
-                  seen or DECIDING_PASS.get(d.topic, ""), "timeline" if seen else "pipeline" if d.topic in
-                  DECIDING_PASS else "")
+                  seen or known, "timeline" if seen else "pipeline" if known else "")
 
 
 def _value(analysis, key: str) -> int:
@@ -164,7 +165,7 @@ def _value(analysis, key: str) -> int:
     return analysis.counters.get(key, 0)
 
 
-def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult) -> list[Remark]:
+def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor: str | None) -> list[Remark]:
     w = r.whatif
     folder = str(r.folder) if r.folder else ""
     if r.status != "ok" or r.analysis is None:
@@ -187,14 +188,15 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult) -> lis
                    if d.topic == "vectors" or _value(base, k) != _value(r.analysis, k))
         if d.topic == "vectors":
             ev = (f"{d.value} → {after.value}",)
-        if d.good is False and after.good:
+        if d.good is False and after.good and w.fixes:  # a probe that happens to fix it is no advice
             kind, verb = "missed", "would be"
         else:
             kind, verb = "analysis", "becomes"
         why = "; ".join(p for p in after.why.split("; ") if p not in d.why.split("; "))  # what differs
         out.append(Remark(kind, after, f"{d.subject}: {verb} {after.value} with {w.change}"
                           + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
-                          DECIDING_PASS.get(d.topic, ""), "pipeline" if d.topic in DECIDING_PASS else "", w.change))
+                          deciding_pass(d.topic, vendor), "pipeline" if deciding_pass(d.topic, vendor) else "",
+                          w.change))
     if not planned_topic_changed:
         d = next((d for d in decisions if d.topic == w.topic), None)
         if d is not None:
