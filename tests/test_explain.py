@@ -167,3 +167,15 @@ def test_with_passes_the_deciding_pass_is_read_from_the_compiles_timeline(out):
     assert matrix.pass_source == "timeline" and matrix.pass_name == "tritongpu-accelerate-matmul"
     pipe = next(r for r in result.remarks if r.decision.topic == "pipelining")
     assert pipe.pass_source == "timeline" and pipe.pass_name.startswith("tritongpu-pipeline")
+
+
+def test_cli_explain_of_a_snapshot_takes_no_compile_options_and_reads_decisions_with_budget_0(out):
+    from irscope.cli import main
+    folder = str(out / "matmul" / "default" / "sm_80")  # compiled by the tests above
+    err = io.StringIO()
+    assert main(["explain", folder, "--num-warps", "4", "--out", str(out)], out=io.StringIO(), err=err) == 2
+    assert "its recorded options are the base" in err.getvalue()
+    buf = io.StringIO()
+    assert main(["explain", folder, "--budget", "0", "--json", "--out", str(out)], out=buf, err=io.StringIO()) == 0
+    data = json.loads(buf.getvalue())
+    assert data["snapshot"] == folder and data["whatifs"] == [] and data["skipped"]

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace, ui) -> int:
     from ..explain.remarks import DEFAULT_BUDGET, explain
     from ..pipeline import default_out
     from ..render import ProgressLine
+    from ..spec import CompileOptions
     from ..store import is_snapshot_dir
     from ..targets import parse_targets
 
@@ -69,6 +70,9 @@ def run(args: argparse.Namespace, ui) -> int:
     elif args.target:
         raise UsageError(f"--target {args.target} with a snapshot folder: the snapshot's own target is explained",
                          "leave --target out, or explain the kernel: irscope explain KERNEL --target T")
+    elif options_from_args(args) != CompileOptions(line_info=args.line_info) or not args.line_info:
+        raise UsageError(f"compile options with a snapshot folder ({args.kernel}): its recorded options are the base",
+                         "leave them out, or explain the kernel with them: irscope explain KERNEL --target T ...")
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

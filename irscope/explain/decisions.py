@@ -210,8 +210,8 @@ def _vectors(f: Facts) -> list[Decision]:
                     "; 16 B needs 16 contiguous bytes per thread in the value's layout (and an aligned mask)")
         value = f"{g.width} B per thread ({g.via})"
         out.append(Decision("vectors", g.subject, value, g.width >= 16,
-                            tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why, f.snapshot.stage_files and
-                            ("ptx" if "ptx" in f.snapshot.stage_files else "amdgcn") or ""))
+                            tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why,
+                            "ptx" if "ptx" in f.snapshot.stage_files else "amdgcn"))
     return out
 
 

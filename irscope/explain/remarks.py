@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import SnapshotError, UsageError
+from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
 from ..spec import CompileOptions
 from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
 from .whatif import WhatIf, WhatIfResult, options_from_request, plan_whatifs, run_whatifs
@@ -78,17 +78,15 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
 
     if snapshot is not None:
         snap = load_snapshot(snapshot)
-        if snap.origin != "irscope" or not snap.meta.get("request"):
-            raise SnapshotError(f"{snapshot} has no irscope request to start what-ifs from",
-                                "explain a kernel instead: irscope explain KERNEL --target T")
-        kernel = _kernel_ref(snap)
-        options = options_from_request(snap.meta["request"])
+        if budget > 0:
+            kernel = _builtin_kernel(snap)
+            options = options_from_request(snap.meta["request"])
     else:
         snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress))
     if not snap.ok:
         err = snap.error or {}
-        raise UsageError(f"{snap.label} did not compile (at {err.get('stage', '?')}): nothing to explain",
-                         f"irscope show {snap.path} for the log")
+        raise CompileError(f"{snap.label} did not compile (at {err.get('stage', '?')}): nothing to explain",
+                           f"irscope show {snap.path} for the log")
     facts = gather(snap, analyze(snap))
     decisions = read_decisions(facts)
     planned, skipped = plan_whatifs(facts, decisions, options, budget)
@@ -103,14 +101,23 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
                        tuple(results), tuple(skipped), found is not None)
 
 
-def _kernel_ref(snap) -> str:
+def _builtin_kernel(snap) -> str:
+    """The built-in kernel a snapshot was compiled from, for its what-ifs. A snapshot folder is untrusted
+    input: a kernel file it merely names is never imported on its say-so."""
     from .. import library
     name = snap.meta.get("kernel") or ""
+    if snap.origin != "irscope" or not snap.meta.get("request"):
+        raise SnapshotError(f"{snap.label} records no irscope request to start what-if compiles from",
+                            "read its decisions only with --budget 0, or explain the kernel: "
+                            "irscope explain KERNEL --target T")
     try:
         library.load_kernel(name)
-        return name
-    except Exception:  # noqa: BLE001 - a user's kernel: found again through its file
-        return f"{snap.meta.get('source_file')}:{snap.meta.get('function')}"
+    except IrscopeError:
+        raise UsageError(f"{snap.label} is a compile of {snap.meta.get('source_file') or 'a file'}, not of a "
+                         "built-in kernel: its what-ifs need the kernel named on the command line",
+                         f"irscope explain {snap.meta.get('source_file') or 'FILE.py'}:{snap.fn_name} with its "
+                         "options, or --budget 0 to read the snapshot's decisions only") from None
+    return name
 
 
 def _compile_base(kernel, target, options, out, passes, workers, timeout, on_progress) -> Path:
@@ -124,7 +131,6 @@ def _compile_base(kernel, target, options, out, passes, workers, timeout, on_pro
         force = not (folder / "passes").is_dir()
     row = run_points([point], out, workers=workers, timeout=timeout, force=force, on_progress=on_progress).rows[0]
     if row.path is None:
-        from ..errors import CompileError
         msg = ((row.error or {}).get("message") or row.status).strip().splitlines()
         raise CompileError(f"{row.label}: the compile {row.status}: {msg[0] if msg else ''}",
                            "irscope compile the same kernel and options for the log")
