@@ -179,3 +179,10 @@ def test_cli_explain_of_a_snapshot_takes_no_compile_options_and_reads_decisions_
     assert main(["explain", folder, "--budget", "0", "--json", "--out", str(out)], out=buf, err=io.StringIO()) == 0
     data = json.loads(buf.getvalue())
     assert data["snapshot"] == folder and data["whatifs"] == [] and data["skipped"]
+
+
+def test_tma_loads_are_traced_through_their_descriptors_to_the_pointers(out):
+    result = explain("matmul.tma", "sm_90a", CompileOptions(config="m128n128k64.w4.s3"), out, budget=0)
+    assert _decision(result, "tma").good is True
+    pipe = _decision(result, "pipelining")
+    assert pipe.good is True and "a_ptr tma" in pipe.value and "b_ptr tma" in pipe.value

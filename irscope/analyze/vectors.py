@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..lines import line_map
 from . import amdgcn as _amdgcn
@@ -54,6 +54,7 @@ class AccessGroup:
     op: str = ""  # the TTGIR op: tt.load, ttg.async_copy_global_to_local, amdg.buffer_load ...
     contiguity: int = 0  # the op's `contiguity` attribute (elements), where TTGIR states it
     mask_arguments: tuple[str, ...] = ()  # integer parameters the op's mask is computed from (K, M...)
+    in_loop: bool = False  # some op of the group sits inside an scf.for (after pipelining: the loop's body)
 
     @property
     def width(self) -> int:
@@ -72,14 +73,17 @@ def access_groups(ttgir: str, asm: str, stage: str) -> tuple[AccessGroup, ...]:
     found = _ptx_accesses(asm) if stage == "ptx" else _amdgcn_accesses(asm)
     out = []
     for (line, kind, via), widths in sorted(found.items()):
-        op, args, contiguity, masks = ops.get((line, kind), ("", (), 0, ()))
+        op, args, contiguity, masks, looped = ops.get((line, kind), ("", (), 0, (), False))
         out.append(AccessGroup(line, kind, via, tuple(sorted(widths.items(), reverse=True)), args, op, contiguity,
-                               masks))
+                               masks, looped))
     # TMA descriptors move tiles without per-thread instructions the .loc lines can tie to one line.
-    for (line, kind), (op, args, contiguity, masks) in sorted(ops.items()):
+    for (line, kind), (op, args, contiguity, masks, looped) in sorted(ops.items()):
         if "tma" in op or "descriptor" in op:
-            if not any(g.line == line and g.kind == kind for g in out):
-                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity, masks))
+            same = [i for i, g in enumerate(out) if g.line == line and g.kind == kind]
+            if same:
+                out[same[0]] = replace(out[same[0]], arguments=args, op=op, in_loop=looped)
+            else:
+                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity, masks, looped))
     return tuple(out)
 
 
@@ -124,13 +128,14 @@ def _amdgcn_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
 
 
 def _line(locs, index: int) -> int:
+    """The innermost source line: the `tl.load` itself, also when a helper holding it was inlined."""
     loc = locs.source_of(index)
-    return loc.outermost.line if loc is not None else 0
+    return loc.line if loc is not None else 0
 
 
-def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...]]]:
-    """(source line, load/store) -> (TTGIR op, pointer parameters, contiguity, mask's integer parameters) of
-    the first op of that line."""
+def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]]:
+    """(source line, load/store) -> (TTGIR op, pointer parameters, contiguity, mask's integer parameters, in a
+    loop) of the first op of that line."""
     lines = text.splitlines()
     locs = line_map("ttgir", text)
     defs: dict[str, list[str]] = {}
@@ -140,6 +145,10 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
         if "tt.func" in ln and "(" in ln:
             params.update(_params(ln, pointers=True))
             integers.update(_params(ln, pointers=False))
+        if "ttng.tensormap_create" in ln:  # fills the descriptor (its first operand) from the base pointer
+            found = _VALUE.findall(ln.split("ttng.tensormap_create", 1)[1].split(" : ")[0])
+            if len(found) > 1:
+                defs.setdefault(found[0], []).append(found[1])
         m = _DEF.match(ln)
         if m:
             defs.setdefault(m.group(1), []).extend(_VALUE.findall(m.group(2).split(" loc(")[0]))
@@ -147,8 +156,14 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
             body = ln[ln.index("iter_args(") + len("iter_args("):]
             for carried, init in _ITER_ARG.findall(body.split(")")[0] if ")" in body else body):
                 defs.setdefault(carried, []).append(init)
-    out: dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...]]] = {}
+    out: dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]] = {}
+    loops: list[int] = []  # indentation of the scf.for bodies the scan is in
     for i, ln in enumerate(lines):
+        indent = len(ln) - len(ln.lstrip())
+        while loops and ln.strip().startswith("}") and indent <= loops[-1]:
+            loops.pop()
+        if " scf.for " in ln and ln.rstrip().endswith("{"):
+            loops.append(indent)
         m = _TTGIR_OP.match(ln)
         if not m:
             continue
@@ -164,7 +179,9 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
         if key not in out:
             masks = _pointers(mask, defs, integers) if mask else ()
             out[key] = (op, _pointers(operands[0], defs, params), int(contiguity.group(1)) if contiguity else 0,
-                        masks)
+                        masks, bool(loops))
+        elif loops and not out[key][4]:
+            out[key] = out[key][:4] + (True,)
     return out
 
 

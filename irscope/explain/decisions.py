@@ -163,7 +163,7 @@ def _matrix(f: Facts) -> list[Decision]:
 def _loop_inputs(f: Facts) -> list[str]:
     """What decides whether the loop's loads can be asynchronous: the loads' pointers and the integers that
     bound their masks (K in `offs_k < K - k * BLOCK_K`), with the divisibility this compile assumed."""
-    loads = [g for g in f.groups if g.kind == "load"]
+    loads = [g for g in f.groups if g.kind == "load" and g.in_loop]
     names = dict.fromkeys([x for g in loads for x in g.arguments] + [x for g in loads for x in g.mask_arguments])
     return [f"{a} divisible by {f.divisibility.get(a, '?')}" for a in names]
 
@@ -178,8 +178,9 @@ def _pipelining(f: Facts) -> list[Decision]:
         return []
     buffers = c.get("ttgir.shared.buffers", 0)
     pipelined = buffers >= 2
-    loads = [g for g in f.groups if g.kind == "load"]
-    how = ", ".join(f"{'/'.join(g.arguments) or '?'} {g.via}" + (f" {g.width}B" if g.width else "") for g in loads)
+    loads = [g for g in f.groups if g.kind == "load" and g.in_loop]  # a load before the loop is not pipelined
+    how = ", ".join(dict.fromkeys(f"{'/'.join(g.arguments) or '?'} {g.via}" + (f" {g.width}B" if g.width else "")
+                                  for g in loads))
     value = (f"pipelined: {buffers} buffers" if pipelined else "not pipelined" + (f" ({buffers} buffer)" if buffers
                                                                                  else "")) + (f"; {how}" if how else "")
     amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
