@@ -83,7 +83,8 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
         value = facts.arg_values.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0:
             args = tuple(a for a in base.args if a[0] != name) + ((name, value + 1),)
-            wanted.append(WhatIf("pipelining", f"--arg {name}={value + 1}", target, base.with_(args=args),
+            topic = "pipelining" if "pipelining" in topics else "vectors"
+            wanted.append(WhatIf(topic, f"--arg {name}={value + 1}", target, base.with_(args=args),
                                  f"{name} not a multiple of 16: the loads' masks lose their alignment"))
     shared = topics.get("shared")
     if shared is not None and t is not None and not shared.good:
