@@ -138,7 +138,8 @@ def test_cli_explain_text_lists_topics_and_a_negative_budget_is_a_usage_error(ou
 
 
 def test_explain_core_imports_neither_textual_nor_triton():
-    code = "import sys, irscope.explain, irscope.analyze.vectors; print('textual' in sys.modules, 'triton' in sys.modules)"
+    code = ("import sys, irscope.explain, irscope.analyze.vectors, irscope.analyze.equivalence; "
+            "print('textual' in sys.modules, 'triton' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.split() == ["False", "False"]
 

@@ -303,8 +303,8 @@ def _warp_specialize(f: Facts) -> list[Decision]:
     if not n and (t is None or t.vendor != "nvidia" or not str(t.arch).isdigit() or int(t.arch) < 90):
         return []
     if n:
-        return [Decision("warp_specialize", "kernel", f"warp-specialised: {c.get('ttgir.warp_specialize.partitions', 0)}"
-                                                     " partitions", True, _pick(c, "ttgir.warp_specialize"),
-                         "tl.range(..., warp_specialize=True)", "ttgir")]
+        parts = c.get("ttgir.warp_specialize.partitions", 0)
+        return [Decision("warp_specialize", "kernel", f"warp-specialised: {parts} partitions", True,
+                         _pick(c, "ttgir.warp_specialize"), "tl.range(..., warp_specialize=True)", "ttgir")]
     return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
                      "no loop asks for it: tl.range(..., warp_specialize=True) on Hopper/Blackwell", "ttgir")]
