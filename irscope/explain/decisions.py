@@ -121,11 +121,28 @@ def _shapes(counters: dict, prefix: str) -> str:
     return " ".join(shapes)
 
 
+_DOT_RESULT = re.compile(r"->\s*tensor<(\d+)x(\d+)x")
+_PRECISION = re.compile(r"inputPrecision = (\w+)")
+_PRECISIONS = {"0": "tf32", "1": "tf32x3", "2": "ieee"}  # Triton's InputPrecision enum, as TTGIR prints it
+
+
 def dot_dtype(snapshot: Snapshot) -> str:
+    return dot_facts(snapshot)[0]
+
+
+def dot_facts(snapshot: Snapshot) -> tuple[str, str, str]:
+    """(operand dtype, MxN tile of the result, input precision) of the first dot in TTGIR; "" where unknown."""
     if "ttgir" not in snapshot.stage_files:
-        return ""
-    m = _DOT.search(snapshot.read("ttgir"))
-    return m.group(2) if m else ""
+        return "", "", ""
+    text = snapshot.read("ttgir")
+    m = _DOT.search(text)
+    if not m:
+        return "", "", ""
+    line = text[m.start():text.find("\n", m.start())]
+    tile = _DOT_RESULT.search(line)
+    precision = _PRECISION.search(line)
+    return (m.group(2), f"{tile.group(1)}x{tile.group(2)}" if tile else "",
+            _PRECISIONS.get(precision.group(1), precision.group(1)) if precision else "")
 
 
 def _matrix(f: Facts) -> list[Decision]:
@@ -134,8 +151,9 @@ def _matrix(f: Facts) -> list[Decision]:
         c.get("ttgir.dot_scaled", 0)
     if not dots or t is None:
         return []
-    dtype = dot_dtype(f.snapshot)
-    why = f"num_warps={f.num_warps}, {dtype or '?'} operands, {t.name}"
+    dtype, tile, precision = dot_facts(f.snapshot)
+    why = f"num_warps={f.num_warps}, {dtype or '?'} operands" + (f", {tile} tile" if tile else "") + \
+        (f", input precision {precision}" if precision and dtype == "f32" else "") + f", {t.name}"
     arch = int(t.arch) if t.vendor == "nvidia" and str(t.arch).isdigit() else 0
     if t.vendor == "nvidia":
         if c.get("ptx.tcgen05.mma"):
