@@ -7,6 +7,8 @@ from liger_kernel.ops.layer_norm import LigerLayerNormFunction
 from liger_kernel.ops.rope import LigerRopeFunction
 
 torch.manual_seed(0)
+# CPU tensors without a GPU (irscope capture records, the JIT never executes); the GPU's when there is one.
+torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
 def run(name, f):
     try:
         f(); print("ran", name)
