@@ -158,3 +158,18 @@ def test_liger_kernel_ops_capture_and_compile_for_the_seven_core_targets(tmp_pat
     # CUDA choice of 32 warps exceeds an AMD block of 64-wide waves): those are reported, not hidden.
     assert len(compiled) + len(not_compiled) == 7 * len(data["launches"])
     assert all("at most 16 warps" in line for line in not_compiled)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is None,
+                    reason="liger-kernel is not installed (pip install -e '.[test,capture]')")
+def test_launches_captured_on_an_h200_specialise_device_less_as_its_jit_did():
+    from irscope.harness.launches import launch_points
+    from irscope.targets import get_target
+
+    path = Path(__file__).parent.parent / "docs" / "examples" / "capture" / "liger-h200-launches.json"
+    data = read_launches(path)
+    assert data["mode"] == "gpu" and data["versions"]["triton"] == "3.6.0"
+    assert all(set(launch["jit_stages"]) >= {"ttir", "ttgir", "llir", "ptx", "cubin"} for launch in data["launches"])
+    points, skipped = launch_points(path, [get_target("sm_90a")])
+    # launch_points refuses any launch whose device-less specialisation differs from the JIT's `specialised`
+    assert skipped == [] and len(points) == len(data["launches"]) == 9
