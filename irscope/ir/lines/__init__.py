@@ -25,5 +25,5 @@ def line_map(stage: str, text: str) -> LineMap:
     return LineMap(stage, parser(lines))
 
 
-_PARSERS = {"source": mlir_locs, "ttir": mlir_locs, "ttgir": mlir_locs, "llir": llvm_locs, "ptx": ptx_locs,
-            "amdgcn": amdgcn_locs, "sass": sass_locs}
+_PARSERS = {"source": mlir_locs, "glir": mlir_locs, "ttir": mlir_locs, "ttgir": mlir_locs, "llir": llvm_locs,
+            "ptx": ptx_locs, "amdgcn": amdgcn_locs, "sass": sass_locs}
