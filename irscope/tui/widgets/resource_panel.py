@@ -68,6 +68,13 @@ class ResourcePanel(Static):
             self.facts = event.facts
             self.show(event.snapshot, event.facts)
 
+    def toggle(self) -> bool:
+        """Show the panel if hidden, hide it if shown; returns whether it is shown now."""
+        shown = not self.display  # narrow screens hide it by default (CSS), so ask what is shown
+        self.set_class(not shown, "-hidden")
+        self.set_class(shown, "-shown")
+        return shown
+
     def show(self, snapshot: Snapshot | None, facts: Facts | None) -> None:
         if snapshot is None:
             self.snapshot = self.facts = None

@@ -240,10 +240,7 @@ class SnapshotView(Vertical):
         self._status()
 
     def action_toggle_panel(self) -> None:
-        panel = self.query_one(ResourcePanel)
-        self.panel = not panel.display  # narrow screens hide it by default (CSS), so ask what is shown
-        panel.set_class(not self.panel, "-hidden")
-        panel.set_class(self.panel, "-shown")
+        self.panel = self.query_one(ResourcePanel).toggle()
 
     def on_code_view_cursor_moved(self, event: CodeView.CursorMoved) -> None:
         event.stop()
@@ -273,12 +270,6 @@ class SnapshotView(Vertical):
     def on_navigator_searched(self, event: Navigator.Searched) -> None:
         event.stop()
         self._status()
-
-    def on_navigator_line_entered(self, event: Navigator.LineEntered) -> None:
-        event.stop()
-
-    def on_navigator_dismissed(self, event: Navigator.Dismissed) -> None:
-        event.stop()
 
     # -- the pass timeline ------------------------------------------------------------------------------
 
