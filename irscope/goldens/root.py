@@ -263,6 +263,10 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
         return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
+    damaged = golden.damaged_stages()
+    if damaged:  # edited by hand or broken in transit: not comparable, and `update` must be able to rewrite it
+        deltas = tuple(Delta(f"golden {s} (sha256 differs from irscope.json)", "damaged", "fresh") for s in damaged)
+        return GoldenResult(fresh.label, GoldenStatus.MISMATCH, golden.path, fresh.path, gv, fv, deltas)
     d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
