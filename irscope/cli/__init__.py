@@ -17,9 +17,9 @@ from .. import __version__
 from ..errors import ExitCode, IrscopeError, UsageError
 from ..render.terminal import Style, wants_color
 
-# Subcommand modules, in the order `irscope --help` lists them.
+# Subcommand modules, in the order `irscope --help` lists them (upgrade.py registers `upgrade-check`).
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run",
-            "verify", "snapshot")
+            "verify", "snapshot", "envs", "upgrade")
 
 
 class UI:

@@ -63,6 +63,25 @@ def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: fl
             "seconds": time.monotonic() - started}
 
 
+def plan_keys(version: str, points: list[tuple[str, str, CompileOptions]]) -> list[str | None]:
+    """The content keys of (kernel, target, options) points under Triton `version`, computed by that
+    version's interpreter in one process (no compile); None where a point could not be planned."""
+    import shutil
+    import tempfile
+    from .envs import child_environment, ensure_env
+
+    env, _ = ensure_env(version)
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-plan-"))
+    try:
+        job = {"mode": "plan", "points": [{"kernel": k, "target": t, "options": options_to_json(o)}
+                                          for k, t, o in points]}
+        r = run_remote(env.python, child_environment(env), job, timeout=600, workdir=workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    keys = r.get("keys") if r.get("status") == "ok" else None
+    return list(keys) if isinstance(keys, list) and len(keys) == len(points) else [None] * len(points)
+
+
 def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         try:
