@@ -235,7 +235,7 @@ def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
 
 def to_json(old: str, new: str, reports) -> dict:
     return {"from": old, "to": new, "regressed": any(r.regressed for r in reports),
-            "points": [{"point": r.label, "from": str(r.old.folder or ""), "to": str(r.new.folder or ""),
+            "points": [{"point": r.label, "from": str(r.old.path or ""), "to": str(r.new.path or ""),
                         "regressed": r.regressed,
                         "findings": [{"kind": str(f.kind), "category": f.category, "text": f.text}
                                      for f in r.findings]} for r in reports]}
