@@ -209,14 +209,14 @@ def _pip_install(python: Path, version: str, say: Callable[[str], None]) -> None
 
 def _pip_problem(version: str, log: str) -> EnvironmentProblem:
     lowered = log.lower()
-    if "no matching distribution" in lowered or "could not find a version" in lowered:
-        return EnvironmentProblem(f"pip has no Triton {version} for this Python ({_python_version()})",
-                                  "`irscope envs available` (pip index versions triton) lists the versions it has")
     if any(w in lowered for w in ("network is unreachable", "connection", "name or service", "temporary failure",
-                                  "max retries", "offline")):
+                                  "max retries", "offline", "could not fetch url")):
         return EnvironmentProblem(f"could not download Triton {version}: the package index is unreachable",
                                   "connect to the network (or configure pip's index), then run `irscope envs add "
                                   f"{version}` again")
+    if "no matching distribution" in lowered or "could not find a version" in lowered:
+        return EnvironmentProblem(f"pip has no Triton {version} for this Python ({_python_version()})",
+                                  "`irscope envs available` (pip index versions triton) lists the versions it has")
     return EnvironmentProblem(f"pip could not install Triton {version}: {_last_line(log)}",
                               f"run `irscope envs add {version}` to see pip's progress, or install by hand into "
                               f"{env_path(version)}")
