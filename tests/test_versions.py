@@ -158,3 +158,16 @@ def test_a_release_pip_does_not_have_is_one_clear_error(tmp_path, monkeypatch):
 def test_envs_list_shows_the_running_release_and_the_installed_one(snaps):
     code, out, err = run_cli("envs", "list", "--color", "never")
     assert code == 0 and RUNNING in out and OTHER in out and str(envs.env_path(OTHER)) in out
+
+
+def test_offline_is_one_clear_error(tmp_path, monkeypatch):
+    # An index nobody listens on, and none of this machine's local wheel folders: what pip sees offline.
+    for name, value in (("IRSCOPE_CACHE", str(tmp_path)), ("PIP_INDEX_URL", "http://127.0.0.1:9/simple"),
+                        ("PIP_EXTRA_INDEX_URL", " "), ("PIP_FIND_LINKS", " "), ("PIP_RETRIES", "0"),
+                        ("PIP_DEFAULT_TIMEOUT", "5"), ("PIP_CONFIG_FILE", "/dev/null")):
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli("envs", "add", "3.7.0")
+    assert code == 5
+    assert err.splitlines()[0] == ("irscope: error: could not download Triton 3.7.0: pip reached no package index "
+                                   "that has Triton (offline?)")
+    assert not (tmp_path / "envs" / "triton-3.7.0").exists()

@@ -211,7 +211,8 @@ def compare_analyses(a, b) -> list[Finding]:
     if changed:
         shown = ", ".join(f"{k} {ca.get(k, 0):,} → {cb.get(k, 0):,}" for k in changed[:4])
         more = f" (+{len(changed) - 4} more)" if len(changed) > 4 else ""
-        out.append(Finding(Kind.CHANGE, "counters", f"{len(changed)} counters differ: {shown}{more}"))
+        noun = "counter differs" if len(changed) == 1 else "counters differ"
+        out.append(Finding(Kind.CHANGE, "counters", f"{len(changed)} {noun}: {shown}{more}"))
     return out
 
 
@@ -229,7 +230,8 @@ def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
     same = sum(1 for r in reports if not r.findings)
     regressed = sum(1 for r in reports if r.regressed)
     lines += ["", f"{regressed} of {len(reports)} points regressed; {counts[Kind.REGRESSION]} regressions, "
-                  f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} points unchanged"]
+                  f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} unchanged"
+                  + ("" if show_all or not same else " (--all lists them)")]
     return "\n".join(lines)
 
 

@@ -210,8 +210,10 @@ def _pip_install(python: Path, version: str, say: Callable[[str], None]) -> None
 def _pip_problem(version: str, log: str) -> EnvironmentProblem:
     lowered = log.lower()
     if any(w in lowered for w in ("network is unreachable", "connection", "name or service", "temporary failure",
-                                  "max retries", "offline", "could not fetch url")):
-        return EnvironmentProblem(f"could not download Triton {version}: the package index is unreachable",
+                                  "max retries", "offline", "could not fetch url", "(from versions: none)")):
+        # pip words an unreachable index as "no version (from versions: none)": a reachable one lists some
+        return EnvironmentProblem(f"could not download Triton {version}: pip reached no package index that has "
+                                  "Triton (offline?)",
                                   "connect to the network (or configure pip's index), then run `irscope envs add "
                                   f"{version}` again")
     if "no matching distribution" in lowered or "could not find a version" in lowered:
