@@ -103,7 +103,8 @@ def _compile(job: dict) -> dict:
     try:
         spec = library.load_kernel(job["kernel"])
         target = get_target(job["target"])
-        result = compile_kernel(spec, target, options_from_json(job["options"]), capture_fds=True)
+        log = Path(job["log"]) if job.get("log") else None
+        result = compile_kernel(spec, target, options_from_json(job["options"]), capture_fds=True, log_path=log)
     except IrscopeError as e:
         return {"status": "usage", "message": e.message, "hint": e.hint or ""}
     result.variant = result.variant + job.get("suffix", "")
