@@ -94,14 +94,14 @@ def _die_with_parent() -> None:
 def _compile(job: dict) -> dict:
     from . import compile_kernel
     from ..errors import IrscopeError
-    from ..spec import library
+    from .batch import load_kernel
     from ..store.folder import snapshot_dir, write_folder
     from ..store.writer import snapshot_files
     from ..targets import get_target
 
     started = time.perf_counter()
     try:
-        spec = library.load_kernel(job["kernel"])
+        spec = load_kernel(job["kernel"])
         target = get_target(job["target"])
         log = Path(job["log"]) if job.get("log") else None
         result = compile_kernel(spec, target, options_from_json(job["options"]), capture_fds=True, log_path=log)
@@ -119,13 +119,13 @@ def _compile(job: dict) -> dict:
 
 def _plan(job: dict) -> dict:
     from . import plan
-    from ..spec import library
+    from .batch import load_kernel
     from ..targets import get_target
 
     keys = []
     for p in job["points"]:
         try:
-            keys.append(plan(library.load_kernel(p["kernel"]), get_target(p["target"]),
+            keys.append(plan(load_kernel(p["kernel"]), get_target(p["target"]),
                              options_from_json(p["options"]))[0])
         except Exception:  # noqa: BLE001 - that point is then compiled, and its error reported there
             keys.append(None)
