@@ -16,3 +16,9 @@ def test_options_the_content_key_leaves_out_still_tell_points_apart(compile_cach
     for other in (CompileOptions(passes="mlir"), CompileOptions(backend_options=(("maxnreg", 32),)),
                   CompileOptions(name="mine")):
         assert compile_cache.key(Point("add", "sm_80", other)) != compile_cache.key(base), other
+
+
+def test_a_point_the_irscope_fixture_compiled_is_not_compiled_again(irscope, compile_cache):
+    snap = irscope.compile("add", target="sm_80", num_warps=2)
+    (o,) = compile_cache.outcomes([Point("add", "sm_80", CompileOptions(num_warps=2))])
+    assert o.ok and o.path == snap.path  # the plugin's folder, not one of the cache's own
