@@ -3,6 +3,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 from tests.conftest import DATA
 
 EVIL = """
@@ -19,6 +21,7 @@ def _record_hash(stage_file):
     meta_path.write_text(json.dumps(meta))
 
 
+@pytest.mark.slow
 def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     code, out, err = cli("snapshot", "update", "add", "--target", "sm_80,gfx90a", "--goldens", "g")
     assert code == 0, err
@@ -50,6 +53,7 @@ def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     assert code == 0 and "add/default/sm_80  written" in out and "add/default/gfx90a  match" in out
 
 
+@pytest.mark.slow
 def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_path):
     shutil.copy(DATA / "user_kernels.py", tmp_path / "mine.py")
     code, out, err = cli("snapshot", "update", "mine.py:copy_rows", "--goldens", "g", "--num-warps", "2")
@@ -61,6 +65,7 @@ def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_p
     assert "irscope: kernels to import: mine.py\n" in err
 
 
+@pytest.mark.slow
 def test_missing_goldens_and_version_mismatch(cli, tmp_path):
     code, out, err = cli("snapshot", "check", "--goldens", "nowhere")
     assert code == 4 and "no golden folder 'nowhere'" in err
