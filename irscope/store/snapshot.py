@@ -181,7 +181,7 @@ def load_snapshot(path: Path | str) -> Snapshot:
     if META_FILE in names:
         return _load_irscope(path)
     triton_meta = [path / n for n in names if n.endswith(".json") and not n.startswith("__grp__")
-                   and n not in ("runs.json", "verify.json", "golden.json")]
+                   and n not in ("runs.json", "verify.json", "golden.json", "layouts.json")]
     if triton_meta:
         return _load_triton_cache(path, triton_meta[0])
     if any((path / f).is_file() for f in names if Path(f).suffix[1:] in STAGES):
@@ -221,7 +221,7 @@ def _extra_files(path: Path) -> dict[str, Path]:
         for p in sorted(logs.glob("*.log")):
             inside(path, p, f"{LOG_DIR}/{p.name}")
             out[f"log:{p.stem}"] = p
-    for name in ("runs.json", "verify.json", PYTHON_FILE):
+    for name in ("runs.json", "verify.json", "layouts.json", PYTHON_FILE):
         if (path / name).exists() or (path / name).is_symlink():
             inside(path, path / name, name)
             if name != PYTHON_FILE:
