@@ -104,10 +104,10 @@ def classify(src: LinearLayout, dst: LinearLayout, elem_bits: int = 32) -> Conve
             left.remove(d)
         else:
             break
-    left = [d for d in left if comp.get(d)] if left != ["register"] else left
-    if not left or left == ["register"]:
+    moved = set(left)
+    if moved <= {"register"}:
         return ConvertCost(Movement.REGISTERS, tuple(left), regs, 0, f"{regs} registers per thread are renamed")
-    if left == ["lane", "register"] or left == ["lane"]:
+    if moved == {"register", "lane"}:
         return ConvertCost(Movement.SHUFFLE, tuple(left), regs, 0,
                            f"about {regs} shuffles per thread (one per register), no shared memory")
     scratch = _tile_bytes(src, elem_bits)
