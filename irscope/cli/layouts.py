@@ -42,12 +42,10 @@ def _load(path: str, compute: bool, ui):
         raise SnapshotError(f"{snap.label} has no TTGIR stage", "layouts are read from the ttgir; compile it again")
     ls = None if compute else load_layouts(snap)
     if ls is None:
-        try:
-            import triton  # noqa: F401 - only to say plainly that computing needs it
-        except ImportError:
+        from ..harness.layouts import compute_for_snapshots, triton_present
+        if not triton_present():
             raise EnvironmentProblem(f"{snap.label} has no layouts.json and Triton is not installed here",
-                                     "run `irscope layouts SNAPSHOT --compute` where Triton is, or recompile") from None
-        from ..harness.layouts import compute_for_snapshots
+                                     "run `irscope layouts SNAPSHOT --compute` where Triton is, or recompile")
         ui.err.write(f"irscope: computing the layouts of {snap.label} (layouts.json)\n")
         ls = compute_for_snapshots([snap])[0]
     return snap, ls
@@ -205,7 +203,7 @@ def _compare(args, ui) -> int:
     for r in rows:
         cells = [", ".join(_dims(x) for x in sh) if n else "-" for n, sh in zip(r.names, r.shapes)]
         only = s(f"only {labels[r.only]}", "yellow") if r.only is not None else ""
-        short = r.attr if len(r.attr) <= 70 else r.attr[:67] + "..."
+        short = r.attr if len(r.attr) <= 56 else r.attr[:53] + "..."
         body.append([r.kind, short, *cells, only])
     ui.print(table(["kind", "encoding", *labels, ""], body, style=s))
     return 0

@@ -26,6 +26,12 @@ from .workers import JobStatus, Progress, run_jobs
 TIMEOUT = 60.0
 
 
+def triton_present() -> bool:
+    """Whether Triton is installed here (without importing it)."""
+    import importlib.util
+    return importlib.util.find_spec("triton") is not None
+
+
 def compute_layouts(ttgir: str) -> LayoutSet:
     """The layouts of a TTGIR module, converted in this process (it may abort: call it in a child)."""
     uses = encoding_uses(ttgir)
