@@ -29,9 +29,10 @@ LAYERS: dict[str, set[str]] = {
     "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
     "gpu": _BASE | {"spec", "store", "harness"},
     "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff"},
+    "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
-                    "render", "tui", "layouts"},
+                    "explain", "render", "tui", "layouts"},
     "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render", "layouts"},
     # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
     "__init__": set(),

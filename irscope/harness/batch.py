@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 import enum
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -99,7 +101,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
-    jobs = [(p, str(out)) for p in points]
+    logs = Path(tempfile.mkdtemp(prefix="irscope-logs-"))  # what a compiler that aborts wrote first
+    jobs = [(p, str(out), str(logs / f"{i}.log")) for i, p in enumerate(points)]
     labels = [folder.relative_to(out).as_posix() for folder in folders]
     index = {id(job): i for i, job in enumerate(jobs)}
     finished: dict[int, JobResult] = {}
@@ -113,9 +116,11 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     try:
         results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
                            start_method=start_method)
+        outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
-    outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
     _add_layouts(outcomes, workers, start_method)
     return outcomes
 
@@ -138,19 +143,19 @@ def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
     return _outcome(r, label)
 
 
-def _compile_job(job: tuple[Point, str]) -> Outcome:
-    point, out = job
-    return compile_one(point, Path(out), capture_fds=True)
+def _compile_job(job: tuple[Point, str, str]) -> Outcome:
+    point, out, log = job
+    return compile_one(point, Path(out), capture_fds=True, log_path=Path(log))
 
 
-def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
+def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path: Path | None = None) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
     from .. import harness
     from ..spec import library
     started = time.perf_counter()
     spec = library.load_kernel(point.kernel)
     target = get_target(point.target)
-    result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds, log_path=log_path)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
     files = snapshot_files(result)
     exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
@@ -166,7 +171,10 @@ def _outcome(r: JobResult, label: str) -> Outcome:
         return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label)
     if r.status == "error" and isinstance(r.value, UsageError):
         raise r.value
-    error = {"stage": "?", "type": r.status, "message": r.message}
+    message = r.message
+    if r.status == JobStatus.CRASHED and len(r.job) > 2:
+        message = crash_reason(Path(r.job[2]), get_target(point.target)) or message
+    error = {"stage": "?", "type": r.status, "message": message}
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
                    r.cpu_seconds, label)
@@ -174,3 +182,26 @@ def _outcome(r: JobResult, label: str) -> Outcome:
 
 def target_of(point: Point) -> Target:
     return get_target(point.target)
+
+
+# LLVM intrinsics that only some NVIDIA generations have: an abort on one of them means the kernel asks
+# for instructions the target lacks (a Gluon kernel written for Hopper, compiled for sm_80).
+_ARCH_INTRINSICS = {"wgmma": "Hopper's warpgroup MMA (wgmma)", "setmaxnreg": "Hopper's setmaxnreg (warp specialisation)",
+                    "tcgen05": "Blackwell's tcgen05", "cp.async.bulk": "TMA bulk copies"}
+
+
+def crash_reason(log: Path, target: Target) -> str | None:
+    """What a compiler process that died wrote last (LLVM's `LLVM ERROR: ...`), as one line; None if
+    it left nothing. Intrinsics the target lacks are named as such."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if "LLVM ERROR" in ln or "error:" in ln]
+    if not lines:
+        return None
+    first = lines[0]
+    for key, what in _ARCH_INTRINSICS.items():
+        if f"llvm.nvvm.{key}" in first:
+            return f"uses {what}, which {target.name} does not have: not a kernel for {target.name} ({first[:160]})"
+    return f"the compiler aborted: {first[:200]}"

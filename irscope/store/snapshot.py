@@ -180,8 +180,9 @@ def load_snapshot(path: Path | str) -> Snapshot:
     _refuse_links_out(path, names)
     if META_FILE in names:
         return _load_irscope(path)
-    triton_meta = [path / n for n in names if n.endswith(".json") and not n.startswith("__grp__")
-                   and n not in ("runs.json", "verify.json", "golden.json", "layouts.json")]
+    # Triton's metadata is <kernel>.json; irscope's own files (results, analysis cache) are not it.
+    triton_meta = [path / n for n in sorted(names) if n.endswith(".json") and not n.startswith(("__grp__", "."))
+                   and n not in ("runs.json", "verify.json", "golden.json", "layouts.json", "launches.json")]
     if triton_meta:
         return _load_triton_cache(path, triton_meta[0])
     if any((path / f).is_file() for f in names if Path(f).suffix[1:] in STAGES):
