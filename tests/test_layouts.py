@@ -219,3 +219,29 @@ def test_triton_that_cannot_parse_the_module_gives_irscopes_own_conversion():
     (ls,) = layouts_of([text])
     assert ls.computed_by == "irscope" and ls.note
     assert ls.find("blocked").at((128, 64)).layout.apply(warp=1, lane=15, register=15) == (37, 63)
+
+
+ABORTING_TTGIR = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#linear = #ttg.linear<{register = [[0, 1], [0, 2], [0, 4], [0, 128]], lane = [[0, 8], [0, 16], [0, 32], [1, 0], \
+[2, 0]], warp = [[4, 0], [8, 0]], block = []}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", \
+"ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k() attributes {noinline = false} {
+    %0 = arith.constant dense<0.0> : tensor<16x64xf32, #blocked>
+    %1 = arith.constant dense<0.0> : tensor<16x64xf32, #linear>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_module_that_aborts_triton_costs_only_tritons_bases():
+    # A linear layout with a basis (128) past its tensor's 64 columns: Triton's parser aborts (LLVM ERROR:
+    # Invalid basis), in the child; the caller gets irscope's own conversion and a note saying so.
+    from irscope.harness.layouts import layouts_of
+    (ls,) = layouts_of([ABORTING_TTGIR], timeout=60)
+    assert ls.computed_by == "irscope" and "SIGABRT" in ls.note
+    blocked = ls.find("blocked").at((16, 64))
+    assert blocked.by == "irscope" and blocked.layout.apply(warp=1, lane=8, register=0) == (5, 0)
+    assert ls.find("linear").at((16, 64)).status == "not-available"
