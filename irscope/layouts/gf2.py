@@ -72,22 +72,3 @@ class LinearLayout:
             return len(self.offsets) == self.size("offset")
         n = self.size("warp") * self.size("lane") * self.size("register")
         return len(self.owners) == n
-
-    def threads_per_warp(self) -> int:
-        return self.size("lane")
-
-    def register_run(self) -> int:
-        """How many leading registers hold consecutive elements along the fastest-varying dim that
-        they move along (the vector width of a load or store from global memory, in elements)."""
-        regs = self.bases.get("register", ())
-        if not regs or sum(1 for x in regs[0] if x) != 1:
-            return 1
-        axis = next(i for i, x in enumerate(regs[0]) if x)
-        run = 1
-        for bit, v in enumerate(regs):
-            want = [0] * len(self.shape)
-            want[axis] = 1 << bit
-            if list(v) != want:
-                break
-            run *= 2
-        return run

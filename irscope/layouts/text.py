@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 _ALIAS = re.compile(r"^#([A-Za-z_][\w]*)\s*=\s*(#(?:ttg|ttng|amdg|triton_gpu)\..*)$", re.M)
 _REF = re.compile(r"#([A-Za-z_]\w*)(?![\w.])")
+_TYPE_START = re.compile(r"tensor<|!ttg\.memdesc<|->\s*<")
 _OPNAME = re.compile(r"^\s*(?:%[\w#:, %]+=\s*)?\"?([a-z_]+\.[\w.]+)")
 
 DTYPE_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64,
@@ -134,7 +135,7 @@ def types_in(line: str) -> list[TypeUse]:
     out = []
     i = 0
     while True:
-        m = re.compile(r"tensor<|!ttg\.memdesc<|->\s*<").search(line, i)
+        m = _TYPE_START.search(line, i)
         if not m:
             return out
         start = m.end()

@@ -12,11 +12,6 @@ from __future__ import annotations
 from .gf2 import LinearLayout
 
 
-def owner_text(ll: LinearLayout, element) -> str:
-    lanes = ll.size("lane")
-    return "|".join(f"T{w * lanes + l}:{r}" for w, l, r in ll.owners.get(tuple(element), []))
-
-
 def _rows(ll: LinearLayout) -> tuple[int, int]:
     if len(ll.shape) == 1:
         return 1, ll.shape[0]
@@ -69,7 +64,3 @@ def hardware_view(ll: LinearLayout) -> str:
             out.append(", ".join(fmt(ll.apply(warp=w, lane=l, register=r)) for l in range(ll.size("lane"))))
     return "\n".join(out) + "\n"
 
-
-def thread_elements(ll: LinearLayout, warp: int, lane: int) -> list[tuple[int, ...]]:
-    """The elements one thread holds, register by register."""
-    return [ll.apply(warp=warp, lane=lane, register=r) for r in range(ll.size("register"))]
