@@ -22,7 +22,7 @@ LAYERS: dict[str, set[str]] = {
     "ir": _BASE,
     "store": _BASE | {"ir", "spec"},
     "layouts": _BASE | {"ir", "store"},
-    "passes": _BASE | {"ir", "store"},
+    "passes": _BASE | {"ir", "store", "diff"},  # the pass timeline prints its diffs with the diff engine
     "harness": _BASE | {"spec", "ir", "store", "passes", "layouts"},
     "analyze": _BASE | {"ir", "store"},
     "diff": _BASE | {"ir", "store", "analyze"},
