@@ -125,3 +125,18 @@ def test_a_damaged_golden_json_is_exit_4_naming_the_file(cli, tmp_path):
         code, out, err = cli("snapshot", "check", "--goldens", "g")
         assert code == 4 and f"irscope: error: {record_path.relative_to(tmp_path)} is damaged" in err, (damage, err)
         assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_golden_edited_by_hand_is_a_mismatch_that_update_rewrites(cli, tmp_path):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    ptx = tmp_path / "g/add/default/sm_80/add_kernel.ptx"
+    ptx.write_text(ptx.read_text().replace("add.f32", "sub.f32"))  # its recorded sha256 no longer holds
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 1 and "add/default/sm_80  mismatch" in out
+    assert "golden ptx (sha256 differs from irscope.json)" in out
+    code, out, err = cli("snapshot", "update", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  written" in out
+    assert "sub.f32" not in ptx.read_text()
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  match" in out
