@@ -122,11 +122,22 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     try:
         results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
                            start_method=start_method)
-        return [_outcome(r, label) for r, label in zip(results, labels)]
+        outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
         shutil.rmtree(logs, ignore_errors=True)
+    _add_layouts(outcomes, workers, start_method)
+    return outcomes
+
+
+def _add_layouts(outcomes: list[Outcome], workers: int | None, start_method: str | None) -> None:
+    """layouts.json for every snapshot with a TTGIR, each converted in a child of its own (the layout
+    bindings can abort: a crash costs that file's Triton bases, never the snapshot)."""
+    from ..store import load_snapshot
+    from .layouts import compute_for_snapshots
+    snaps = [load_snapshot(o.path) for o in outcomes if o.path is not None]
+    compute_for_snapshots(snaps, workers=workers, start_method=start_method)
 
 
 def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
