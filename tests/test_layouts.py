@@ -22,7 +22,7 @@ TARGETS = ("sm_80", "sm_90a", "gfx942")
 def snaps(tmp_path_factory):
     from irscope.harness.batch import Point, compile_points
     out = tmp_path_factory.mktemp("layouts")
-    outcomes = compile_points([Point("matmul", t) for t in TARGETS], out)
+    outcomes = compile_points([Point("matmul", t) for t in TARGETS], out, layouts=True)
     assert all(o.ok for o in outcomes)
     return {o.point.target: load_snapshot(o.path) for o in outcomes}
 

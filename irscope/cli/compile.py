@@ -28,6 +28,9 @@ def add_parser(sub) -> None:
     p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
                    help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "
                         "passes, or with `--passes all` LLVM's too (much slower; docs/passes.md)")
+    p.add_argument("--no-layouts", action="store_true",
+                   help="skip recording the linear layouts (layouts.json, about a second a snapshot); "
+                        "`irscope layouts` computes them later when Triton is there")
     p.add_argument("--update-goldens", action="store_true",
                    help="allow writing into a folder of committed goldens (snapshots/)")
     add_triton_option(p)
@@ -68,7 +71,8 @@ def run(args: argparse.Namespace, ui) -> int:
 
     try:
         outcomes = compile_points(points, out, workers=args.jobs, timeout=args.timeout,
-                                  allow_goldens=args.update_goldens, on_progress=on_progress)
+                                  allow_goldens=args.update_goldens, on_progress=on_progress,
+                                  layouts=not args.no_layouts)
     finally:
         progress.close()
 

@@ -93,8 +93,11 @@ def folder_for(point: Point, out: Path) -> Path:
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
                    on_progress: Callable[[Progress], None] | None = None,
-                   start_method: str | None = None) -> list[Outcome]:
+                   start_method: str | None = None, layouts: bool = False) -> list[Outcome]:
     """Compile every point in child processes and write its snapshot folder under `out`.
+
+    `layouts` also records each snapshot's linear layouts (layouts.json, a child process each: about a
+    second a snapshot, so sweeps and tests leave it to `irscope layouts`, which computes it when missing).
 
     `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
     where forking a multi-threaded process is unsafe; the default forks.
@@ -127,7 +130,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
         shutil.rmtree(logs, ignore_errors=True)
-    _add_layouts(outcomes, workers, start_method)
+    if layouts:
+        _add_layouts(outcomes, workers, start_method)
     return outcomes
 
 

@@ -16,7 +16,7 @@ from .driver import open_snapshot, run, settle, started
 def compiled(tmp_path_factory):
     from irscope.harness.batch import Point, compile_points
     out = tmp_path_factory.mktemp("layout-screen")
-    assert all(o.ok for o in compile_points([Point("matmul", "sm_80")], out))
+    assert all(o.ok for o in compile_points([Point("matmul", "sm_80")], out, layouts=True))
     return out
 
 
