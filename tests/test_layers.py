@@ -30,8 +30,9 @@ LAYERS: dict[str, set[str]] = {
     "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff"},
     "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
+    "report": _BASE | {"ir", "store", "analyze", "diff", "render"},
     "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
-                    "explain", "render", "tui"},
+                    "explain", "render", "report", "tui"},
     "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render"},
     # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
     "__init__": set(),

@@ -1,0 +1,84 @@
+"""A stage as the report embeds it: its lines highlighted one by one (Pygments, irscope's lexers), and
+which Python line each came from (irscope.ir.lines), ready to be written as JSON and drawn lazily.
+
+The page draws only the rows on screen (assets/report.js), so a stage of any length costs the browser one
+JSON.parse when its tab is first opened; what grows with the stage is the file, and the build time here.
+Past `HIGHLIGHT_LIMIT` lines a stage is embedded as escaped plain text: highlighting it would only make
+the file bigger and the build slower for text nobody reads top to bottom.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from ..ir.lines import LineMap, line_map
+from ..render.terminal import LEXERS
+
+HIGHLIGHT_LIMIT = 200_000  # lines
+
+
+@dataclass(frozen=True)
+class StageView:
+    """One stage's rows (HTML, one per line), and the Python line of each row (0: none)."""
+
+    stage: str
+    rows: tuple[str, ...]
+    source_lines: tuple[int, ...]
+    highlighted: bool
+    note: str = ""
+
+    def as_json(self) -> dict:
+        return {"stage": self.stage, "rows": list(self.rows), "src": list(self.source_lines),
+                "highlighted": self.highlighted, "note": self.note}
+
+
+def highlight_lines(text: str, lexer_name: str) -> tuple[list[str], bool]:
+    """The text's lines as HTML (Pygments classes, no wrapper); plain escaped lines when no lexer fits."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    from ..ir.lexers import get_lexer  # irscope's own first: Pygments' "sass" is the CSS preprocessor
+    lexer = get_lexer(lexer_name) if len(lines) <= HIGHLIGHT_LIMIT else None
+    if lexer is None:
+        return [html.escape(ln, quote=False) for ln in lines], False
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    lexer.stripnl = False
+    lexer.ensurenl = True
+    out = highlight("\n".join(lines) + "\n", lexer, HtmlFormatter(nowrap=True)).split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(lines):  # a lexer that ate or added lines: keep the rows aligned with the map
+        return [html.escape(ln, quote=False) for ln in lines], False
+    return out, True
+
+
+def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None) -> StageView:
+    rows, highlighted = highlight_lines(text, LEXERS.get(stage, stage))
+    src = [0] * len(rows)
+    note = ""
+    if stage != "python" and kernel_file:
+        try:
+            lmap = lmap or line_map(stage, text)
+        except (ValueError, IndexError, KeyError, RecursionError) as e:  # damaged text: show it unmapped
+            lmap, note = None, f"cannot read its debug locations ({type(e).__name__})"
+        if lmap is not None:
+            for line, idxs in lmap.source_lines(kernel_file).items():
+                for i in idxs:
+                    if i < len(src) and not src[i]:
+                        src[i] = line
+    if not highlighted and len(rows) > HIGHLIGHT_LIMIT:
+        note = f"{len(rows):,} lines: shown without highlighting (more than {HIGHLIGHT_LIMIT:,})"
+    return StageView(stage, tuple(rows), tuple(src), highlighted, note)
+
+
+def maps_and_file(texts: dict[str, str]) -> tuple[dict[str, LineMap], str | None]:
+    """Each stage's line map, and the kernel's file as its locations spell it."""
+    from ..ir.lines import kernel_file
+    maps = {}
+    for stage, text in texts.items():
+        try:
+            maps[stage] = line_map(stage, text)
+        except (ValueError, IndexError, KeyError, RecursionError):
+            continue
+    return maps, kernel_file(list(maps.values()))
