@@ -27,7 +27,7 @@ LAYERS: dict[str, set[str]] = {
     "diff": _BASE | {"ir", "store", "analyze"},
     "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
     "gpu": _BASE | {"spec", "store", "harness"},
-    "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff"},
+    "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff", "report"},
     "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "report": _BASE | {"ir", "store", "analyze", "diff", "render"},

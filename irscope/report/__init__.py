@@ -21,14 +21,17 @@ __all__ = ["build_report", "write_report", "read_sweep"]
 
 
 def build_report(snapshots: Sequence[Snapshot] = (), *, compare: Sequence[Snapshot] = (),
-                 sweeps: Sequence[tuple[str, dict]] = (), title: str | None = None,
+                 comparisons: Sequence[Sequence[Snapshot]] = (), sweeps: Sequence[tuple[str, dict]] = (),
+                 title: str | None = None,
                  on_progress: Callable[[str], None] | None = None) -> str:
-    """The page's HTML: a section per snapshot, a comparison of `compare` (two or more), one per sweep."""
+    """The page's HTML: a section per snapshot, a comparison of `compare` (two or more) and of each of
+    `comparisons`, then one section per sweep (its source's name, its parsed JSON)."""
     page = Page(title or _title(snapshots, compare, sweeps))
     for snap in snapshots:
         add_snapshot(page, snap, on_progress)
-    if len(compare) >= 2:
-        add_comparison(page, compare, on_progress)
+    for group in ([compare] if compare else []) + list(comparisons):
+        if len(group) >= 2:
+            add_comparison(page, group, on_progress)
     for source, data in sweeps:
         add_sweep(page, data, source)
     return page.html()

@@ -15,7 +15,11 @@ from .stages import stage_view
 def add_comparison(page: Page, snaps, on_progress=None) -> None:
     analyses = [analyze(s) for s in snaps]
     headers = short_labels(analyses)
-    parts = [_side_by_side(analyses, headers)]
+    if len(set(headers)) < len(headers):  # the same kernel twice (a golden and its fresh compile): by letter
+        headers = [f"{chr(65 + i)}" if i < 26 else str(i) for i in range(len(headers))]
+    where = "".join(f"<li><b>{escape(h)}</b> {escape(s.label)} <span class='note'>{escape(str(s.path))}</span></li>"
+                    for h, s in zip(headers, snaps))
+    parts = [f"<ul>{where}</ul>", _side_by_side(analyses, headers)]
     for i in range(len(snaps) - 1):
         a, b = snaps[i], snaps[i + 1]
         if on_progress:
@@ -37,7 +41,7 @@ def add_comparison(page: Page, snaps, on_progress=None) -> None:
         for side, only in (("A", first.only_in_a), ("B", first.only_in_b)):
             if only:
                 parts.append(f'<p class="note">only in {side}: {escape(", ".join(only))}</p>')
-    page.add_section("comparison", "".join(parts))
+    page.add_section("comparison: " + " vs ".join(headers), "".join(parts))
 
 
 def _side_by_side(analyses, headers) -> str:

@@ -74,16 +74,22 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     if not texts:
         return '<p class="note">no text stage to show</p>' + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems)
     maps, kfile = maps_and_file(texts)
-    ids = {}
+    ids, mapped = {}, set()
     for stage, text in texts.items():
         if on_progress:
             on_progress(f"highlighting {snap.label} {stage}")
-        ids[stage] = page.add_data(stage_view(stage, text, kfile, maps.get(stage)).as_json(), "stage")
+        view = stage_view(stage, text, kfile, maps.get(stage))
+        mapped.update(view.source_lines)
+        ids[stage] = page.add_data(view.as_json(), "stage")
     try:
         source = snap.python_source()  # the snapshot's own source.py: never a path it names
     except SnapshotError:
         source = None
-    py_id = page.add_data(stage_view("python", source, None).as_json(), "py") if source else None
+    py_id = None
+    if source:  # a Python row's "source line" is itself where some stage has lines from it: drawn as clickable
+        view = stage_view("python", source, None).as_json()
+        view["src"] = [i + 1 if i + 1 in mapped else 0 for i in range(len(view["rows"]))]
+        py_id = page.add_data(view, "py")
     first = next((s for s in PREFERRED if s in texts), next(iter(texts)))
     tabs = "".join(f'<button data-stage="{escape(s)}"{" class=on" if s == first else ""}>{escape(s)}'
                    f'<span class="badge"></span></button>' for s in texts)

@@ -36,10 +36,10 @@
       const rows = this.d.rows, src = this.d.src || [], out = [];
       for (let i = a; i < b; i++) {
         let cls = "r";
-        if (src[i]) cls += " m";
+        if (src[i]) cls += " mp";
         if (this.marks.has(i)) cls += " hit";
         if (i === this.cursor) cls += " cur";
-        out.push('<div class="' + cls + '" data-i="' + i + '"><span class="n">' + (i + 1) + "</span>" + rows[i] + "</div>");
+        out.push('<div class="' + cls + '" data-i="' + i + '"><span class="ln">' + (i + 1) + "</span>" + rows[i] + "</div>");
       }
       this.block.style.top = (a * ROW) + "px";
       this.block.innerHTML = out.join("");
