@@ -126,6 +126,14 @@ def test_embedded_json_cannot_close_its_script_element():
     assert json.loads(text)["rows"][0] == "</script><script>alert(1)</script>"
 
 
+def test_the_quick_highlighter_escapes_and_keeps_one_row_a_line():
+    from irscope.report.stages import quick_highlight
+    rows = quick_highlight(['  %x = load <2 x half>, ptr @g, !dbg !7 ; "</script>" & more', "<img onerror=x>"])
+    assert len(rows) == 2 and "<img" not in rows[1] and "</script>" not in rows[0]
+    assert '<span class="nv">%x</span>' in rows[0] and '<span class="c">; ' in rows[0]
+    assert '<span class="c">' not in rows[0].split(";")[0]  # the ; of &lt; does not open a comment
+
+
 def test_report_without_inputs_is_a_usage_error(cli):
     code, out, err = cli("report")
     assert code == 2 and "nothing to report" in err and "hint:" in err
@@ -273,3 +281,47 @@ def test_a_100k_line_stage_draws_only_the_rows_in_view(browser, tmp_path):
     browser.execute_script("return new Promise(r => requestAnimationFrame(() => r()))")
     numbers = [int(e.text) for e in browser.find_elements("css selector", ".vs.ir .r .ln")]
     assert max(numbers) == 100_000 and len(numbers) < 200
+
+
+# -- the golden plugin ------------------------------------------------------------------------------------
+
+GOLDEN_KERNEL = '''
+import triton
+import triton.language as tl
+from irscope.spec import Config, KernelSpec, Tensor
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * FACTOR, mask=mask)
+
+
+SPEC = KernelSpec(name="scale", fn=scale, args={"x_ptr": Tensor("fp32"), "out_ptr": Tensor("fp32"), "n": 4096},
+                  configs=(Config("default", {"BLOCK": 256}, num_warps=4),))
+'''
+
+
+def test_failing_goldens_write_a_report_when_asked(pytester, monkeypatch, browser):
+    import importlib.metadata
+    import irscope
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    registered = any(ep.name == "irscope" for ep in importlib.metadata.entry_points(group="pytest11"))
+    plugin = [] if registered else ["-p", "irscope.goldens.pytest_plugin"]
+    pytester.path.joinpath("test_k.py").write_text(
+        'def test_scale(irscope):\n    irscope.assert_golden("kern.py:scale", target="sm_80")\n')
+    pytester.path.joinpath("kern.py").write_text(GOLDEN_KERNEL.replace("FACTOR", "2.0"))
+    pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider", "--irscope-update").assert_outcomes(passed=1)
+    pytester.path.joinpath("kern.py").write_text(GOLDEN_KERNEL.replace("FACTOR", "3.0"))
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess(*plugin, "-p", "no:cacheprovider", "--irscope-report", str(reports))
+    result.assert_outcomes(failed=1)
+    (page,) = reports.glob("*.html")
+    assert page.name == "test_k.py_test_scale.html"
+    assert f"irscope: report {page}" in result.stdout.str()
+    assert open_page(browser, page) == []
+    sections = [h.text for h in browser.find_elements("css selector", "section h2")]
+    assert sections == ["scale/default/sm_80", "comparison: A vs B"]
+    stages = [b.text.split(" ")[0] for b in browser.find_elements("css selector", "details.lazy summary b")]
+    assert "ttir" in stages  # the constant 2.0 became 3.0 from TTIR on
