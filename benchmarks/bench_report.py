@@ -13,8 +13,9 @@ URL in headless Chromium (the system's chromium and chromium-driver, through Sel
   open llir  clicking the LLIR tab until its first rows are drawn (JSON.parse + draw)      budget 2 s with load
   scroll     a jump to the middle of the LLIR until its rows there are drawn                 budget 100 ms
 
-For comparison, the eager alternative: the same highlighted rows all in the DOM from the start (hidden in
-a closed <details>, as "pre-render but hide until expanded" would do), its load and its first show.
+With --eager, the alternative for comparison, once: the same highlighted rows all in the DOM from the
+start (hidden in a closed <details>, as "pre-render but hide until expanded" would do), its load and its
+first show.
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def load_ms(driver, url: str) -> float:
     return driver.execute_script("const t = performance.getEntriesByType('navigation')[0]; return t.loadEventEnd")
 
 
-def measure(report: Path, eager: Path, repeat: int) -> dict[str, list[float]]:
+def measure(report: Path, eager: Path | None, repeat: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"load": [], "open llir": [], "scroll": [], "eager load": [], "eager show": []}
     driver = browser()
     try:
@@ -105,6 +106,8 @@ def measure(report: Path, eager: Path, repeat: int) -> dict[str, list[float]]:
             times["scroll"].append(driver.execute_script(FRAME) - t0)
             first = driver.execute_script("return +document.querySelector('.vs.ir .r').dataset.i")
             assert first > 1000, f"the middle of the LLIR was not drawn (first row {first})"
+        if eager is not None:  # once: it is slow enough to tell
+            driver.set_script_timeout(300)
             times["eager load"].append(load_ms(driver, eager.as_uri()))
             t0 = driver.execute_script("document.getElementById('d').open = true; return performance.now()")
             times["eager show"].append(driver.execute_script(FRAME) - t0)
@@ -118,6 +121,7 @@ def main() -> None:
     ap.add_argument("--from", dest="source", type=Path, help="a snapshot root with matmul/default/sm_90a")
     ap.add_argument("--lines", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--eager", action="store_true", help="also time the eager page once (slow: tens of seconds)")
     args = ap.parse_args()
     from irscope.report import build_report, write_report
     from irscope.report.stages import stage_view
@@ -134,10 +138,10 @@ def main() -> None:
         eager = tmp / "eager.html"
         eager.write_text(eager_page(rows))
         print(f"built in {build:.1f} s; loading it in Chromium {args.repeat} time(s) ...", file=sys.stderr)
-        times = measure(report, eager, args.repeat)
+        times = measure(report, eager if args.eager else None, args.repeat)
         print(f"report of {snap.label}: LLIR {args.lines:,} lines, file {report.stat().st_size / 2**20:.1f} MiB "
               f"(eager page {eager.stat().st_size / 2**20:.1f} MiB), built in {build:.1f} s")
-        for name, values in times.items():
+        for name, values in ((k, v) for k, v in times.items() if v):
             print(f"  {name:12} median {statistics.median(values):8.1f} ms   "
                   f"(min {min(values):.1f}, max {max(values):.1f}, n={len(values)})")
         total = statistics.median(times["load"]) + statistics.median(times["open llir"])
