@@ -21,7 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "spec": _BASE,
     "ir": _BASE,
     "store": _BASE | {"ir", "spec"},
-    "passes": _BASE | {"ir", "store"},
+    "passes": _BASE | {"ir", "store", "diff"},  # the pass timeline prints its diffs with the diff engine
     "harness": _BASE | {"spec", "ir", "store", "passes"},
     "analyze": _BASE | {"ir", "store"},
     "diff": _BASE | {"ir", "store", "analyze"},

@@ -19,7 +19,7 @@ from ..render.terminal import Style, wants_color
 
 # Subcommand modules, in the order `irscope --help` lists them.
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "explain", "sweep", "passes", "tui",
-            "run", "verify", "snapshot", "report")
+            "run", "verify", "snapshot", "capture", "report")
 
 
 class UI:

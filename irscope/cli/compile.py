@@ -14,7 +14,8 @@ def add_parser(sub) -> None:
                        description="Compile kernels the way Triton's JIT would for a typical launch, for any "
                                    "target, and save every stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco, sass).")
     p.add_argument("kernels", nargs="+", metavar="KERNEL",
-                   help="a built-in kernel (`irscope kernels` lists them) or FILE.py:FUNCTION")
+                   help="a built-in kernel (`irscope kernels` lists them), FILE.py:FUNCTION, or a LAUNCHES.json "
+                        "that irscope capture wrote (compiling it runs its kernels' Python source)")
     p.add_argument("--target", "-t", default="sm_90a",
                    help="target(s): sm_90a, a comma-separated list, or all (default: sm_90a; `irscope targets`)")
     add_compile_options(p)
@@ -41,6 +42,17 @@ def run(args: argparse.Namespace, ui) -> int:
     options = options_from_args(args).with_(passes=args.passes)
     out = Path(args.out) if args.out else default_out()
     from ..spec.library import config_choices
+    from ..store.launches import is_launch_file
+    launch_files = [k for k in args.kernels if is_launch_file(k)]
+    if launch_files:  # captured launches (docs/capture.md): each carries its own options and specialisation
+        from .capture import compile_launches
+        failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
+                                      line_info=None if args.line_info else False) for f in launch_files)
+        if failed:
+            raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
+        args.kernels = [k for k in args.kernels if not is_launch_file(k)]
+        if not args.kernels:
+            return 0
     points = [Point(k, t.name, options.with_(config=c)) for k in args.kernels
               for c in config_choices(k, options.config) for t in targets]
     progress = ProgressLine(ui.err)

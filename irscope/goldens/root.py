@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
+from ..diff.delta import Delta
 from ..errors import SnapshotError
 from ..spec.kernel import CompileOptions
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
@@ -37,15 +38,6 @@ _BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
-class Delta:
-    """One number that moved: a counter or a resource."""
-
-    name: str
-    golden: object
-    fresh: object
-
-
 class GoldenStatus(enum.StrEnum):
     """How a fresh compile compared with its golden."""
 
@@ -66,7 +58,7 @@ class GoldenResult:
     fresh_path: Path | None = None
     golden_version: str = ""
     fresh_version: str = ""
-    deltas: tuple[Delta, ...] = ()
+    deltas: tuple[Delta, ...] = ()  # a: the golden's value, b: the fresh compile's
     stage: str | None = None  # the first stage whose normalised text differs
     diff: tuple[str, ...] = ()  # its unified diff, trimmed to the changed hunks
     diff_total: int = 0  # lines in the whole diff
@@ -80,7 +72,7 @@ class GoldenResult:
                 "golden": str(self.golden_path) if self.golden_path else None,
                 "fresh": str(self.fresh_path) if self.fresh_path else None,
                 "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
-                "deltas": [{"name": d.name, "golden": d.golden, "fresh": d.fresh} for d in self.deltas],
+                "deltas": [{"name": d.key, "golden": d.a, "fresh": d.b} for d in self.deltas],
                 "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total}
 
 
@@ -276,11 +268,11 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
     if differing and d.stage != differing[0]:
         d = diff_snapshots(golden, fresh, stage=differing[0], context=2, trust_hashes=False)
-    deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
+    deltas = d.counters + d.resources
     deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
     lines = list(d.unified) if differing else []
     if len(lines) >= 2 and lines[0].startswith("---") and lines[1].startswith("+++"):
-        # say which side is which: difflib's A/B headers leave the reader guessing
+        # say which side is which: the diff's A/B headers leave the reader guessing
         stage = differing[0]
         lines[:2] = [f"--- golden: {golden.stage_files[stage]}", f"+++ fresh: {fresh.stage_files[stage]}"]
     status = GoldenStatus.MATCH if not deltas and not differing else GoldenStatus.MISMATCH
@@ -311,9 +303,9 @@ def describe(result: GoldenResult, *, update_hint: str) -> str:
                 f"this is Triton {result.fresh_version}")
     out = [f"{result.label} differs from its golden ({result.golden_path})"]
     if result.deltas:
-        width = max(len(d.name) for d in result.deltas)
+        width = max(len(d.key) for d in result.deltas)
         out.append("counters and resources that moved:")
-        out += [f"  {d.name:<{width}}  {d.golden} -> {d.fresh}" for d in result.deltas]
+        out += [f"  {d.key:<{width}}  {d.a} -> {d.b}" for d in result.deltas]
     if result.stage:
         out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
         out.append(LEGEND)

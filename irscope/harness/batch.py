@@ -73,17 +73,15 @@ class CompileInterrupted(KeyboardInterrupt):
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
     from .. import harness
-    from ..spec import library
     for target in {get_target(p.target) for p in points}:
         harness.check_tools(target)
     for p in points:
-        harness.specialise(library.load_kernel(p.kernel), get_target(p.target), p.options)
+        harness.specialise(load_kernel(p.kernel), get_target(p.target), p.options)
     return list(points)
 
 
 def folder_for(point: Point, out: Path) -> Path:
-    from ..spec import library
-    spec = library.load_kernel(point.kernel)
+    spec = load_kernel(point.kernel)
     return snapshot_dir(out, spec.name, variant_name(spec, point.options), get_target(point.target).name)
 
 
@@ -140,9 +138,8 @@ def _compile_job(job: tuple[Point, str, str]) -> Outcome:
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path: Path | None = None) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
     from .. import harness
-    from ..spec import library
     started = time.perf_counter()
-    spec = library.load_kernel(point.kernel)
+    spec = load_kernel(point.kernel)
     target = get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds, log_path=log_path)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
@@ -167,6 +164,16 @@ def _outcome(r: JobResult, label: str) -> Outcome:
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
                    r.cpu_seconds, label)
+
+
+def load_kernel(ref: str):
+    """A point's kernel: a captured launch (`LAUNCHES.json:ID`, irscope.harness.launches) or any other
+    reference irscope.spec.library knows."""
+    from ..spec import launches, library
+    if launches.split_ref(ref):
+        from .launches import load_launch_kernel
+        return load_launch_kernel(ref)[0]
+    return library.load_kernel(ref)
 
 
 def target_of(point: Point) -> Target:

@@ -11,7 +11,8 @@ import os
 from typing import Any
 
 from ..errors import EnvironmentProblem, UsageError
-from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve)
+from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, TensorDesc,
+                           resolve)
 from ..targets import Target
 
 
@@ -33,6 +34,29 @@ class _FakeTensor:
 
     def ptr_range(self) -> int:  # AMD: HIPBackend.is_within_2gb
         return _TYPICAL_TENSOR_BYTES
+
+
+class _DescBase:
+    """The base tensor of a stand-in descriptor: Triton's specialiser reads only its dtype."""
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+    def data_ptr(self) -> int:
+        return TYPICAL_POINTER_ALIGNMENT
+
+
+def tensor_descriptor(desc: TensorDesc):
+    """A real `TensorDescriptor` for a TensorDesc, over a stand-in base: the native specialiser accepts
+    only that class (or a subclass), and reads `base.dtype` and `block_shape` alone. Built without its
+    `__post_init__`, which would ask a torch tensor for its itemsize; the shape was checked on parsing."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    d = TensorDescriptor.__new__(TensorDescriptor)
+    values = {"base": _DescBase(desc.dtype), "shape": list(desc.shape), "strides": list(desc.all_strides),
+              "block_shape": list(desc.block_shape), "padding": desc.padding, "round_f32_to_tf32": False}
+    for f in getattr(TensorDescriptor, "__dataclass_fields__", values):
+        object.__setattr__(d, f, values.get(f))
+    return d
 
 
 def source_of(fn, signature: dict, constexprs: dict, attrs: dict):
@@ -115,6 +139,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
             value = resolved.args[p.name]
             if isinstance(value, Tensor):
                 value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096)
+            elif isinstance(value, TensorDesc):
+                value = tensor_descriptor(value)
         call_args.append(value)
     kwargs = _jit_kwargs(fn)
     if resolved.num_warps is not None:
@@ -148,6 +174,9 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
         elif ty == "constexpr":
             entry.update(kind="constant", value=jsonable(value),
                          why="an integer equal to 1 is specialised into the kernel as a constant")
+        elif ty.startswith("tensordesc"):
+            entry.update(kind="descriptor", value=str(resolved.args[p.name]),
+                         why="a descriptor is specialised on its dtype and block shape only")
         else:
             is_ptr = ty.startswith("*")
             entry["kind"] = "tensor" if is_ptr else "scalar"
