@@ -245,6 +245,7 @@ def test_sweep_plots_colour_points_by_launchable_and_the_table_sorts(browser, sw
     values = [float(tr.find_elements("css selector", "td")[col].text)
               for tr in table.find_elements("css selector", "tbody tr")]
     assert values == sorted(values)
+    browser.execute_script("window.scrollTo(0, 0)")
     shot(browser, tmp_path, "sweep.png")
 
 

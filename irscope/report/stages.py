@@ -78,6 +78,17 @@ def highlight_lines(text: str, lexer_name: str) -> tuple[list[str], bool]:
     return out, True
 
 
+_SPAN = re.compile(r'<span class="([\w-]*)">|</span>')
+
+
+def compact(row: str) -> str:
+    """A highlighted row in the page's short form: `<span class="nv">` is `<nv|`, `</span>` is `>`.
+
+    Unambiguous because the escaped text has no raw `<` or `>`; a third of the size, and the JSON has no
+    `</` to escape. assets/report.js expands the rows it draws."""
+    return _SPAN.sub(lambda m: ">" if m.group(1) is None else f"<{m.group(1)}|", row)
+
+
 def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None) -> StageView:
     rows, highlighted = highlight_lines(text, LEXERS.get(stage, stage))
     src = [0] * len(rows)
@@ -96,7 +107,7 @@ def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | N
         note = f"{len(rows):,} lines: shown without highlighting (more than {HIGHLIGHT_LIMIT:,})"
     elif len(rows) > PYGMENTS_LIMIT and stage != "diff":
         note = f"{len(rows):,} lines: coloured by a quick highlighter (Pygments' lexer up to {PYGMENTS_LIMIT:,})"
-    return StageView(stage, tuple(rows), tuple(src), highlighted, note)
+    return StageView(stage, tuple(map(compact, rows)) if highlighted else tuple(rows), tuple(src), highlighted, note)
 
 
 def maps_and_file(texts: dict[str, str]) -> tuple[dict[str, LineMap], str | None]:

@@ -5,6 +5,9 @@
   const ROW = 17; // px, the CSS row height (.vs .r)
   const SPARE = 30; // rows drawn above and below the visible ones
   const cache = new Map();
+  // Rows come short (irscope/report/stages.py `compact`): `<nv|` opens a span of class nv, `>` closes it.
+  const TAG = /<([\w-]*)\||>/g;
+  const expand = (row) => row.replace(TAG, (m, c) => (c === undefined ? "</span>" : '<span class="' + c + '">'));
   function data(id) {
     if (!cache.has(id)) {
       const el = document.getElementById(id);
@@ -39,7 +42,7 @@
         if (src[i]) cls += " mp";
         if (this.marks.has(i)) cls += " hit";
         if (i === this.cursor) cls += " cur";
-        out.push('<div class="' + cls + '" data-i="' + i + '"><span class="ln">' + (i + 1) + "</span>" + rows[i] + "</div>");
+        out.push('<div class="' + cls + '" data-i="' + i + '"><span class="ln">' + (i + 1) + "</span>" + expand(rows[i]) + "</div>");
       }
       this.block.style.top = (a * ROW) + "px";
       this.block.innerHTML = out.join("");
