@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import CompileError, error_summary
 from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
+from .envs import add_triton_option, prepare, triton_versions
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 
@@ -29,6 +30,7 @@ def add_parser(sub) -> None:
                         "passes, or with `--passes all` LLVM's too (much slower; docs/passes.md)")
     p.add_argument("--update-goldens", action="store_true",
                    help="allow writing into a folder of committed goldens (snapshots/)")
+    add_triton_option(p)
     p.set_defaults(run=run)
 
 
@@ -53,12 +55,15 @@ def run(args: argparse.Namespace, ui) -> int:
         args.kernels = [k for k in args.kernels if not is_launch_file(k)]
         if not args.kernels:
             return 0
-    points = [Point(k, t.name, options.with_(config=c)) for k in args.kernels
+    versions = triton_versions(args)
+    prepare(versions, ui)
+    points = [Point(k, t.name, options.with_(config=c), v) for v in (versions or [""]) for k in args.kernels
               for c in config_choices(k, options.config) for t in targets]
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
-        names = ", ".join(f"{pt.kernel} {pt.target}" for pt, *_ in p.running)
+        names = ", ".join(f"{pt.kernel} {pt.target}" + (f" (triton {pt.triton})" if pt.triton else "")
+                          for pt, *_ in p.running)
         progress.update(f"[{p.done}/{p.total}] compiling {names}" if names else f"[{p.done}/{p.total}]")
 
     try:

@@ -93,7 +93,28 @@ class GoldenRoot:
     used: set[Path] = field(default_factory=set)
 
     def folder(self, snap: Snapshot) -> Path:
-        return self.path / snap.kernel / snap.variant / snap.target_name
+        """Where the golden of `snap`, for `snap`'s Triton release, lives (or would be written).
+
+        One golden per Triton release (docs/goldens.md): the plain `<kernel>/<variant>/<target>` folder
+        holds the release that wrote it first (today's committed goldens: 3.9.0), and another release's
+        golden lives beside it in `<target>@triton-<version>`."""
+        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        version = _triton(snap)
+        versioned = plain.with_name(f"{plain.name}{VERSION_MARK}{version}")
+        if (versioned / META_FILE).is_file():
+            return versioned
+        held = _folder_version(plain)
+        return plain if held is None or held == version else versioned
+
+    def versions(self, snap: Snapshot) -> dict[str, Path]:
+        """Every golden of `snap`'s point, by the Triton release that made it."""
+        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        found = {}
+        for folder in [plain, *sorted(plain.parent.glob(f"{plain.name}{VERSION_MARK}*"))]:
+            version = _folder_version(folder)
+            if version is not None:
+                found.setdefault(version, folder)
+        return found
 
     def mark(self) -> None:
         """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
@@ -108,6 +129,9 @@ class GoldenRoot:
         folder = self.folder(fresh)
         self.used.add(folder)
         if not (folder / META_FILE).is_file():
+            others = self.versions(fresh)
+            if others:  # goldens of other releases only: VERSION_MISMATCH says so, with their version
+                return compare(load_snapshot(min(others.values(), key=lambda f: len(f.name))), fresh)
             return GoldenResult(fresh.label, GoldenStatus.MISSING, folder, fresh.path, fresh_version=_triton(fresh))
         golden = load_snapshot(folder)
         return compare(golden, fresh)
@@ -256,6 +280,19 @@ def _triton(snap: Snapshot) -> str:
     return (snap.meta.get("versions") or {}).get("triton", "?")
 
 
+VERSION_MARK = "@triton-"  # `sm_90a@triton-3.6.0`: the golden of another Triton release, beside `sm_90a`
+
+
+def _folder_version(folder: Path) -> str | None:
+    """The Triton release of the golden in `folder` (None when there is none), read through the store."""
+    if not (folder / META_FILE).is_file():
+        return None
+    try:
+        return _triton(load_snapshot(folder))
+    except SnapshotError:
+        return "?"
+
+
 def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
     from ..diff.snapshots import diff_snapshots
@@ -263,6 +300,10 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
         return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
+    damaged = golden.damaged_stages()
+    if damaged:  # edited by hand or broken in transit: not comparable, and `update` must be able to rewrite it
+        deltas = tuple(Delta(f"golden {s} (sha256 differs from irscope.json)", "damaged", "fresh") for s in damaged)
+        return GoldenResult(fresh.label, GoldenStatus.MISMATCH, golden.path, fresh.path, gv, fv, deltas)
     d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]

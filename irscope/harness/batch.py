@@ -31,6 +31,9 @@ class Point:
     kernel: str
     target: str
     options: CompileOptions = field(default_factory=CompileOptions)
+    # A Triton release other than this process's ("3.6.0"): compiled by that version's environment
+    # (envs.py) in a process of its own (remote.py), into the variant folder `<variant>.triton-3.6.0`.
+    triton: str = ""
 
 
 class CompileStatus(enum.StrEnum):
@@ -81,8 +84,10 @@ def check_points(points: Sequence[Point]) -> list[Point]:
 
 
 def folder_for(point: Point, out: Path) -> Path:
+    from .envs import variant_for
     spec = load_kernel(point.kernel)
-    return snapshot_dir(out, spec.name, variant_name(spec, point.options), get_target(point.target).name)
+    return snapshot_dir(out, spec.name, variant_for(variant_name(spec, point.options), point.triton),
+                        get_target(point.target).name)
 
 
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
@@ -94,8 +99,11 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
     where forking a multi-threaded process is unsafe; the default forks.
     """
+    from .envs import ensure_env, is_running
     out = Path(out)
     check_points(points)
+    for version in dict.fromkeys(p.triton for p in points if p.triton and not is_running(p.triton)):
+        ensure_env(version)  # the CLI makes missing ones first, with progress (cli/envs.py)
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
@@ -114,11 +122,22 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     try:
         results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
                            start_method=start_method)
-        return [_outcome(r, label) for r, label in zip(results, labels)]
+        outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
         shutil.rmtree(logs, ignore_errors=True)
+    _add_layouts(outcomes, workers, start_method)
+    return outcomes
+
+
+def _add_layouts(outcomes: list[Outcome], workers: int | None, start_method: str | None) -> None:
+    """layouts.json for every snapshot with a TTGIR, each converted in a child of its own (the layout
+    bindings can abort: a crash costs that file's Triton bases, never the snapshot)."""
+    from ..store import load_snapshot
+    from .layouts import compute_for_snapshots
+    snaps = [load_snapshot(o.path) for o in outcomes if o.path is not None]
+    compute_for_snapshots(snaps, workers=workers, start_method=start_method)
 
 
 def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
@@ -132,7 +151,36 @@ def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
 
 def _compile_job(job: tuple[Point, str, str]) -> Outcome:
     point, out, log = job
+    from .envs import is_running
+    if point.triton and not is_running(point.triton):
+        return compile_elsewhere(point, Path(out), log_path=Path(log))
     return compile_one(point, Path(out), capture_fds=True, log_path=Path(log))
+
+
+def compile_elsewhere(point: Point, out: Path, *, log_path: Path | None = None) -> Outcome:
+    """Compile one point under another Triton release: that version's interpreter runs remote.py, which
+    does what compile_one does and writes the same folder (this worker waits for it; killing this
+    worker at the timeout kills it too)."""
+    import shutil
+    import tempfile
+    from .envs import child_environment, ensure_env, normalise_version, variant_for
+    from .remote import options_to_json, run_remote
+
+    env, _ = ensure_env(point.triton)
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-remote-"))
+    job = {"kernel": point.kernel, "target": point.target, "options": options_to_json(point.options),
+           "out": str(out), "suffix": variant_for("", point.triton), "log": str(log_path) if log_path else ""}
+    try:
+        r = run_remote(env.python, child_environment(env), job, timeout=None, workdir=workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if r["status"] == "usage":
+        raise UsageError(f"under Triton {normalise_version(point.triton)}: {r['message']}", r.get("hint") or None)
+    if r["status"] in ("crashed", "timeout"):
+        error = {"stage": "?", "type": r["status"], "message": f"Triton {env.version}: {r['message']}"}
+        return Outcome(point, CompileStatus(r["status"]), None, "", error, r.get("seconds", 0.0))
+    return Outcome(point, CompileStatus(r["status"]), Path(r["path"]), r["variant"], r.get("error"), r["seconds"],
+                   r.get("cpu_seconds", 0.0), r["label"])
 
 
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path: Path | None = None) -> Outcome:
