@@ -39,6 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="folder of golden snapshots (default: ini irscope_goldens, else 'snapshots')")
     group.addoption("--irscope-version-mismatch", choices=("skip", "fail"), default=None,
                     help="when a golden was made under another Triton version: skip (default) or fail")
+    group.addoption("--irscope-report", metavar="DIR", default=None,
+                    help="write an HTML report (irscope report) of each failing golden into DIR, e.g. for CI artifacts")
     parser.addini("irscope_goldens", "folder of golden snapshots, relative to the rootdir", default="snapshots")
     parser.addini("irscope_version_mismatch", "skip or fail on goldens made under another Triton", default="skip")
 
@@ -288,6 +290,9 @@ class IrscopeFixture:
                 (skipped if s.on_version_mismatch == "skip" else failures).append(line)
             elif not result.ok:
                 failures.append(describe(result, update_hint=f"pytest --irscope-update {self._request.node.nodeid}"))
+        if failures and s.config.getoption("--irscope-report"):
+            failures.append(_write_report(Path(s.config.getoption("--irscope-report")), self._request.node.nodeid,
+                                          [r for r in s.results[-len(snaps):] if not r.ok]))
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
         if skipped:
@@ -297,6 +302,21 @@ class IrscopeFixture:
     def expect(self, snapshot):
         from .expect import Expectation
         return Expectation(snapshot)
+
+
+def _write_report(folder: Path, nodeid: str, results) -> str:
+    """One HTML file for a test's failing goldens: each golden against its fresh compile, then the fresh one."""
+    import re
+
+    from ..report import build_report, write_report
+    from ..store.snapshot import load_snapshot
+    pairs = [(load_snapshot(r.golden_path), load_snapshot(r.fresh_path)) for r in results
+             if r.golden_path and r.fresh_path and r.golden_path.is_dir() and r.fresh_path.is_dir()]
+    if not pairs:
+        return "irscope: no report: no failing golden has both a golden and a fresh snapshot"
+    name = re.sub(r"[^\w.-]+", "_", nodeid).strip("_") + ".html"
+    html = build_report([fresh for _, fresh in pairs], comparisons=pairs, title=f"goldens failing: {nodeid}")
+    return f"irscope: report {write_report(folder / name, html)}"
 
 
 @pytest.fixture

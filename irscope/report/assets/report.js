@@ -1,0 +1,121 @@
+// irscope report: virtual scrolling of embedded stages, Python <-> IR line mapping, sortable tables.
+// Plain script, no library, no network: the page works from a file:// URL.
+"use strict";
+(function () {
+  const ROW = 17; // px, the CSS row height (.vs .r)
+  const SPARE = 30; // rows drawn above and below the visible ones
+  const cache = new Map();
+  // Rows come short (irscope/report/stages.py `compact`): `<nv|` opens a span of class nv, `>` closes it.
+  const TAG = /<([\w-]*)\||>/g;
+  const expand = (row) => row.replace(TAG, (m, c) => (c === undefined ? "</span>" : '<span class="' + c + '">'));
+  function data(id) {
+    if (!cache.has(id)) {
+      const el = document.getElementById(id);
+      cache.set(id, el ? JSON.parse(el.textContent) : null);
+    }
+    return cache.get(id);
+  }
+
+  // One scrolling pane that draws only the rows in view.
+  class Pane {
+    constructor(el, onClick) {
+      this.el = el; this.onClick = onClick; this.d = null; this.marks = new Set(); this.cursor = -1;
+      el.innerHTML = '<div class="spacer"></div><div class="block"></div>';
+      this.spacer = el.firstChild; this.block = el.lastChild; this.drawn = [-1, -1];
+      el.addEventListener("scroll", () => this.draw());
+      this.block.addEventListener("click", (e) => {
+        const r = e.target.closest(".r");
+        if (r && this.onClick) this.onClick(+r.dataset.i, this);
+      });
+    }
+    show(d) { this.d = d; this.el.scrollTop = 0; this.spacer.style.height = (d.rows.length * ROW) + "px"; this.redraw(); }
+    redraw() { this.drawn = [-1, -1]; this.draw(); }
+    draw() {
+      if (!this.d) return;
+      const n = this.d.rows.length, top = this.el.scrollTop, h = this.el.clientHeight || 400;
+      const a = Math.max(0, Math.floor(top / ROW) - SPARE), b = Math.min(n, Math.ceil((top + h) / ROW) + SPARE);
+      if (a === this.drawn[0] && b === this.drawn[1]) return;
+      this.drawn = [a, b];
+      const rows = this.d.rows, src = this.d.src || [], out = [];
+      for (let i = a; i < b; i++) {
+        let cls = "r";
+        if (src[i]) cls += " mp";
+        if (this.marks.has(i)) cls += " hit";
+        if (i === this.cursor) cls += " cur";
+        out.push('<div class="' + cls + '" data-i="' + i + '"><span class="ln">' + (i + 1) + "</span>" + expand(rows[i]) + "</div>");
+      }
+      this.block.style.top = (a * ROW) + "px";
+      this.block.innerHTML = out.join("");
+    }
+    mark(rows, cursor) { this.marks = new Set(rows); this.cursor = cursor; this.redraw(); }
+    reveal(i) {
+      const top = i * ROW, h = this.el.clientHeight;
+      if (top < this.el.scrollTop || top > this.el.scrollTop + h - ROW) this.el.scrollTop = Math.max(0, top - h / 3);
+      this.draw();
+    }
+  }
+
+  // A snapshot's viewer: Python on the left, the stages in tabs on the right.
+  function viewer(root) {
+    const ids = JSON.parse(root.dataset.stages), py = root.querySelector(".vs.py"), ir = root.querySelector(".vs.ir");
+    const tabs = root.querySelectorAll(".tabs button");
+    let stage = root.dataset.first, line = 0;
+    const irPane = new Pane(ir, (i) => { const l = (data(ids[stage]).src || [])[i]; if (l) select(l, i); });
+    const pyPane = py ? new Pane(py, (i) => select(i + 1, -1)) : null;
+    if (pyPane) pyPane.show(data(root.dataset.python));
+    function rowsOf(s, l) {
+      const src = data(ids[s]).src || [], out = [];
+      for (let i = 0; i < src.length; i++) if (src[i] === l) out.push(i);
+      return out;
+    }
+    function select(l, irRow) {
+      line = l;
+      if (pyPane) { pyPane.mark([l - 1], l - 1); pyPane.reveal(l - 1); }
+      tabs.forEach((t) => {
+        const badge = t.querySelector(".badge");
+        if (t.dataset.stage === stage) return;
+        const n = cache.has(ids[t.dataset.stage]) ? rowsOf(t.dataset.stage, l).length : null;
+        badge.textContent = n === null ? "" : String(n);
+      });
+      const hits = rowsOf(stage, l);
+      root.querySelector(".tabs button.on .badge").textContent = String(hits.length);
+      irPane.mark(hits, irRow >= 0 ? irRow : (hits.length ? hits[0] : -1));
+      if (irRow < 0 && hits.length) irPane.reveal(hits[0]);
+      root.querySelector(".status").textContent = "line " + l + ": " + hits.length + " line(s) of " + stage +
+        (hits.length ? "" : " (none: try another stage)");
+    }
+    function open(s) {
+      stage = s;
+      tabs.forEach((t) => t.classList.toggle("on", t.dataset.stage === s));
+      const d = data(ids[s]);
+      irPane.show(d);
+      root.querySelector(".note").textContent = d.note || "";
+      if (line) select(line, -1);
+    }
+    tabs.forEach((t) => t.addEventListener("click", () => open(t.dataset.stage)));
+    open(stage);
+  }
+
+  function diffPane(el) {
+    const p = new Pane(el, null);
+    p.show(data(el.dataset.src));
+  }
+
+  function sortable(table) {
+    table.querySelectorAll("th").forEach((th, col) => th.addEventListener("click", () => {
+      const body = table.tBodies[0], rows = Array.from(body.rows), dir = th.dataset.dir === "asc" ? -1 : 1;
+      table.querySelectorAll("th").forEach((h) => delete h.dataset.dir);
+      th.dataset.dir = dir === 1 ? "asc" : "desc";
+      const key = (r) => { const c = r.cells[col]; const v = c.dataset.v !== undefined ? c.dataset.v : c.textContent; const x = parseFloat(v); return isNaN(x) ? v : x; };
+      rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * dir; });
+      rows.forEach((r) => body.appendChild(r));
+    }));
+  }
+
+  document.querySelectorAll(".viewer").forEach(viewer);
+  document.querySelectorAll("details.lazy").forEach((d) => d.addEventListener("toggle", () => {
+    if (d.open && !d.dataset.done) { d.dataset.done = "1"; d.querySelectorAll(".vs.diff").forEach(diffPane); }
+  }, { once: false }));
+  document.querySelectorAll("table.sortable").forEach(sortable);
+  document.documentElement.dataset.ready = "1";
+})();

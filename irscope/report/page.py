@@ -1,0 +1,76 @@
+"""The one HTML file: sections of markup, the data they draw from (JSON in inert <script> blocks, parsed
+only when a pane first needs it), the stylesheet and the script, all inline. No server, no network."""
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from importlib import resources
+
+
+def embed_json(value) -> str:
+    """JSON safe inside a <script> element: no `</script>` and no `<!--` can end or confuse it."""
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "\\u003c!--")
+
+
+class Page:
+    """Sections added in order; `html()` writes them out with a table of contents."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.sections: list[tuple[str, str, str]] = []  # (anchor, heading, markup)
+        self.blobs: list[tuple[str, str]] = []  # (element id, JSON text)
+        self._ids = 0
+
+    def new_id(self, prefix: str) -> str:
+        self._ids += 1
+        return f"{prefix}-{self._ids}"
+
+    def add_data(self, value, prefix: str = "d") -> str:
+        """Embed a value; returns the id the script reads it back by."""
+        ident = self.new_id(prefix)
+        self.blobs.append((ident, embed_json(value)))
+        return ident
+
+    def add_section(self, heading: str, markup: str) -> None:
+        anchor = f"s{len(self.sections) + 1}"
+        self.sections.append((anchor, heading, markup))
+
+    def html(self) -> str:
+        from pygments.formatters import HtmlFormatter
+        css = _asset("report.css") + HtmlFormatter(style="default").get_style_defs(".vs")
+        toc = "".join(f'<a href="#{a}">{escape(h)}</a>' for a, h, _ in self.sections)
+        body = "".join(f'<section id="{a}"><h2>{escape(h)}</h2>{m}</section>' for a, h, m in self.sections)
+        blobs = "".join(f'<script type="application/json" id="{i}">{j}</script>\n' for i, j in self.blobs)
+        made = time.strftime("%Y-%m-%d %H:%M %Z")
+        from .. import __version__
+        return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+                f'<title>{escape(self.title)}</title><style>{css}</style></head><body>'
+                f'<header class="top"><h1>{escape(self.title)}</h1><div class="meta">irscope {escape(__version__)} · '
+                f'{escape(made)} · one self-contained file</div></header><nav class="toc">{toc}</nav>'
+                f'<main>{body}</main>\n{blobs}<script>{_asset("report.js")}</script></body></html>\n')
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def table(headers, rows, *, numeric=(), sortable: bool = False, row_class=None, cls: str = "") -> str:
+    """An HTML table; cells are escaped unless given as (html, sort value) tuples of already safe markup."""
+    classes = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
+    head = "".join(f'<th class="num">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"
+                   for i, h in enumerate(headers))
+    body = []
+    for r, row in enumerate(rows):
+        cells = []
+        for i, c in enumerate(row):
+            num = ' class="num"' if i in numeric else ""
+            if isinstance(c, tuple):
+                markup, key = c
+                cells.append(f'<td{num} data-v="{escape(str(key))}">{markup}</td>')
+            else:
+                cells.append(f"<td{num}>{escape('' if c is None else str(c))}</td>")
+        rc = row_class(r) if row_class else ""
+        body.append(f'<tr class="{rc}">' + "".join(cells) + "</tr>" if rc else "<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="{classes}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'

@@ -1,0 +1,108 @@
+"""A sweep's section, from the JSON `irscope sweep --json` writes: plots of what matters across the space
+(shared memory against the target's limit, registers and spills, occupancy, compile time per stage), each
+point coloured launchable or not, and a sortable table of every point."""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from ..errors import UsageError
+from ..targets import TARGETS
+from .page import Page, table
+from .svg import Point, scatter, stacked
+
+STAGE_TIMES = ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "disassembly")
+
+
+def read_sweep(path: Path | str) -> dict:
+    """A sweep result as `irscope sweep --json` writes it (UsageError when it is not one)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}", "write one with `irscope sweep FILE --json > RESULT.json`")
+    except ValueError as e:
+        raise UsageError(f"{path} is not JSON: {e}", "write one with `irscope sweep FILE --json > RESULT.json`")
+    if not isinstance(data, dict) or not isinstance(data.get("points"), list):
+        raise UsageError(f"{path} is not a sweep result (no 'points' list)",
+                         "write one with `irscope sweep FILE --json > RESULT.json`; CSV output is for spreadsheets")
+    return data
+
+
+def _res(p: dict, key: str):
+    a = p.get("analysis") or {}
+    return (a.get("resources") or {}).get(key)
+
+
+def _launchable(p: dict) -> bool:
+    a = p.get("analysis") or {}
+    return p.get("status") == "ok" and bool((a.get("launch") or {}).get("launchable"))
+
+
+def _name(p: dict, axes: list[str]) -> str:
+    ax = p.get("axes") or {}
+    inner = ",".join(f"{k}={ax[k]}" for k in axes if k in ax)
+    return f"{p.get('target', '?')} {inner}".strip()
+
+
+def add_sweep(page: Page, data: dict, source: str) -> None:
+    points = [p for p in data["points"] if isinstance(p, dict)]
+    all_axes = list(dict.fromkeys(k for p in points for k in (p.get("axes") or {})))
+    axes = [k for k in all_axes if len({str((p.get("axes") or {}).get(k)) for p in points}) > 1] or all_axes
+    names = [_name(p, axes) for p in points]
+    bad = sum(not _launchable(p) for p in points)
+    info = data.get("sweep") or {}
+    parts = [f'<p>{len(points)} point(s) from <b>{escape(str(info.get("name") or source))}</b>, {bad} not launchable '
+             f'<span class="legend"><i style="background:#2b8a3e"></i>launchable<i style="background:#c92a2a"></i>'
+             f'not launchable or failed</span></p>']
+    def pts(value, unit_tip=""):
+        return [Point(n, value(p), _launchable(p), f"{n}: {value(p)}{unit_tip}") for n, p in zip(names, points)]
+
+    def limit(p: dict) -> float | None:
+        target = TARGETS.get(p.get("target"))
+        return None if target is None else target.shared_per_block
+
+    shared = [Point(n, _res(p, "shared"), _launchable(p), f"{n}: {_res(p, 'shared')} B of {limit(p)} B", limit(p))
+              for n, p in zip(names, points)]
+    plots = [
+        scatter("shared memory / LDS per block (dashes: the target's limit)", shared, unit="bytes"),
+        scatter("registers per thread", pts(lambda p: _res(p, "registers")), unit="registers"),
+        scatter("spilled bytes (stores)", pts(lambda p: _res(p, "spill_stores")), unit="bytes"),
+        scatter("occupancy", pts(lambda p: ((p.get("analysis") or {}).get("occupancy") or {}).get("value")),
+                unit="blocks/SM or waves/SIMD"),
+    ]
+    stages = [s for s in STAGE_TIMES if any((p.get("times_ms") or {}).get(s) for p in points)]
+    if stages:
+        series = {s: [float((p.get("times_ms") or {}).get(s) or 0) for p in points] for s in stages}
+        plots.append(stacked("compile time per stage (as recorded when each point was compiled)", names, series,
+                             unit="ms"))
+    parts.append('<div class="plots">' + "".join(plots) + "</div>")
+    headers = ["point", "status"] + axes + ["registers", "spills", "shared", "occupancy", "launchable"] + \
+        [f"{s} ms" for s in stages] + ["why not"]
+    rows = []
+    for n, p in zip(names, points):
+        ax = p.get("axes") or {}
+        occ = ((p.get("analysis") or {}).get("occupancy") or {}).get("value")
+        launch = (p.get("analysis") or {}).get("launch") or {}
+        why = "; ".join(launch.get("reasons") or []) if p.get("status") == "ok" else _error(p)
+        rows.append([n, p.get("status", "?")] + [ax.get(k, "") for k in axes] +
+                    [_n(_res(p, "registers")), _n(_res(p, "spill_stores")), _n(_res(p, "shared")), _n(occ),
+                     "yes" if _launchable(p) else "NO"] +
+                    [_n((p.get("times_ms") or {}).get(s)) for s in stages] + [why])
+    numeric = tuple(range(2 + len(axes), 2 + len(axes) + 4)) + tuple(range(7 + len(axes), 7 + len(axes) + len(stages)))
+    parts.append("<h3>every point (click a column to sort)</h3>" + table(
+        headers, rows, numeric=numeric, sortable=True,
+        row_class=lambda i: "" if _launchable(points[i]) else "unlaunchable"))
+    page.add_section(f"sweep {info.get('name') or Path(source).name}", "".join(parts))
+
+
+def _error(p: dict) -> str:
+    err = p.get("error") or {}
+    return str(err.get("message") or err.get("summary") or p.get("status") or "")[:160]
+
+
+def _n(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.1f}" if isinstance(v, float) else str(v)
