@@ -6,6 +6,7 @@ folder per point, a failed compile included.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import enum
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from ..spec.kernel import CompileOptions, variant_name
 from ..store.folder import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
 from ..targets import Target, get_target
-from .workers import JobResult, JobStatus, Progress, exit_if_orphaned, run_jobs
+from .executors import LocalPool
+from .workers import JobResult, JobStatus, Progress, exit_if_orphaned
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -53,6 +55,7 @@ class Outcome:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     label: str = ""  # kernel/variant/target
+    where: str = "local"  # the Dask worker that compiled it, or "local"
 
     @property
     def ok(self) -> bool:
@@ -88,11 +91,12 @@ def folder_for(point: Point, out: Path) -> Path:
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
                    on_progress: Callable[[Progress], None] | None = None,
-                   start_method: str | None = None) -> list[Outcome]:
+                   start_method: str | None = None, executor=None) -> list[Outcome]:
     """Compile every point in child processes and write its snapshot folder under `out`.
 
     `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
-    where forking a multi-threaded process is unsafe; the default forks.
+    where forking a multi-threaded process is unsafe; the default forks. `executor` (harness.executors) runs
+    the compiles elsewhere, e.g. on a Dask cluster: there a compile returns its files and they are written here.
     """
     out = Path(out)
     check_points(points)
@@ -103,6 +107,11 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     labels = [folder.relative_to(out).as_posix() for folder in folders]
     index = {id(job): i for i, job in enumerate(jobs)}
     finished: dict[int, JobResult] = {}
+    executor = executor or LocalPool(workers, start_method)
+    remote = executor.remote
+
+    def deliver(r):  # a remote compile's files, written here as a local child writes them
+        return _write_delivered(r, folders[index[id(r.job)]]) if remote else r
 
     def progress(p: Progress) -> None:
         if p.last is not None:
@@ -111,8 +120,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
             on_progress(p)
 
     try:
-        results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
-                           start_method=start_method)
+        results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
+                               on_progress=progress, on_result=deliver, prepare=_warm_up_job)
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     return [_outcome(r, label) for r, label in zip(results, labels)]
@@ -132,6 +141,31 @@ def _compile_job(job: tuple[Point, str]) -> Outcome:
     return compile_one(point, Path(out), capture_fds=True)
 
 
+def _compile_files_job(job: tuple[Point, str]) -> tuple[Outcome, dict]:
+    """On a remote worker: compile, and send the snapshot's files back instead of writing them there."""
+    from .. import harness
+    from ..spec import library
+    point, started = job[0], time.perf_counter()
+    spec, target = library.load_kernel(point.kernel), get_target(point.target)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=True)
+    status = CompileStatus.OK if result.ok else CompileStatus.FAILED
+    files = dict(snapshot_files(result))
+    return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started), files
+
+
+def _write_delivered(r, folder: Path):
+    if r.status != JobStatus.OK:
+        return r
+    outcome, files = r.value
+    write_folder(folder, files)
+    return dataclasses.replace(r, value=dataclasses.replace(outcome, path=folder))
+
+
+def _warm_up_job(job: tuple[Point, str]) -> None:
+    from .. import harness
+    harness.warm_up([get_target(job[0].target)])
+
+
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
     from .. import harness
@@ -149,16 +183,16 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcom
 
 
 def _outcome(r: JobResult, label: str) -> Outcome:
-    point = r.job[0]
+    point, where = r.job[0], getattr(r, "where", "local")
     if r.status == "ok":
         o: Outcome = r.value
-        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label)
+        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label, where)
     if r.status == "error" and isinstance(r.value, UsageError):
         raise r.value
     error = {"stage": "?", "type": r.status, "message": r.message}
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
-                   r.cpu_seconds, label)
+                   r.cpu_seconds, label, where)
 
 
 def target_of(point: Point) -> Target:
