@@ -41,7 +41,7 @@ class DaskCluster:
             raise UsageError(f"--scheduler {address!r} is not an address", "e.g. --scheduler tcp://HOST:8786")
         try:
             client = distributed.Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, or not a scheduler's address
             raise EnvironmentProblem(f"cannot reach the Dask scheduler at {address}: {_first_line(e)}",
                                      f"start one there with `dask scheduler` and workers with `dask worker {address}`"
                                      ", or check the host, the port and the firewall") from None
