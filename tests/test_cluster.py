@@ -150,3 +150,24 @@ def test_a_malformed_cluster_is_a_usage_error(sweep_file):
     proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep_file), "--cluster", "remote:2"],
                           env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "expected local:N" in proc.stderr
+
+
+def test_ctrl_c_on_the_client_cancels_the_rest_and_prints_what_finished(tmp_path):
+    user = ROOT / "tests" / "data" / "user_kernels.py"
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f'kernels: ["{user}:copy_rows", "{user}:hangs"]\ntargets: [gfx942]\nout: o\n')
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--cluster", "local:2"],
+                            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"  # written by the client, from the worker's files
+    deadline = time.monotonic() + 120
+    while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.is_file(), proc.communicate(timeout=30)
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGINT)  # the client only: a remote cluster's workers never see the user's Ctrl-C
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert any(ln.startswith("copy_rows") and " ok " in ln for ln in out.splitlines()), out
+    assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
