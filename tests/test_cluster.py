@@ -171,3 +171,13 @@ def test_ctrl_c_on_the_client_cancels_the_rest_and_prints_what_finished(tmp_path
     assert "interrupted" in err and "Traceback" not in err
     assert any(ln.startswith("copy_rows") and " ok " in ln for ln in out.splitlines()), out
     assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
+
+
+def test_the_progress_line_counts_failures_running_compiles_and_each_workers_points():
+    from irscope.cli.sweep import progress_text
+    from irscope.sweep.run import SweepProgress
+    p = SweepProgress("compiling", 5, 9, ("add/a/sm_80", "add/b/sm_80"), 1,
+                      (("tcp://10.0.0.7:4000", 3), ("tcp://10.0.0.8:4000", 2)))
+    assert progress_text(p) == "[5/9, 1 failed] 2 running; 10.0.0.7:4000:3 10.0.0.8:4000:2 compiling add/a/sm_80, add/b/sm_80"
+    local = SweepProgress("compiling", 1, 9, ("add/a/sm_80",), 0, (("local", 1),))
+    assert progress_text(local) == "[1/9] compiling add/a/sm_80"  # a local sweep's line is unchanged
