@@ -247,7 +247,7 @@ def test_a_worker_knows_when_its_parent_is_gone_without_the_death_signal(tmp_pat
     flag = tmp_path / "orphaned"
     script = f"""
 import os, sys, time
-from irscope import workers
+from irscope.harness import workers
 assert not workers.orphaned()  # outside a worker: never orphaned
 parent = os.getpid()
 r, w = os.pipe()

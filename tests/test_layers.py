@@ -28,9 +28,10 @@ LAYERS: dict[str, set[str]] = {
     "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
     "gpu": _BASE | {"spec", "store", "harness"},
     "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff"},
+    "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
-                    "render", "tui"},
+                    "explain", "render", "tui"},
     "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render"},
     # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
     "__init__": set(),

@@ -18,8 +18,8 @@ from ..errors import ExitCode, IrscopeError, UsageError
 from ..render.terminal import Style, wants_color
 
 # Subcommand modules, in the order `irscope --help` lists them.
-COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "sweep", "passes", "tui", "run",
-            "verify", "snapshot")
+COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "explain", "sweep", "passes", "tui",
+            "run", "verify", "snapshot")
 
 
 class UI:

@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
                                    "comma-separated values too (--constexpr BLOCK_K=32,64).",
                        epilog="examples:\n"
                               "  irscope compare matmul --target sm_90a --num-warps 2,4,8   # wgmma or mma.sync?\n"
+                              "  irscope compare matmul --target sm_90a --num-warps 4,8 --group   # same TTGIR?\n"
                               "  irscope compare matmul --target sm_80 --divisibility 1,4,8,16   # cp.async width\n"
                               "  irscope compare matmul --num-stages 2,3,4 --only 'ttgir.shared.*'\n"
                               "  irscope compare matmul --target all --only '*mma*,*mfma*,*wmma*'",
@@ -34,6 +35,8 @@ def add_parser(sub) -> None:
     add_compile_options(p, single_values=False)
     p.add_argument("--only", metavar="GLOBS", help="show only counters matching these globs: 'ptx.*mma*,sass.H*'")
     p.add_argument("--changed", action="store_true", help="show only rows whose value is not the same everywhere")
+    p.add_argument("--group", action="store_true",
+                   help="also show, per stage, which points compiled to the same text (normalised as `diff` does)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
@@ -176,9 +179,11 @@ def run(args, ui) -> int:
     labels = column_labels([r.point for r in rows], axes, len(args.kernels) > 1)
     analyses = [r.analysis for r in rows]
     patterns = split_patterns(args.only)
+    groups = stage_groups(rows) if getattr(args, "group", False) else None
     if args.json:
-        ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict()} for r in rows],
-                            indent=1))
+        ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict(),
+                              **({"stage_classes": {stage: _class(row[i]) for stage, row in groups}}
+                                 if groups is not None else {})} for i, r in enumerate(rows)], indent=1))
     elif args.csv:
         ui.out.write(points_csv(rows, patterns))
     elif analyses:
@@ -188,6 +193,11 @@ def run(args, ui) -> int:
             ui.print()
             ui.print(ui.style("what flips between neighbours", "bold"))
             for line in flips:
+                ui.print(f"  {line}")
+        if groups is not None:
+            ui.print()
+            ui.print(ui.style("equivalence classes per stage (normalised as `irscope diff` compares)", "bold"))
+            for line in group_lines(groups, labels):
                 ui.print(f"  {line}")
         fresh = sum(r.cached for r in result.rows)
         ui.print(f"\n{len(result.rows)} points ({result.compiled} compiled, {fresh} from the cache) under {out}")
@@ -246,4 +256,36 @@ def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:
         if changes:
             more = f" (+{len(changes) - limit} more)" if len(changes) > limit else ""
             out.append(f"{labels[i - 1]} → {labels[i]}: " + ", ".join(changes[:limit]) + more)
+    return out
+
+
+def stage_groups(rows):
+    """Each text stage's equivalence classes across the rows' snapshots (analyze.equivalence)."""
+    from ..analyze.equivalence import stage_classes
+    from ..store import load_snapshot
+
+    return stage_classes([load_snapshot(r.path) for r in rows])
+
+
+def _class(index):
+    from ..analyze.equivalence import class_name
+    return class_name(index)
+
+
+def group_lines(groups, labels) -> list[str]:
+    """`ttgir  2 classes: A = w4 w8 · B = w2`; one class reads `same in all N`."""
+    width = max((len(stage) for stage, _ in groups), default=0)
+    out = []
+    for stage, row in groups:
+        present = [c for c in row if c is not None]
+        classes = sorted(set(present))
+        missing = [labels[i] for i, c in enumerate(row) if c is None]
+        if len(classes) == 1 and not missing:
+            text = f"same in all {len(row)}"
+        else:
+            text = f"{len(classes)} class{'es' if len(classes) != 1 else ''}: " + " · ".join(
+                f"{_class(c)} = " + " ".join(labels[i] for i, x in enumerate(row) if x == c) for c in classes)
+            if missing:
+                text += f" · none in {' '.join(missing)}"
+        out.append(f"{stage:<{width}}  {text}")
     return out

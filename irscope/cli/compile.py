@@ -48,7 +48,7 @@ def run(args: argparse.Namespace, ui) -> int:
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
-        names = ", ".join(f"{pt.kernel} {pt.target}" for pt, _ in p.running)
+        names = ", ".join(f"{pt.kernel} {pt.target}" for pt, *_ in p.running)
         progress.update(f"[{p.done}/{p.total}] compiling {names}" if names else f"[{p.done}/{p.total}]")
 
     executor = open_executor(args, args.jobs)
@@ -86,9 +86,12 @@ def run(args: argparse.Namespace, ui) -> int:
         where = f" at stage {stage}" if stage and stage != "?" else f" ({first.status})"
         msg = error_summary(first.error) if first.error else first.status
         with_folder = next((o for o in failed if o.path is not None), None)
-        hint = (f"the stages that compiled are kept in the failed snapshot's folder: irscope show {with_folder.path}"
-                if with_folder is not None else
-                "a crashed or timed-out compile leaves no folder: run it alone with --jobs 1, or raise --timeout")
+        if with_folder is not None:
+            hint = f"the stages that compiled are kept in the failed snapshot's folder: irscope show {with_folder.path}"
+        elif "not a kernel for" in msg:
+            hint = "compile it for a target that has those instructions, or guard the kernel's arch-specific ops"
+        else:
+            hint = "a crashed or timed-out compile leaves no folder: run it alone with --jobs 1, or raise --timeout"
         raise CompileError(f"{len(failed)} of {len(outcomes)} compiles failed; first: {first.label}{where}: {msg}",
                            hint)
     return 0

@@ -19,7 +19,7 @@ from ..store.snapshot import Snapshot
 _LOC_MLIR = ("debug locations", re.compile(r"\bloc\("))
 _LOC_ASM = ("debug locations", re.compile(r"^\s*\.(?:loc|file)\b", re.M))
 _NOISE = {
-    "source": [_LOC_MLIR], "ttir": [_LOC_MLIR], "ttgir": [_LOC_MLIR],
+    "source": [_LOC_MLIR], "glir": [_LOC_MLIR], "ttir": [_LOC_MLIR], "ttgir": [_LOC_MLIR],
     "llir": [("debug metadata", re.compile(r"!dbg\b|^!\d+ = !DI", re.M))],
     "ptx": [_LOC_ASM], "amdgcn": [_LOC_ASM],
     "sass": [("source-line comments", re.compile(r"//## File")), ("instruction offsets", re.compile(r"/\*[0-9a-f]{4,}\*/"))],

@@ -26,7 +26,7 @@ GOLDEN_FILE = "golden.json"
 # Triton's `source` (the TTIR before any pass: every change to it shows in ttir) and `llir`, the largest
 # stage by far (wgmma's inline-asm operand lists run to 4,000 characters a line) whose every change that
 # reaches the GPU shows in ptx or amdgcn. Keeping it would triple a golden's size.
-COMPARED = ("ttir", "ttgir", "ptx", "amdgcn", "sass")
+COMPARED = ("glir", "ttir", "ttgir", "ptx", "amdgcn", "sass")
 OMITTED = ("source", "llir")
 DIFF_LINES = 80  # a report shows at most this many lines of the first differing stage
 LEGEND = "legend: '-' lines are the golden, '+' lines the fresh compile"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import time
 import enum
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -103,12 +105,14 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
-    jobs = [(p, str(out)) for p in points]
+    executor = executor or LocalPool(workers, start_method)
+    remote = executor.remote
+    logs = Path(tempfile.mkdtemp(prefix="irscope-logs-"))  # what a compiler that aborts wrote first
+    # A remote compile's log is on its worker (see _on_worker): its job names none here.
+    jobs = [(p, str(out), "" if remote else str(logs / f"{i}.log")) for i, p in enumerate(points)]
     labels = [folder.relative_to(out).as_posix() for folder in folders]
     index = {id(job): i for i, job in enumerate(jobs)}
     finished: dict[int, JobResult] = {}
-    executor = executor or LocalPool(workers, start_method)
-    remote = executor.remote
 
     def deliver(r):  # a remote compile's files, written here as a local child writes them
         return _write_delivered(r, folders[index[id(r.job)]]) if remote else r
@@ -121,10 +125,12 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
 
     try:
         results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
-                               on_progress=progress, on_result=deliver, prepare=_warm_up_job)
+                               on_progress=progress, on_result=deliver, around=_on_worker)
+        return [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
-    return [_outcome(r, label) for r, label in zip(results, labels)]
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
@@ -136,18 +142,18 @@ def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
     return _outcome(r, label)
 
 
-def _compile_job(job: tuple[Point, str]) -> Outcome:
-    point, out = job
-    return compile_one(point, Path(out), capture_fds=True)
+def _compile_job(job: tuple[Point, str, str]) -> Outcome:
+    point, out, log = job
+    return compile_one(point, Path(out), capture_fds=True, log_path=Path(log))
 
 
-def _compile_files_job(job: tuple[Point, str]) -> tuple[Outcome, dict]:
+def _compile_files_job(job: tuple[Point, str, str]) -> tuple[Outcome, dict]:
     """On a remote worker: compile, and send the snapshot's files back instead of writing them there."""
     from .. import harness
     from ..spec import library
     point, started = job[0], time.perf_counter()
     spec, target = library.load_kernel(point.kernel), get_target(point.target)
-    result = harness.compile_kernel(spec, target, point.options, capture_fds=True)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=True, log_path=Path(job[2]))
     status = CompileStatus.OK if result.ok else CompileStatus.FAILED
     files = dict(snapshot_files(result))
     return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started), files
@@ -161,19 +167,28 @@ def _write_delivered(r, folder: Path):
     return dataclasses.replace(r, value=dataclasses.replace(outcome, path=folder))
 
 
-def _warm_up_job(job: tuple[Point, str]) -> None:
+def _on_worker(job: tuple[Point, str, str], run: Callable) -> JobResult:
+    """Around a compile on a remote worker: warm Triton up there before forking, and give the compiler's
+    last words a log on the worker's own disk, read there when the compile crashed."""
     from .. import harness
-    harness.warm_up([get_target(job[0].target)])
+    target = get_target(job[0].target)
+    harness.warm_up([target])
+    with tempfile.TemporaryDirectory(prefix="irscope-logs-") as tmp:
+        log = Path(tmp) / "compile.log"
+        r = run((job[0], job[1], str(log)))
+        if r.status == JobStatus.CRASHED:
+            r = dataclasses.replace(r, message=crash_reason(log, target) or r.message)
+    return r
 
 
-def compile_one(point: Point, out: Path, *, capture_fds: bool = False) -> Outcome:
+def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path: Path | None = None) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
     from .. import harness
     from ..spec import library
     started = time.perf_counter()
     spec = library.load_kernel(point.kernel)
     target = get_target(point.target)
-    result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds, log_path=log_path)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
     files = snapshot_files(result)
     exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
@@ -189,7 +204,10 @@ def _outcome(r: JobResult, label: str) -> Outcome:
         return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label, where)
     if r.status == "error" and isinstance(r.value, UsageError):
         raise r.value
-    error = {"stage": "?", "type": r.status, "message": r.message}
+    message = r.message
+    if r.status == JobStatus.CRASHED and len(r.job) > 2 and r.job[2]:  # a remote job names no log: its worker read it
+        message = crash_reason(Path(r.job[2]), get_target(point.target)) or message
+    error = {"stage": "?", "type": r.status, "message": message}
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
                    r.cpu_seconds, label, where)
@@ -197,3 +215,26 @@ def _outcome(r: JobResult, label: str) -> Outcome:
 
 def target_of(point: Point) -> Target:
     return get_target(point.target)
+
+
+# LLVM intrinsics that only some NVIDIA generations have: an abort on one of them means the kernel asks
+# for instructions the target lacks (a Gluon kernel written for Hopper, compiled for sm_80).
+_ARCH_INTRINSICS = {"wgmma": "Hopper's warpgroup MMA (wgmma)", "setmaxnreg": "Hopper's setmaxnreg (warp specialisation)",
+                    "tcgen05": "Blackwell's tcgen05", "cp.async.bulk": "TMA bulk copies"}
+
+
+def crash_reason(log: Path, target: Target) -> str | None:
+    """What a compiler process that died wrote last (LLVM's `LLVM ERROR: ...`), as one line; None if
+    it left nothing. Intrinsics the target lacks are named as such."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if "LLVM ERROR" in ln or "error:" in ln]
+    if not lines:
+        return None
+    first = lines[0]
+    for key, what in _ARCH_INTRINSICS.items():
+        if f"llvm.nvvm.{key}" in first:
+            return f"uses {what}, which {target.name} does not have: not a kernel for {target.name} ({first[:160]})"
+    return f"the compiler aborted: {first[:200]}"

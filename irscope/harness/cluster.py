@@ -89,10 +89,10 @@ class DaskCluster:
     def run(self, jobs: Sequence, work: Callable, *, timeout: float | None = None,
             on_progress: Callable[[RunProgress], None] | None = None,
             on_result: Callable[[Placed], Placed] | None = None,
-            prepare: Callable[[Any], None] | None = None) -> list[Placed]:
+            around: Callable[[Any, Callable], JobResult] | None = None) -> list[Placed]:
         distributed = _distributed()
         token = secrets.token_hex(4)
-        futures = [self.client.submit(_task, job, work, timeout, prepare, self.versions, key=f"irscope-{token}-{i}",
+        futures = [self.client.submit(_task, job, work, timeout, around, self.versions, key=f"irscope-{token}-{i}",
                                       pure=False) for i, job in enumerate(jobs)]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[Placed | None] = [None] * len(jobs)
@@ -141,7 +141,7 @@ class DaskCluster:
                 self.cluster.close()
 
 
-def _task(job, work, timeout, prepare, expected: dict) -> tuple[JobResult, str]:
+def _task(job, work, timeout, around, expected: dict) -> tuple[JobResult, str]:
     """One job on a worker, in a child process of its own (run_jobs), after checking this worker's versions."""
     from distributed import get_worker
     where = get_worker().address
@@ -149,9 +149,11 @@ def _task(job, work, timeout, prepare, expected: dict) -> tuple[JobResult, str]:
     if problem:
         return JobResult(job, JobStatus.ERROR, None, problem), where
     allow_children()
-    if prepare is not None:
-        prepare(job)
-    return run_jobs([job], work, workers=1, timeout=timeout)[0], where
+
+    def run(j) -> JobResult:
+        return run_jobs([j], work, workers=1, timeout=timeout)[0]
+
+    return (around(job, run) if around is not None else run(job)), where
 
 
 def _first_line(e: BaseException) -> str:

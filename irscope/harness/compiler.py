@@ -25,7 +25,7 @@ from ..spec.kernel import CompileOptions, KernelSpec, variant_name
 from ..ir.stages import BINARY_STAGES, STAGES
 from ..targets import Target
 from .dumps import captured_fds, pass_dumps
-from .specialise import compile_options_of, content_key, gpu_target, jsonable, specialise, triton_version
+from .specialise import compile_options_of, content_key, gpu_target, jsonable, source_of, specialise, triton_version
 
 
 @dataclass
@@ -55,7 +55,8 @@ class CompileResult:
         return self.error is None
 
 
-def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, capture_fds: bool = False) -> CompileResult:
+def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, capture_fds: bool = False,
+                   log_path: Path | None = None) -> CompileResult:
     """Compile one kernel for one target. Failures are returned in `result.error`, with the stages that
     did compile; only bad requests (unknown names, malformed values) raise.
 
@@ -65,7 +66,6 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     """
     import triton
     from triton import knobs
-    from triton.compiler import ASTSource
 
     backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
     result = CompileResult(spec=spec, target=target, options=opts, variant=variant_name(spec, opts))
@@ -88,7 +88,7 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     try:
         with knobs.cache.scope(), knobs.compilation.scope(), knobs.nvidia.scope(), \
                 pass_dumps(opts.passes) as recorder, \
-                captured_fds(capture_fds or recorder is not None, recorder) as fd_log, \
+                captured_fds(capture_fds or recorder is not None, recorder, log_path if capture_fds else None) as fd_log, \
                 contextlib.redirect_stdout(stdout):
             knobs.cache.dir = str(cache_dir)
             knobs.compilation.always_compile = True
@@ -96,7 +96,7 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
             knobs.compilation.listener = listener
             knobs.nvidia.dump_ptxas_log = True
             try:
-                kernel = triton.compile(ASTSource(spec.fn, signature, constexprs, attrs), target=gpu_target(target),
+                kernel = triton.compile(source_of(spec.fn, signature, constexprs, attrs), target=gpu_target(target),
                                         options=options.__dict__)
             except Exception as e:  # noqa: BLE001 - any compiler failure becomes a failed snapshot
                 failure = e
@@ -176,7 +176,9 @@ def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_n
         if path is not None:
             done[stage] = path.read_bytes() if stage in BINARY_STAGES else path.read_text()
     result.stages = done
-    pipeline = ["source", "ttir", "ttgir", "llir", target.asm_stage, target.binary_stage]
+    gluon = getattr(result.spec.fn, "is_gluon", lambda: False)()
+    front = ["source", "glir"] if gluon else ["source", "ttir"]  # a Gluon kernel has no ttir (3.6: no glir)
+    pipeline = front + ["ttgir", "llir", target.asm_stage, target.binary_stage]
     failed = next((s for s in pipeline if s not in done), pipeline[-1])
     message = _error_message(exc)
     if log.strip():
@@ -184,7 +186,8 @@ def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_n
     if stdout.strip():
         result.logs["stdout"] = stdout
     diagnostics = [ln for ln in log.splitlines() if "error" in ln.lower()]
-    if diagnostics and "PassManager" in message:
+    if diagnostics and ("PassManager" in message or "error encountered during parsing" in message):
+        # Triton says only that a pass manager (or the IR's verifier) failed; MLIR said why on stderr.
         message = diagnostics[0].strip() + " (" + message + ")"
     result.error = {"stage": failed, "type": type(exc).__name__, "message": message}
 

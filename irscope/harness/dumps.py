@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import UsageError
@@ -22,16 +23,18 @@ class _FdLog:
 
 
 @contextlib.contextmanager
-def captured_fds(enabled: bool, recorder=None) -> Iterator[_FdLog]:
+def captured_fds(enabled: bool, recorder=None, path: Path | None = None) -> Iterator[_FdLog]:
     """Redirect fds 1 and 2 to a file; its text becomes the log, or goes through `recorder` (pass
-    dumps, read as a stream: they can be 150 MB), which returns what is left."""
+    dumps, read as a stream: they can be 150 MB), which returns what is left. With `path` the file is
+    that one, so that a parent can read what LLVM wrote before it aborted the process; it is removed
+    when the compile returns."""
     log = _FdLog()
     if not enabled:
         yield log
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    with tempfile.TemporaryFile(mode="w+b") as tmp:
+    with (open(path, "w+b") if path is not None else tempfile.TemporaryFile(mode="w+b")) as tmp:
         saved = [os.dup(1), os.dup(2)]
         os.dup2(tmp.fileno(), 1)
         os.dup2(tmp.fileno(), 2)
@@ -46,6 +49,8 @@ def captured_fds(enabled: bool, recorder=None) -> Iterator[_FdLog]:
                 os.close(fd)
             tmp.seek(0)
             log.text = recorder.read(tmp) if recorder is not None else tmp.read().decode(errors="replace")
+    if path is not None:
+        Path(path).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

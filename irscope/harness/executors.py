@@ -64,8 +64,8 @@ class LocalPool:
     def run(self, jobs: Sequence, work: Callable, *, timeout: float | None = None,
             on_progress: Callable[[RunProgress], None] | None = None,
             on_result: Callable[[Placed], Placed] | None = None,
-            prepare: Callable[[Any], None] | None = None) -> list[Placed]:
-        # `prepare` is for remote workers (warming Triton up before forking); here the caller has done it.
+            around: Callable[[Any, Callable], JobResult] | None = None) -> list[Placed]:
+        # `around(job, run)` wraps a job on a remote worker (warm-up, its log there); here the caller did that.
         tally = _Tally(len(jobs))
         index = {id(job): i for i, job in enumerate(jobs)}
         placed: dict[int, Placed] = {}

@@ -53,8 +53,9 @@ class LoadedBinary:
     """A snapshot's cubin loaded into this process through Triton's own loader, ready to launch."""
 
     def __init__(self, snapshot: Snapshot, spec):
-        from triton.compiler import ASTSource
         from triton.compiler.compiler import CompiledKernel
+
+        from .specialise import source_of
 
         if "cubin" not in snapshot.stage_files:
             raise SnapshotError(f"{snapshot.label} has no cubin to run",
@@ -67,7 +68,7 @@ class LoadedBinary:
         self.spec = spec
         signature, constexprs, attrs = _specialisation(snapshot, spec.fn)
         group = {meta_file.name: str(meta_file), f"{fn}.cubin": str(snapshot.stage_files["cubin"])}
-        self.kernel = CompiledKernel(ASTSource(spec.fn, signature, constexprs, attrs), group,
+        self.kernel = CompiledKernel(source_of(spec.fn, signature, constexprs, attrs), group,
                                      snapshot.meta.get("content_key", snapshot.path.name))
 
     def launch(self, grid: tuple[int, ...], args: list[Any]) -> None:

@@ -35,6 +35,17 @@ class _FakeTensor:
         return _TYPICAL_TENSOR_BYTES
 
 
+def source_of(fn, signature: dict, constexprs: dict, attrs: dict):
+    """What `triton.compile` takes for this kernel, as the JIT builds it: an `ASTSource`, or for a
+    `@gluon.jit` kernel Gluon's own source (it sets the module's warps, CTAs and threads per warp before
+    the kernel's explicit layouts are built, and adds the `glir` stage in 3.9). 3.6 and 3.9 alike."""
+    from triton.compiler import ASTSource
+    if getattr(fn, "is_gluon", lambda: False)():
+        from triton.experimental.gluon._runtime import GluonASTSource
+        return GluonASTSource(fn, signature, constexprs, attrs)
+    return ASTSource(fn, signature, constexprs, attrs)
+
+
 def triton_version() -> str:
     import triton
     return triton.__version__

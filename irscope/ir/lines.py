@@ -466,5 +466,5 @@ def _sass(lines: list[str]) -> list[SourceLoc | None]:
     return out
 
 
-_PARSERS = {"source": _mlir, "ttir": _mlir, "ttgir": _mlir, "llir": _llir, "ptx": _ptx, "amdgcn": _amdgcn,
+_PARSERS = {"source": _mlir, "glir": _mlir, "ttir": _mlir, "ttgir": _mlir, "llir": _llir, "ptx": _ptx, "amdgcn": _amdgcn,
             "sass": _sass}

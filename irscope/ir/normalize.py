@@ -76,7 +76,7 @@ def normalize_sass(text: str) -> str:
     return _SASS_OFFSET.sub("", text)
 
 
-_BY_STAGE = {"source": normalize_mlir, "ttir": normalize_mlir, "ttgir": normalize_mlir, "llir": normalize_llir,
+_BY_STAGE = {"source": normalize_mlir, "glir": normalize_mlir, "ttir": normalize_mlir, "ttgir": normalize_mlir, "llir": normalize_llir,
              "ptx": normalize_ptx, "amdgcn": normalize_amdgcn, "sass": normalize_sass}
 
 

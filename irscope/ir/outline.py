@@ -158,5 +158,5 @@ def _sass(lines: list[str]) -> list[Landmark]:
     return out
 
 
-_FINDERS = {"python": _python, "source": _mlir, "ttir": _mlir, "ttgir": _mlir, "llir": _llir, "ptx": _ptx,
+_FINDERS = {"python": _python, "source": _mlir, "glir": _mlir, "ttir": _mlir, "ttgir": _mlir, "llir": _llir, "ptx": _ptx,
             "amdgcn": _amdgcn, "sass": _sass}

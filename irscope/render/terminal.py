@@ -17,7 +17,7 @@ STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b
           "cyan": "\x1b[36m", "magenta": "\x1b[35m"}
 
 # Pygments lexer names per stage; irscope registers ttir, ttgir, sass and amdgcn as Pygments plugins.
-LEXERS = {"source": "ttir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
+LEXERS = {"source": "ttir", "glir": "ttgir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llvm", "ptx": "ptx", "sass": "sass",
           "amdgcn": "amdgcn", "python": "python"}
 
 

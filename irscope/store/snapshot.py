@@ -180,11 +180,12 @@ def load_snapshot(path: Path | str) -> Snapshot:
     _refuse_links_out(path, names)
     if META_FILE in names:
         return _load_irscope(path)
-    triton_meta = [path / n for n in names if n.endswith(".json") and not n.startswith("__grp__")
-                   and n not in ("runs.json", "verify.json", "golden.json")]
+    # Triton's metadata is <kernel>.json; irscope's own files (results, analysis cache) are not it.
+    triton_meta = [path / n for n in sorted(names) if n.endswith(".json") and not n.startswith(("__grp__", "."))
+                   and n not in ("runs.json", "verify.json", "golden.json", "layouts.json", "launches.json")]
     if triton_meta:
         return _load_triton_cache(path, triton_meta[0])
-    if any((path / f).is_file() for f in names if Path(f).suffix[1:] in STAGES):
+    if _dump_stem(path, names) is not None:
         return _load_dump(path)
     raise SnapshotError(f"'{path}' is not a snapshot", "a snapshot folder holds irscope.json (irscope compile), "
                         "or a Triton cache entry's <kernel>.json and stage files")
@@ -285,9 +286,16 @@ def _load_triton_cache(path: Path, meta_file: Path) -> Snapshot:
     return Snapshot(path=path, meta=meta, stage_files=_stage_files(path, fn), origin="triton-cache")
 
 
+def _dump_stem(path: Path, names) -> str | None:
+    """The kernel of a TRITON_KERNEL_DUMP-like folder: a name with at least one IR stage beside it (a lone
+    .cubin in /tmp is no snapshot)."""
+    stems = sorted({Path(n).stem for n in names if Path(n).suffix[1:] in TEXT_STAGES and Path(n).suffix != ".sass"
+                    and (path / n).is_file()})
+    return stems[0] if stems else None
+
+
 def _load_dump(path: Path) -> Snapshot:
-    stems = sorted({Path(f).stem for f in os.listdir(path) if Path(f).suffix[1:] in STAGES})
-    fn = stems[0]
+    fn = _dump_stem(path, os.listdir(path))
     files = _stage_files(path, fn)
     target = {"name": "?"}
     if "ptx" in files:
@@ -318,8 +326,8 @@ def is_snapshot_dir(path: Path) -> bool:
     if (path / META_FILE).is_file() or (path / META_FILE).is_symlink():
         return True
     names = os.listdir(path)
-    has_stage = any(Path(n).suffix[1:] in STAGES for n in names)
-    return has_stage
+    return any(Path(n).suffix == ".json" and not n.startswith(".") for n in names) and \
+        any(Path(n).suffix[1:] in STAGES for n in names) or _dump_stem(path, names) is not None
 
 
 def iter_snapshot_dirs(root: Path) -> Iterator[Path]:

@@ -193,7 +193,7 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
         def progress(pr) -> None:
             if on_progress:
                 on_progress(SweepProgress("compiling", pr.done, pr.total,
-                                          tuple(labels.get(pt) or _point_label(pt) for pt, _ in pr.running),
+                                          tuple(labels.get(pt) or _point_label(pt) for pt, *_ in pr.running),
                                           getattr(pr, "failed", 0), getattr(pr, "by_worker", ())))
 
         try:

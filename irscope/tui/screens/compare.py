@@ -25,7 +25,7 @@ from ..model.facts import Facts, deltas, facts_of
 from ..widgets.key_footer import KeyFooter
 from ..model.stages import StageProblem, read_stage
 
-ORDER = ("source", "ttir", "ttgir", "llir", "asm", "sass")
+ORDER = ("source", "glir", "ttir", "ttgir", "llir", "asm", "sass")
 
 
 def stage_pairs(a: Snapshot, b: Snapshot) -> list[tuple[str, str, str]]:

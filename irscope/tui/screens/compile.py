@@ -178,7 +178,7 @@ class CompileScreen(ModalScreen):
         from ...harness.batch import compile_points
 
         def on_progress(p) -> None:
-            running = tuple(f"{pt.kernel} {pt.target}" for pt, _ in p.running)
+            running = tuple(f"{pt.kernel} {pt.target}" for pt, *_ in p.running)
             self.post_message(self.CompileProgressed(p.done, p.total, running))
 
         try:

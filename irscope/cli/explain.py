@@ -1,0 +1,131 @@
+"""`irscope explain KERNEL|FILE.py:NAME|SNAPSHOT`: what the compiler decided for a kernel, and what would
+change it, as remarks (passed / missed / analysis) with the pass, the evidence and the snapshot folder."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from .options import add_compile_options, options_from_args
+
+TOPIC_TITLES = {"matrix": "matrix instruction", "pipelining": "software pipelining", "vectors": "global vector width",
+                "shared": "shared memory / LDS", "registers": "registers and spills", "tma": "TMA",
+                "buffer_ops": "AMD buffer ops", "warp_specialize": "warp specialisation"}
+KIND_STYLE = {"passed": ("green",), "missed": ("red", "bold"), "analysis": ("cyan",)}
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("explain", help="what the compiler decided for a kernel, and which switch would change it",
+                       description="Read the compiler's decisions from a compile (matrix instruction, software\n"
+                                   "pipelining, vector widths, shared memory and launchability, registers and\n"
+                                   "spills, TMA, AMD buffer ops, warp specialisation), then compile a few what-ifs\n"
+                                   "(in parallel, cached by content) to show which switch flips each one. Every\n"
+                                   "remark names the pass, the evidence and the snapshot folder it came from.",
+                       epilog="examples:\n"
+                              "  irscope explain matmul --target sm_90a\n"
+                              "  irscope explain matmul --target gfx942 --config m64n256k32.w4.s4\n"
+                              "  irscope explain irscope-snapshots/matmul/default/sm_80 --budget 2 --json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kernel", metavar="KERNEL|FILE.py:NAME|SNAPSHOT",
+                   help="a built-in kernel, FILE.py:FUNCTION, or a snapshot folder (its recorded options are the base)")
+    p.add_argument("--target", "-t", default=None, help="one target (default: sm_90a; a snapshot's own target)")
+    add_compile_options(p)
+    p.add_argument("--budget", type=int, default=None, metavar="N",
+                   help="at most N what-if compiles (default: 4; 0 reads the decisions only)")
+    p.add_argument("--passes", action="store_true",
+                   help="record the base compile's pass timeline, so remarks name the pass seen making each change")
+    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--json", action="store_true", help="the decisions, remarks and what-ifs as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, ui) -> int:
+    from ..errors import UsageError
+    from ..explain.remarks import DEFAULT_BUDGET, explain
+    from ..store.roots import default_out
+    from ..render.terminal import ProgressLine
+    from ..spec.kernel import CompileOptions
+    from ..store.snapshot import is_snapshot_dir
+    from ..targets import parse_targets
+
+    budget = DEFAULT_BUDGET if args.budget is None else args.budget
+    if budget < 0:
+        raise UsageError(f"bad --budget {budget}", "give the most what-if compiles to run: 0 or more")
+    out = Path(args.out) if args.out else default_out()
+    given = Path(args.kernel).expanduser()
+    snapshot = given if given.is_dir() and is_snapshot_dir(given) else None
+    if snapshot is None and given.is_dir():
+        raise UsageError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
+                         "give one snapshot folder (`irscope show` lists them under a root), or a kernel name")
+    target = None
+    if snapshot is None:
+        targets = parse_targets(args.target or "sm_90a")
+        if len(targets) != 1:
+            raise UsageError(f"explain takes one target, got {len(targets)} ({args.target})",
+                             "pick one: --target sm_90a; `irscope compare` sets targets side by side")
+        target = targets[0].name
+    elif args.target:
+        raise UsageError(f"--target {args.target} with a snapshot folder: the snapshot's own target is explained",
+                         "leave --target out, or explain the kernel: irscope explain KERNEL --target T")
+    elif options_from_args(args) != CompileOptions(line_info=args.line_info) or not args.line_info:
+        raise UsageError(f"compile options with a snapshot folder ({args.kernel}): its recorded options are the base",
+                         "leave them out, or explain the kernel with them: irscope explain KERNEL --target T ...")
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        if getattr(p, "phase", "") == "compiling":
+            progress.update(f"[{p.done}/{p.total}] compiling {', '.join(p.running)}".rstrip())
+
+    try:
+        result = explain(None if snapshot else args.kernel, target, options_from_args(args), out, snapshot=snapshot,
+                         budget=budget, passes=args.passes, workers=args.jobs, timeout=args.timeout,
+                         on_progress=on_progress)
+    finally:
+        progress.close()
+    if args.json:
+        ui.print(json.dumps(result.as_dict(), indent=1))
+        return 0
+    ui.print(render(result, ui))
+    return 0
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("../..") else path
+
+
+def render(result, ui) -> str:
+    s = ui.style
+    kinds = [r.kind for r in result.remarks]
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("passed", "missed", "analysis"))
+    fresh = sum(r.cached for r in result.whatifs)
+    lines = [f"{s(result.label, 'bold')}  {_short(result.snapshot)}",
+             f"  {counts} · {len(result.whatifs)} what-if compiles ({result.compiled} compiled, {fresh} from the "
+             f"cache)" + (f", {len(result.skipped)} more over --budget" if result.skipped else "")]
+    for topic, title in TOPIC_TITLES.items():
+        remarks = [r for r in result.remarks if r.decision.topic == topic]
+        if not remarks:
+            continue
+        lines += ["", s(title, "bold")]
+        for r in remarks:
+            lines.append(f"  {s(f'{r.kind:<8}', *KIND_STYLE[r.kind])}  {r.message}")
+            detail = []
+            if r.pass_name:
+                detail.append(f"pass {r.pass_name}" + (" (seen on the timeline)" if r.pass_source == "timeline"
+                                                       else ""))
+            if r.evidence:
+                detail.append("evidence " + ", ".join(r.evidence))
+            detail.append(f"in {_short(r.snapshot)}")
+            lines.append(s("            " + " · ".join(detail), "dim"))
+    if result.skipped:
+        lines += ["", s("not compiled (over --budget)", "bold")]
+        lines += [f"  {w.change}: {w.reason}" for w in result.skipped]
+    if not result.timeline:
+        lines += ["", s("passes are Triton's pipeline's; add --passes to see them on this compile's timeline", "dim")]
+    return "\n".join(lines)

@@ -1,0 +1,328 @@
+"""What the compiler decided for one snapshot, read from its counters, stages and specialisation.
+
+Each `Decision` is one choice with the evidence that shows it: which matrix instruction the dots became,
+whether the main loop is software-pipelined and how deep, how wide each global load/store group is, the
+shared memory / LDS and whether it launches, registers and spills, TMA, AMD buffer ops, warp
+specialisation. `good` says whether the fast path was taken; `key` identifies the decision across
+snapshots of the same kernel, so a what-if compile's decision can be set beside the base's.
+No Triton import: snapshots copied from elsewhere are explained the same way.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..analyze import Analysis
+from ..analyze.vectors import AccessGroup, access_groups
+from ..store.snapshot import Snapshot
+from ..targets import CORE, TARGETS, Target
+
+TOPICS = ("matrix", "pipelining", "vectors", "shared", "registers", "tma", "buffer_ops", "warp_specialize")
+
+# The Triton passes that make each decision (docs/passes.md; `irscope passes` shows them on a timeline).
+DECIDING_PASS = {
+    "matrix": "tritongpu-accelerate-matmul",
+    "pipelining": "tritongpu-pipeline (tritongpu-assign-latencies, tritongpu-schedule-loops)",
+    "vectors": "tritongpu-coalesce (layouts from the axis analysis), convert-triton-gpu-to-llvm (instructions)",
+    "tma": "triton-nvidia-optimize-descriptor-encoding, triton-nvidia-tma-lowering",
+    "buffer_ops": "tritonamdgpu-convert-buffer-ops",
+    "warp_specialize": "nvgpu-warp-specialization",
+}
+AMD_DECIDING_PASS = {"matrix": "tritonamdgpu-accelerate-matmul", "pipelining": "tritonamdgpu-pipeline"}
+
+
+def deciding_pass(topic: str, vendor: str | None) -> str:
+    """The pass Triton's pipeline for `vendor` makes this decision in ("" when none is known)."""
+    if vendor == "amd" and topic in AMD_DECIDING_PASS:
+        return AMD_DECIDING_PASS[topic]
+    return DECIDING_PASS.get(topic, "")
+
+
+# An op or attribute whose first appearance on the pass timeline shows the deciding pass.
+TIMELINE_PATTERN = {
+    "matrix": r"ttng\.warp_group_dot |ttng\.tc_gen5_mma|#ttg\.nvidia_mma<|#ttg\.amd_mfma<|#ttg\.amd_wmma<",
+    "pipelining": "ttg.async_copy_global_to_local|ttng.async_tma_copy_global_to_local|amdg.buffer_load_to_local",
+    "tma": "ttng.async_tma_copy_global_to_local",
+    "buffer_ops": "amdg.buffer_load",
+    "warp_specialize": "ttg.warp_specialize",
+}
+
+_DOT = re.compile(r"(?:tt\.dot|ttng\.warp_group_dot|ttng\.tc_gen5_mma)\s+(%[\w.$-]+)[^\n]*?:\s*"
+                  r"(?:tensor|!ttg\.memdesc)<[\dx]+x(\w+)")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One choice the compiler made, as the snapshot shows it."""
+
+    topic: str  # one of TOPICS
+    subject: str  # what it is about: "tt.dot", "main loop", "load of a_ptr at line 36", "kernel"
+    value: str  # what was decided: "wgmma m64n256k16", "3 buffers, cp.async 16 B", "16 B per thread"
+    good: bool | None  # the fast path was taken (None: a fact, neither taken nor missed)
+    evidence: tuple[tuple[str, int], ...] = ()  # the counters (or resources) that show it
+    why: str = ""  # what decides it, in this compile
+    stage: str = ""  # the stage the evidence is read from
+
+    @property
+    def key(self) -> str:
+        return f"{self.topic}:{self.subject}"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the decisions are read from: the snapshot, its analysis and its load/store groups."""
+
+    snapshot: Snapshot
+    analysis: Analysis
+    groups: tuple[AccessGroup, ...]
+    divisibility: dict  # argument name -> the divisibility the compile assumed
+    arg_values: dict  # argument name -> typical launch value
+    pointer_range: dict  # argument name -> tt.pointer_range (AMD buffer ops)
+    num_warps: int | None
+    num_stages: int | None
+    backend_options: dict
+
+
+def gather(snapshot: Snapshot, analysis: Analysis) -> Facts:
+    asm = "ptx" if "ptx" in snapshot.stage_files else "amdgcn" if "amdgcn" in snapshot.stage_files else ""
+    ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else ""
+    groups = access_groups(ttgir, snapshot.read(asm), asm) if asm else ()
+    spec = snapshot.meta.get("specialisation") or []
+    div = {e["name"]: e.get("divisibility", 1) for e in spec if e.get("kind") in ("tensor", "scalar")}
+    values = {e["name"]: e.get("value") for e in spec if e.get("kind") in ("tensor", "scalar", "constant")}
+    ranges = {e["name"]: (e.get("attrs") or {}).get("tt.pointer_range") for e in spec if e.get("kind") == "tensor"}
+    copts = snapshot.meta.get("compile_options") or {}
+    bopts = snapshot.meta.get("backend_options") or {}
+    extra = {k: v for k, v in copts.items() if k not in ("num_warps", "num_stages", "constexprs")}
+    if bopts.get("maxnreg"):  # Triton's parsed options: what the compile ran with, set by a config or --option
+        extra.setdefault("maxnreg", bopts["maxnreg"])
+    return Facts(snapshot, analysis, groups, div, values, {k: v for k, v in ranges.items() if v},
+                 copts.get("num_warps") or analysis.resources.num_warps,
+                 copts.get("num_stages") or bopts.get("num_stages"), extra)
+
+
+def read_decisions(facts: Facts) -> tuple[Decision, ...]:
+    """Every decision the snapshot shows, in TOPICS order."""
+    a = facts.analysis
+    if a.status != "ok":
+        return ()
+    out: list[Decision] = []
+    for reader in (_matrix, _pipelining, _vectors, _shared, _registers, _tma, _buffer_ops, _warp_specialize):
+        out.extend(reader(facts))
+    return tuple(out)
+
+
+def _pick(counters: dict, prefix: str) -> tuple[tuple[str, int], ...]:
+    return tuple((k, v) for k, v in counters.items() if k == prefix or k.startswith(prefix + "."))
+
+
+def _shapes(counters: dict, prefix: str) -> str:
+    shapes = [k[len(prefix) + 1:] for k in counters if k.startswith(prefix + ".") and not k.endswith("B")]
+    return " ".join(shapes)
+
+
+_DOT_RESULT = re.compile(r"->\s*tensor<(\d+)x(\d+)x")
+_PRECISION = re.compile(r"inputPrecision = (\w+)")
+_PRECISIONS = {"0": "tf32", "1": "tf32x3", "2": "ieee"}  # Triton's InputPrecision enum, as TTGIR prints it
+
+
+def dot_dtype(snapshot: Snapshot) -> str:
+    return dot_facts(snapshot)[0]
+
+
+def dot_facts(snapshot: Snapshot) -> tuple[str, str, str]:
+    """(operand dtype, MxN tile of the result, input precision) of the first dot in TTGIR; "" where unknown."""
+    if "ttgir" not in snapshot.stage_files:
+        return "", "", ""
+    text = snapshot.read("ttgir")
+    m = _DOT.search(text)
+    if not m:
+        return "", "", ""
+    line = text[m.start():text.find("\n", m.start())]
+    tile = _DOT_RESULT.search(line)
+    precision = _PRECISION.search(line)
+    return (m.group(2), f"{tile.group(1)}x{tile.group(2)}" if tile else "",
+            _PRECISIONS.get(precision.group(1), precision.group(1)) if precision else "")
+
+
+def _matrix(f: Facts) -> list[Decision]:
+    c, t = f.analysis.counters, f.snapshot.target
+    dots = c.get("ttgir.dot", 0) + c.get("ttgir.warp_group_dot", 0) + c.get("ttgir.tcgen05_mma", 0) + \
+        c.get("ttgir.dot_scaled", 0)
+    if not dots or t is None:
+        return []
+    dtype, tile, precision = dot_facts(f.snapshot)
+    why = f"num_warps={f.num_warps}, {dtype or '?'} operands" + (f", {tile} tile" if tile else "") + \
+        (f", input precision {precision}" if precision and dtype == "f32" else "") + f", {t.name}"
+    arch = int(t.arch) if t.vendor == "nvidia" and str(t.arch).isdigit() else 0
+    if t.vendor == "nvidia":
+        if c.get("ptx.tcgen05.mma"):
+            return [Decision("matrix", "tt.dot", "tcgen05.mma", True, _pick(c, "ptx.tcgen05.mma") +
+                             _pick(c, "ttgir.tcgen05_mma"), why, "ptx")]
+        if c.get("ptx.wgmma"):
+            return [Decision("matrix", "tt.dot", f"wgmma {_shapes(c, 'ptx.wgmma')}".strip(), True,
+                             _pick(c, "ptx.wgmma") + _pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
+        if c.get("ptx.mma.sync"):
+            best = arch in (80, 86, 87, 89, 120, 121)
+            if arch == 90 and (f.num_warps or 0) < 4:
+                why += ": wgmma needs a warpgroup (num_warps >= 4)"
+            return [Decision("matrix", "tt.dot", f"mma.sync {_shapes(c, 'ptx.mma.sync')}".strip(), best,
+                             _pick(c, "ptx.mma.sync") + _pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
+        return [Decision("matrix", "tt.dot", "FMA (no tensor-core instruction)", False, _pick(c, "ttgir.dot"),
+                         why + (": fp32 operands with input_precision='ieee' never use tensor cores"
+                                if dtype == "f32" else ""), "ptx")]
+    for kind in ("v_mfma", "v_wmma"):
+        if c.get(f"amdgcn.{kind}"):
+            return [Decision("matrix", "tt.dot", f"{kind[2:]} {_shapes(c, 'amdgcn.' + kind)}".strip(), True,
+                             _pick(c, f"amdgcn.{kind}"), why, "amdgcn")]
+    return [Decision("matrix", "tt.dot", "FMA (no matrix instruction)", False, _pick(c, "ttgir.dot"), why, "amdgcn")]
+
+
+def _loop_inputs(f: Facts) -> list[str]:
+    """What decides whether the loop's loads can be asynchronous: the loads' pointers and the integers that
+    bound their masks (K in `offs_k < K - k * BLOCK_K`), with the divisibility this compile assumed."""
+    loads = [g for g in f.groups if g.kind == "load" and g.in_loop]
+    names = dict.fromkeys([x for g in loads for x in g.arguments] + [x for g in loads for x in g.mask_arguments])
+    return [f"{a} divisible by {f.divisibility.get(a, '?')}" for a in names]
+
+
+_ASYNC_VIA = ("cp.async", "tma", "global_load_lds")
+
+
+def _pipelining(f: Facts) -> list[Decision]:
+    c = f.analysis.counters
+    has_loop_loads = c.get("ttgir.load", 0) + c.get("ttgir.async_copy", 0) + c.get("ttgir.tma_load", 0)
+    if not has_loop_loads or "scf.for" not in (f.snapshot.read("ttgir") if "ttgir" in f.snapshot.stage_files else ""):
+        return []
+    buffers = c.get("ttgir.shared.buffers", 0)
+    pipelined = buffers >= 2
+    loads = [g for g in f.groups if g.kind == "load" and g.in_loop]  # a load before the loop is not pipelined
+    how = ", ".join(dict.fromkeys(f"{'/'.join(g.arguments) or '?'} {g.via}" + (f" {g.width}B" if g.width else "")
+                                  for g in loads))
+    value = (f"pipelined: {buffers} buffers" if pipelined else "not pipelined" + (f" ({buffers} buffer)" if buffers
+                                                                                 else "")) + (f"; {how}" if how else "")
+    amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
+    asynchronous = bool(loads) and all(g.via in _ASYNC_VIA for g in loads)
+    why = f"num_stages={f.num_stages}; " + ", ".join(_loop_inputs(f))
+    narrow = [g for g in loads if g.via not in _ASYNC_VIA and g.width < 4]
+    if not amd and narrow:
+        why += (f"; cp.async copies 4, 8 or 16 B: {', '.join('/'.join(g.arguments) for g in narrow)} at "
+                f"{narrow[0].width} B per thread (pointer or mask not provably aligned) stays a synchronous ld.global")
+    evidence = tuple((k, c.get(k, 0)) for k in ("ttgir.shared.buffers", "ttgir.async_copy", "ttgir.tma_load",
+                                                 "ttgir.load", "ptx.cp.async", "sass.LDGSTS") if k in c or
+                     k in ("ttgir.shared.buffers", "ttgir.async_copy"))
+    return [Decision("pipelining", "main loop", value, pipelined and (asynchronous or amd), evidence, why, "ttgir")]
+
+
+def _vectors(f: Facts) -> list[Decision]:
+    out = []
+    for g in f.groups:
+        if g.via == "tma":
+            continue
+        divs = {a: f.divisibility.get(a, 1) for a in g.arguments}
+        why = ", ".join(f"{a} divisible by {d}" for a, d in divs.items()) or "pointer not traced to an argument"
+        if g.contiguity:
+            why += f"; contiguity {g.contiguity} elements"
+        if g.width < 16:
+            low = [a for a, d in divs.items() if d < 16]
+            why += ("; 16 B needs " + " and ".join(f"{a} divisible by 16" for a in low) if low else
+                    "; 16 B needs 16 contiguous bytes per thread in the value's layout (and an aligned mask)")
+        value = f"{g.width} B per thread ({g.via})"
+        out.append(Decision("vectors", g.subject, value, g.width >= 16,
+                            tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why,
+                            "ptx" if "ptx" in f.snapshot.stage_files else "amdgcn"))
+    return out
+
+
+def per_stage_bytes(f: Facts) -> tuple[int, int]:
+    """(bytes one more pipeline stage costs, buffers now): the multi-buffered tiles' size per buffer."""
+    allocs = [x for x in f.analysis.allocations if x.space == "shared" and not x.barrier and x.buffers > 1]
+    return sum(x.bytes // x.buffers for x in allocs), max((x.buffers for x in allocs), default=0)
+
+
+def largest_stages(f: Facts, target: Target) -> int | None:
+    """The largest num_stages whose shared memory (estimated: one buffer per stage more or less) fits."""
+    shared, stage_bytes = f.analysis.resources.shared, per_stage_bytes(f)[0]
+    if not shared or not stage_bytes or not f.num_stages:
+        return None
+    return max(1, f.num_stages + (target.shared_per_block - shared) // stage_bytes)
+
+
+def _shared(f: Facts) -> list[Decision]:
+    res, t, launch = f.analysis.resources, f.snapshot.target, f.analysis.launch
+    if t is None or res.shared is None:
+        return []
+    what = "LDS" if t.vendor == "amd" else "shared memory"
+    others = [TARGETS[n] for n in CORE if TARGETS[n].vendor == t.vendor and n != t.name]
+    over = [o.name for o in others if res.shared > o.shared_per_block]
+    why = f"{res.shared:,} B of {t.shared_per_block:,} B per block on {t.name}"
+    if over:
+        why += "; the same bytes would not fit " + ", ".join(over)
+    best = largest_stages(f, t)
+    if best is not None:
+        why += f"; largest num_stages that fits (estimated): {best}"
+    value = f"{what} {res.shared:,} B: " + ("launches" if launch.launchable else "does NOT launch")
+    return [Decision("shared", "kernel", value, launch.launchable,
+                     (("resources.shared", res.shared), ("ttgir.shared.bytes", f.analysis.counters.get(
+                         "ttgir.shared.bytes", 0))), why + "".join(f"; {r}" for r in launch.reasons
+                                                             if not r.startswith(what)), "resources")]
+
+
+def _registers(f: Facts) -> list[Decision]:
+    res = f.analysis.resources
+    if res.registers is None:
+        return []
+    spills = (res.spill_stores or 0) + (res.spill_loads or 0)
+    unit = "spilled VGPRs" if f.snapshot.target and f.snapshot.target.vendor == "amd" else "B"
+    value = f"{res.registers} registers/thread, " + (f"spills {res.spill_stores or 0} {unit} stored / "
+                                                     f"{res.spill_loads or 0} {unit} loaded" if spills else "no spills")
+    maxnreg = f.backend_options.get("maxnreg")
+    why = f"num_warps={f.num_warps}" + (f", maxnreg={maxnreg}" if maxnreg else "")
+    ev = (("resources.registers", res.registers), ("resources.spill_stores", res.spill_stores or 0),
+          ("resources.spill_loads", res.spill_loads or 0))
+    c = f.analysis.counters
+    ev += tuple((k, c[k]) for k in ("sass.STL", "sass.LDL", "amdgcn.scratch_store") if k in c)
+    return [Decision("registers", "kernel", value, not spills, ev, why, "resources")]
+
+
+def _tma(f: Facts) -> list[Decision]:
+    c, t = f.analysis.counters, f.snapshot.target
+    if t is None or t.vendor != "nvidia" or not str(t.arch).isdigit() or int(t.arch) < 90:
+        return []
+    n = c.get("ttgir.tma_load", 0) + c.get("ttgir.tma_store", 0)
+    ev = tuple((k, c.get(k, 0)) for k in ("ttgir.tma_load", "ttgir.tma_store", "ptx.cp.async.bulk.tensor"))
+    if n:
+        return [Decision("tma", "kernel", f"TMA: {c.get('ttgir.tma_load', 0)} loads, {c.get('ttgir.tma_store', 0)} "
+                                          "stores", True, ev, "tensor descriptors", "ttgir")]
+    return [Decision("tma", "kernel", "no TMA", None, ev,
+                     "the loads take pointer tensors; TMA needs tensor descriptors (tl.make_tensor_descriptor)",
+                     "ttgir")]
+
+
+def _buffer_ops(f: Facts) -> list[Decision]:
+    c, t = f.analysis.counters, f.snapshot.target
+    if t is None or t.vendor != "amd":
+        return []
+    buf = c.get("amdgcn.buffer_load", 0) + c.get("amdgcn.buffer_store", 0)
+    glob = c.get("amdgcn.global_load", 0) + c.get("amdgcn.global_store", 0)
+    ev = tuple((k, c.get(k, 0)) for k in ("amdgcn.buffer_load", "amdgcn.buffer_store", "amdgcn.global_load",
+                                           "amdgcn.global_store"))
+    ranged = ", ".join(f"{a} (tt.pointer_range={r})" for a, r in f.pointer_range.items())
+    why = (f"offsets fit 32 bits: {ranged}, as irscope assumes tensors < 2 GB" if ranged else
+           "no pointer has tt.pointer_range=32 (buffer ops switched off, or tensors of 2 GB or more)")
+    value = f"buffer ops: {buf} buffer, {glob} global instructions" if buf else \
+        f"no buffer ops: {glob} global instructions"
+    return [Decision("buffer_ops", "kernel", value, buf > 0, ev, why, "amdgcn")]
+
+
+def _warp_specialize(f: Facts) -> list[Decision]:
+    c, t = f.analysis.counters, f.snapshot.target
+    n = c.get("ttgir.warp_specialize", 0)
+    if not n and (t is None or t.vendor != "nvidia" or not str(t.arch).isdigit() or int(t.arch) < 90):
+        return []
+    if n:
+        parts = c.get("ttgir.warp_specialize.partitions", 0)
+        return [Decision("warp_specialize", "kernel", f"warp-specialised: {parts} partitions", True,
+                         _pick(c, "ttgir.warp_specialize"), "tl.range(..., warp_specialize=True)", "ttgir")]
+    return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
+                     "no loop asks for it: tl.range(..., warp_specialize=True) on Hopper/Blackwell", "ttgir")]

@@ -1,0 +1,211 @@
+"""Remarks: each decision of the base compile, and what each what-if compile changed, with evidence.
+
+Like LLVM's optimisation remarks: `passed` (the fast path was taken), `missed` (it was not; the message
+says what would be needed, and a what-if that reaches it is quoted), `analysis` (facts and flips that are
+neither). Every remark names the snapshot folder its evidence comes from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
+from ..spec.kernel import CompileOptions
+from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
+from .whatif import WhatIf, WhatIfResult, options_from_request, plan_whatifs, run_whatifs
+
+DEFAULT_BUDGET = 4
+
+
+@dataclass(frozen=True)
+class Remark:
+    """One claim: what was decided (or would be, with `change`), why, the evidence and where it was read."""
+
+    kind: str  # passed, missed, analysis
+    decision: Decision
+    message: str
+    evidence: tuple[str, ...]  # "ptx.wgmma 8 → 0", "ptx.mma.sync 0 → 256", or "ptx.wgmma 8"
+    snapshot: str  # the folder the claim was read from (`irscope show` opens it)
+    pass_name: str = ""  # the pass that makes the decision
+    pass_source: str = ""  # "timeline" (seen on this compile's pass timeline) or "pipeline" (Triton's pass list)
+    change: str = ""  # the switch of a what-if remark: "--num-warps 2"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "topic": self.decision.topic, "subject": self.decision.subject,
+                "value": self.decision.value, "message": self.message, "evidence": list(self.evidence),
+                "snapshot": self.snapshot, "pass": self.pass_name, "pass_source": self.pass_source,
+                "change": self.change or None}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything `irscope explain` found for one kernel on one target."""
+
+    kernel: str
+    target: str
+    snapshot: str  # the base compile's folder
+    label: str
+    decisions: tuple[Decision, ...]
+    remarks: tuple[Remark, ...]
+    whatifs: tuple[WhatIfResult, ...]
+    skipped: tuple[WhatIf, ...]  # planned but over the budget
+    timeline: bool  # whether the base compile has a pass timeline
+
+    @property
+    def compiled(self) -> int:
+        return sum(1 for r in self.whatifs if not r.cached)
+
+    def as_dict(self) -> dict:
+        return {"kernel": self.kernel, "target": self.target, "snapshot": self.snapshot, "label": self.label,
+                "timeline": self.timeline,
+                "decisions": [{"topic": d.topic, "subject": d.subject, "value": d.value, "good": d.good,
+                               "why": d.why, "evidence": dict(d.evidence)} for d in self.decisions],
+                "remarks": [r.as_dict() for r in self.remarks],
+                "whatifs": [{"change": r.whatif.change, "topic": r.whatif.topic, "reason": r.whatif.reason,
+                             "status": r.status, "snapshot": str(r.folder) if r.folder else None,
+                             "cached": r.cached} for r in self.whatifs],
+                "skipped": [{"change": w.change, "topic": w.topic, "reason": w.reason} for w in self.skipped]}
+
+
+def explain(kernel: str | None, target: str | None, options: CompileOptions, out: Path, *,
+            snapshot: Path | None = None, budget: int = DEFAULT_BUDGET, passes: bool = False,
+            workers: int | None = None, timeout: float | None = 300.0,
+            on_progress: Callable | None = None) -> Explanation:
+    """Compile (or read) the base snapshot, read its decisions, compile the what-ifs, and make remarks."""
+    from ..analyze import analyze
+    from ..store.snapshot import load_snapshot
+
+    if snapshot is not None:
+        snap = load_snapshot(snapshot)
+        if budget > 0:
+            kernel = _builtin_kernel(snap)
+            options = options_from_request(snap.meta["request"])
+    else:
+        snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress))
+    if not snap.ok:
+        err = snap.error or {}
+        raise CompileError(f"{snap.label} did not compile (at {err.get('stage', '?')}): nothing to explain",
+                           f"irscope show {snap.path} for the log")
+    facts = gather(snap, analyze(snap))
+    decisions = read_decisions(facts)
+    planned, skipped = plan_whatifs(facts, decisions, options, budget)
+    results = run_whatifs(kernel, planned, out, workers=workers, timeout=timeout, on_progress=on_progress) \
+        if planned else []
+    found = _timeline_passes(snap)
+    vendor = snap.target.vendor if snap.target else None
+    remarks = [_base_remark(d, str(snap.path), found, vendor) for d in decisions]
+    for r in results:
+        remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor))
+    return Explanation(kernel or "", snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
+                       tuple(results), tuple(skipped), found is not None)
+
+
+def _builtin_kernel(snap) -> str:
+    """The built-in kernel a snapshot was compiled from, for its what-ifs. A snapshot folder is untrusted
+    input: a kernel file it merely names is never imported on its say-so."""
+    from ..spec import library
+    name = snap.meta.get("kernel") or ""
+    if snap.origin != "irscope" or not snap.meta.get("request"):
+        raise SnapshotError(f"{snap.label} records no irscope request to start what-if compiles from",
+                            "read its decisions only with --budget 0, or explain the kernel: "
+                            "irscope explain KERNEL --target T")
+    try:
+        library.load_kernel(name)
+    except IrscopeError:
+        raise UsageError(f"{snap.label} is a compile of {snap.meta.get('source_file') or 'a file'}, not of a "
+                         "built-in kernel: its what-ifs need the kernel named on the command line",
+                         f"irscope explain {snap.meta.get('source_file') or 'FILE.py'}:{snap.fn_name} with its "
+                         "options, or --budget 0 to read the snapshot's decisions only") from None
+    return name
+
+
+def _compile_base(kernel, target, options, out, passes, workers, timeout, on_progress) -> Path:
+    from ..sweep import SweepPoint, plan_points, run_points
+
+    opts = options.with_(passes="mlir") if passes else options
+    point = SweepPoint(kernel, target, opts)
+    force = False
+    if passes:  # the content key leaves the timeline out: a fresh folder without one is compiled again
+        folder = plan_points([point], out)[0].folder
+        force = not (folder / "passes").is_dir()
+    row = run_points([point], out, workers=workers, timeout=timeout, force=force, on_progress=on_progress).rows[0]
+    if row.path is None:
+        msg = ((row.error or {}).get("message") or row.status).strip().splitlines()
+        raise CompileError(f"{row.label}: the compile {row.status}: {msg[0] if msg else ''}",
+                           "irscope compile the same kernel and options for the log")
+    return row.path
+
+
+def _timeline_passes(snap) -> dict[str, str] | None:
+    """topic -> the pass after which its pattern first appears on the snapshot's timeline (None: no timeline)."""
+    from ..passes.blame import find_pattern
+    from ..passes.timeline import load_timeline
+    try:
+        tl = load_timeline(snap)
+    except SnapshotError:
+        return None
+    out = {}
+    for topic, pattern in TIMELINE_PATTERN.items():
+        try:
+            first = find_pattern(tl, pattern).first
+        except Exception:  # noqa: BLE001 - a damaged timeline: fall back to Triton's pass list
+            continue
+        if first is not None:
+            out[topic] = first.step.label
+    return out
+
+
+def _base_remark(d: Decision, folder: str, found: dict[str, str] | None, vendor: str | None) -> Remark:
+    kind = "analysis" if d.good is None else "passed" if d.good else "missed"
+    seen = (found or {}).get(d.topic)
+    ev = tuple(f"{k} {v:,}" for k, v in d.evidence)
+    known = deciding_pass(d.topic, vendor)
+    return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({d.why})" if d.why else ""), ev, folder,
+                  seen or known, "timeline" if seen else "pipeline" if known else "")
+
+
+def _value(analysis, key: str) -> int:
+    if key.startswith("resources."):
+        return getattr(analysis.resources, key.split(".", 1)[1], 0) or 0
+    return analysis.counters.get(key, 0)
+
+
+def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor: str | None) -> list[Remark]:
+    w = r.whatif
+    folder = str(r.folder) if r.folder else ""
+    if r.status != "ok" or r.analysis is None:
+        msg = ((r.error or {}).get("message") or r.status).strip().splitlines()
+        d = next((d for d in decisions if d.topic == w.topic), None) or Decision(w.topic, "kernel", "?", None)
+        return [Remark("analysis", d, f"with {w.change}: the compile {r.status}: {msg[0] if msg else ''}", (),
+                       folder, change=w.change)]
+    from ..store.snapshot import load_snapshot
+    other = {d.key: d for d in read_decisions(gather(load_snapshot(r.folder), r.analysis))}
+    out, planned_topic_changed = [], False
+    for d in decisions:
+        after = other.get(d.key)
+        if after is None or after.value == d.value:
+            continue
+        if d.topic != w.topic and bool(d.good) == bool(after.good):
+            continue  # a side effect that changes no verdict: left to `irscope diff`
+        planned_topic_changed |= d.topic == w.topic
+        keys = list(dict.fromkeys([k for k, _ in d.evidence] + [k for k, _ in after.evidence]))
+        ev = tuple(f"{k} {_value(base, k):,} → {_value(r.analysis, k):,}" for k in keys
+                   if d.topic == "vectors" or _value(base, k) != _value(r.analysis, k))
+        if d.topic == "vectors":
+            ev = (f"{d.value} → {after.value}",)
+        if d.good is False and after.good and w.fixes:  # a probe that happens to fix it is no advice
+            kind, verb = "missed", "would be"
+        else:
+            kind, verb = "analysis", "becomes"
+        why = "; ".join(p for p in after.why.split("; ") if p not in d.why.split("; "))  # what differs
+        out.append(Remark(kind, after, f"{d.subject}: {verb} {after.value} with {w.change}"
+                          + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
+                          deciding_pass(d.topic, vendor), "pipeline" if deciding_pass(d.topic, vendor) else "",
+                          w.change))
+    if not planned_topic_changed:
+        d = next((d for d in decisions if d.topic == w.topic), None)
+        if d is not None:
+            out.insert(0, Remark("analysis", d, f"{d.subject}: unchanged with {w.change} ({w.reason})", (), folder,
+                                 change=w.change))
+    return out

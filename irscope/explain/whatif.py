@@ -1,0 +1,192 @@
+"""What-if compiles: for each decision, the alternative options that would flip it, planned within a
+budget and compiled in parallel from the same content-keyed cache as `irscope sweep`.
+
+Every what-if names the switch as the user would type it (`--num-warps 2`, `--divisibility 1`,
+`--arg K=4097`, `AMDGCN_USE_BUFFER_OPS=0`), so a remark can say what would change the decision.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..spec.kernel import CompileOptions, Tensor, parse_value
+from .decisions import Decision, Facts, largest_stages
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """One alternative compile: the switch (as typed), the options and target it gives, and why it is asked."""
+
+    topic: str  # the decision it is planned for
+    change: str  # "--num-warps 2", "--divisibility 1", "AMDGCN_USE_BUFFER_OPS=0"
+    target: str
+    options: CompileOptions
+    reason: str  # what it should show: "below a warpgroup: does wgmma drop to mma.sync?"
+    env: tuple[tuple[str, str], ...] = ()  # environment the compile needs (not part of the content key)
+    fixes: bool = False  # meant to turn a missed decision into a passed one (planned before the probes)
+
+
+@dataclass(frozen=True)
+class WhatIfResult:
+    """What became of one what-if: its snapshot folder (or the failure) and its analysis."""
+
+    whatif: WhatIf
+    status: str  # ok, failed, crashed, timeout
+    folder: Path | None
+    label: str
+    cached: bool
+    analysis: Any = None
+    error: dict | None = field(default=None, compare=False)
+
+
+def options_from_request(request: dict) -> CompileOptions:
+    """The CompileOptions a snapshot's `request` (irscope.json) records."""
+    def pairs(name):
+        return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(name) or {}).items())
+    return CompileOptions(config=request.get("config"), num_warps=request.get("num_warps"),
+                          num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
+                          backend_options=pairs("backend_options"), args=pairs("args"),
+                          divisibility=tuple((n, int(d)) for n, d in request.get("divisibility") or ()),
+                          line_info=bool(request.get("line_info", True)))
+
+
+def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOptions,
+                 budget: int) -> tuple[list[WhatIf], list[WhatIf]]:
+    """(what-ifs to compile, the ones left over the budget), most telling first, without duplicates."""
+    t = facts.snapshot.target
+    target = facts.snapshot.target_name
+    topics = {d.topic: d for d in decisions}
+    base = options.with_(passes="", name=None)
+    wanted: list[WhatIf] = []
+    nw = facts.num_warps or 4
+    arch = int(t.arch) if t is not None and t.vendor == "nvidia" and str(t.arch).isdigit() else 0
+
+    if "matrix" in topics and t is not None and t.vendor == "nvidia":
+        if arch in (90, 100, 103) and nw >= 4:
+            wanted.append(WhatIf("matrix", "--num-warps 2", target, base.with_(num_warps=2),
+                                 "below a warpgroup (4 warps): does the warp-group MMA drop to mma.sync?"))
+        elif arch in (90, 100, 103):
+            wanted.append(WhatIf("matrix", "--num-warps 4", target, base.with_(num_warps=4),
+                                 "one full warpgroup: enough for the warp-group MMA?", fixes=True))
+    loads = [g for g in facts.groups if g.kind == "load"]
+    pointers = list(dict.fromkeys(a for g in facts.groups for a in g.arguments))
+    if pointers and all(facts.divisibility.get(a, 1) >= 16 for a in pointers):
+        wanted.append(WhatIf("vectors", "--divisibility 1", target, base.with_(divisibility=((None, 1),)),
+                             "no pointer or integer known to be 16-aligned: vector widths and async copies"))
+    elif pointers:
+        wanted.append(WhatIf("vectors", "--divisibility 16", target, base.with_(divisibility=((None, 16),)),
+                             "every pointer and integer 16-aligned, as torch's allocator gives", fixes=True))
+    for name in _mask_integers(facts, loads)[:1]:
+        value = facts.arg_values.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0:
+            args = tuple(a for a in base.args if a[0] != name) + ((name, value + 1),)
+            topic = "pipelining" if "pipelining" in topics else "vectors"
+            wanted.append(WhatIf(topic, f"--arg {name}={value + 1}", target, base.with_(args=args),
+                                 f"{name} not a multiple of 16: the loads' masks lose their alignment"))
+    shared = topics.get("shared")
+    if shared is not None and t is not None and not shared.good:
+        best = largest_stages(facts, t)
+        if best and best != facts.num_stages:
+            wanted.append(WhatIf("shared", f"--num-stages {best}", target, base.with_(num_stages=best),
+                                 "the largest num_stages estimated to fit", fixes=True))
+    regs = topics.get("registers")
+    if regs is not None and regs.good is False:
+        if facts.backend_options.get("maxnreg") or any(k == "maxnreg" for k, _ in base.backend_options):
+            fewer = tuple(kv for kv in base.backend_options if kv[0] != "maxnreg")
+            wanted.append(WhatIf("registers", "without --option maxnreg", target, base.with_(backend_options=fewer),
+                                 "no register cap", fixes=True))
+        if nw < 8:
+            wanted.append(WhatIf("registers", f"--num-warps {nw * 2}", target, base.with_(num_warps=nw * 2),
+                                 "twice the warps: each thread holds half the tile", fixes=True))
+    bops = topics.get("buffer_ops")
+    if bops is not None and bops.good:
+        variant = facts.snapshot.variant or "default"
+        wanted.append(WhatIf("buffer_ops", "AMDGCN_USE_BUFFER_OPS=0", target,
+                             base.with_(name=f"{variant}.no-buffer-ops"),
+                             "Triton's switch for buffer ops off (as for tensors of 2 GB or more)",
+                             (("AMDGCN_USE_BUFFER_OPS", "0"),)))
+    matrix = topics.get("matrix")
+    if matrix is not None and arch in (80, 86, 89):
+        wanted.append(WhatIf("matrix", "--target sm_90a", "sm_90a", base, "the same options on Hopper"))
+    wanted.sort(key=lambda w: not w.fixes)  # fixes of missed decisions first, then the probes, each in order
+    unique, seen = [], set()
+    for w in wanted:
+        key = (w.target, w.options, w.env)
+        if key not in seen:
+            seen.add(key)
+            unique.append(w)
+    return unique[:max(0, budget)], unique[max(0, budget):]
+
+
+def _mask_integers(facts: Facts, loads) -> list[str]:
+    """Integer arguments that bound the loop's load masks (K in `offs_k < K - k * BLOCK_K`)."""
+    names = []
+    for g in loads:
+        for name in g.mask_arguments:
+            if name not in names and not isinstance(facts.arg_values.get(name), (Tensor, str)):
+                names.append(name)
+    return names
+
+
+def run_whatifs(kernel: str, whatifs: Sequence[WhatIf], out: Path, *, workers: int | None = None,
+                timeout: float | None = 300.0, on_progress: Callable | None = None) -> list[WhatIfResult]:
+    """Compile the what-ifs whose snapshot is missing or stale (in parallel), in the given order."""
+    from ..sweep import SweepPoint, run_points
+
+    whatifs = [dataclasses.replace(w, options=_without_no_op(kernel, w.target, w.options)) for w in whatifs]
+    results: dict[int, WhatIfResult] = {}
+    batches: dict[tuple, list[int]] = {}
+    for i, w in enumerate(whatifs):
+        batches.setdefault(w.env, []).append(i)
+    for env, indices in batches.items():
+        points = [SweepPoint(kernel, whatifs[i].target, whatifs[i].options, (("change", whatifs[i].change),))
+                  for i in indices]
+        saved = {k: os.environ.get(k) for k, _ in env}
+        os.environ.update(dict(env))  # compiles run in forked children, which inherit it
+        try:
+            swept = run_points(points, out, workers=workers, timeout=timeout, on_progress=on_progress)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        for i, row in zip(indices, swept.rows):
+            results[i] = WhatIfResult(whatifs[i], row.status, row.path, row.label, row.cached, row.analysis, row.error)
+    return [results[i] for i in range(len(whatifs))]
+
+
+def _without_no_op(kernel: str, target: str, options: CompileOptions) -> CompileOptions:
+    """The options less every override that leaves the compile (its content key) unchanged, so that a
+    what-if equal to the config (`--num-warps 4` on a 4-warp config) reuses the config's own folder, as
+    `irscope compare` does."""
+    from .. import harness
+    from ..spec import library
+    from ..targets import get_target
+
+    if options.name:
+        return options
+    try:
+        spec, tgt = library.load_kernel(kernel), get_target(target)
+        key = harness.plan(spec, tgt, options)[0]
+    except Exception:  # noqa: BLE001 - run_points reports it, with its context
+        return options
+
+    def same(candidate: CompileOptions) -> bool:
+        try:
+            return harness.plan(spec, tgt, candidate)[0] == key
+        except Exception:  # noqa: BLE001 - an override the kernel needs: keep it
+            return False
+
+    for name in ("num_warps", "num_stages"):
+        if getattr(options, name) is not None and same(options.with_(**{name: None})):
+            options = options.with_(**{name: None})
+    for name in ("divisibility", "args", "backend_options", "constexprs"):
+        for item in getattr(options, name):
+            fewer = tuple(x for x in getattr(options, name) if x != item)
+            if same(options.with_(**{name: fewer})):
+                options = options.with_(**{name: fewer})
+    return options

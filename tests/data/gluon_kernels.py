@@ -1,0 +1,63 @@
+"""Gluon kernels for the tests: explicit layouts, shared memory, and a Hopper-only warpgroup MMA."""
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
+
+from irscope.spec import Config, KernelSpec, Tensor
+
+
+@gluon.jit
+def copy(src, dst, n, BLOCK: gl.constexpr, TPW: gl.constexpr):
+    # Gluon's layouts are explicit, so threads per warp is the target's: 32 on NVIDIA, 64 on CDNA.
+    layout: gl.constexpr = gl.BlockedLayout([4], [TPW], [gl.num_warps()], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    gl.store(dst + offs, gl.load(src + offs, mask=mask), mask=mask)
+
+
+@gluon.jit
+def transpose_smem(src, dst, M: gl.constexpr, N: gl.constexpr, TPW: gl.constexpr):
+    """Through a swizzled shared buffer: rows in, columns out."""
+    rows: gl.constexpr = gl.BlockedLayout([1, 4], [1, TPW], [gl.num_warps(), 1], [1, 0])
+    cols: gl.constexpr = gl.BlockedLayout([4, 1], [TPW, 1], [1, gl.num_warps()], [0, 1])
+    smem_layout: gl.constexpr = gl.SwizzledSharedLayout(4, 2, 8, [1, 0])
+    rm = gl.arange(0, M, layout=gl.SliceLayout(1, rows))
+    rn = gl.arange(0, N, layout=gl.SliceLayout(0, rows))
+    tile = gl.load(src + rm[:, None] * N + rn[None, :])
+    smem = gl.allocate_shared_memory(gl.float32, [M, N], smem_layout, tile)
+    out = smem.load(cols)
+    cm = gl.arange(0, M, layout=gl.SliceLayout(1, cols))
+    cn = gl.arange(0, N, layout=gl.SliceLayout(0, cols))
+    gl.store(dst + cn[None, :] * M + cm[:, None], out)
+
+
+@gluon.jit
+def hopper_mma(a_ptr, b_ptr, c_ptr, BM: gl.constexpr, BN: gl.constexpr, BK: gl.constexpr):
+    """One tile of A @ B through shared memory and wgmma: Hopper only."""
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    shared: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                          instr_shape=[16, BN, 16])
+    rm = gl.arange(0, BM, layout=gl.SliceLayout(1, blocked))
+    rk = gl.arange(0, BK, layout=gl.SliceLayout(0, blocked))
+    rkr = gl.arange(0, BK, layout=gl.SliceLayout(1, blocked))
+    rn = gl.arange(0, BN, layout=gl.SliceLayout(0, blocked))
+    a_s = gl.allocate_shared_memory(gl.float16, [BM, BK], shared, gl.load(a_ptr + rm[:, None] * BK + rk[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [BK, BN], shared, gl.load(b_ptr + rkr[:, None] * BN + rn[None, :]))
+    fence_async_shared()
+    acc = gl.zeros([BM, BN], gl.float32, acc_layout)
+    acc = warpgroup_mma(a_s, b_s, acc, is_async=True)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+    acc = gl.convert_layout(acc, blocked)
+    gl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(gl.float16))
+
+
+COPY = KernelSpec(name="gluon_copy", fn=copy, args={"src": Tensor("fp32"), "dst": Tensor("fp32"), "n": 4096},
+                  configs=(Config("nvidia", {"BLOCK": 1024, "TPW": 32}, num_warps=4),
+                           Config("cdna", {"BLOCK": 1024, "TPW": 64}, num_warps=4)))
+TRANSPOSE = KernelSpec(name="gluon_transpose", fn=transpose_smem, args={"src": Tensor("fp32"), "dst": Tensor("fp32")},
+                       configs=(Config("nvidia", {"M": 64, "N": 64, "TPW": 32}, num_warps=4),
+                                Config("cdna", {"M": 64, "N": 64, "TPW": 64}, num_warps=4)))
+HOPPER_MMA = KernelSpec(name="gluon_hopper_mma", fn=hopper_mma,
+                        args={"a_ptr": Tensor("fp16"), "b_ptr": Tensor("fp16"), "c_ptr": Tensor("fp16")},
+                        configs=(Config("default", {"BM": 64, "BN": 64, "BK": 64}, num_warps=4),))

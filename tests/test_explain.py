@@ -1,0 +1,189 @@
+"""`irscope explain`: each decision read from a real compile, and the what-if compile that flips it.
+
+Every test compiles real kernels for real targets; one output folder serves the whole module, so
+explain's content-keyed cache lets later tests reuse earlier compiles (the sm_80 default is compiled once).
+"""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from irscope.explain import explain
+from irscope.spec.kernel import CompileOptions
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp("explain")
+
+
+def _decision(result, topic, subject_part=""):
+    found = [d for d in result.decisions if d.topic == topic and subject_part in d.subject]
+    assert found, f"no {topic} decision about {subject_part!r} in {[d.key for d in result.decisions]}"
+    return found[0]
+
+
+def _flip(result, change, topic, subject_part=""):
+    found = [r for r in result.remarks if r.change == change and r.decision.topic == topic
+             and subject_part in r.decision.subject]
+    assert found, f"no {topic} remark for {change}: {[(r.change, r.message) for r in result.remarks]}"
+    return found[0]
+
+
+def test_hopper_wgmma_at_4_warps_drops_to_mma_sync_at_2_and_back(out):
+    opts = CompileOptions(config="m64n128k32.w4.s4")
+    at4 = explain("matmul", "sm_90a", opts, out, budget=1)
+    assert _decision(at4, "matrix").value.startswith("wgmma")
+    assert _decision(at4, "matrix").good is True
+    flip = _flip(at4, "--num-warps 2", "matrix")
+    assert flip.decision.value.startswith("mma.sync") and flip.kind == "analysis"
+    assert any(e.startswith("ptx.wgmma ") and e.endswith("→ 0") for e in flip.evidence)
+    assert flip.snapshot.endswith("m64n128k32.w4.s4.w2/sm_90a")
+    # From the 2-warp side the same pair of compiles (both cached now) reads as a missed wgmma.
+    at2 = explain("matmul", "sm_90a", opts.with_(num_warps=2), out, budget=1)
+    assert at2.compiled == 0
+    missed = _decision(at2, "matrix")
+    assert missed.good is False and "num_warps >= 4" in missed.why
+    fix = _flip(at2, "--num-warps 4", "matrix")
+    assert fix.kind == "missed" and fix.decision.value.startswith("wgmma")
+
+
+@pytest.mark.parametrize("div,width,via", [(16, 16, "cp.async"), (8, 8, "cp.async"), (4, 4, "cp.async"),
+                                           (1, 2, "ld.global")])
+def test_pointer_alignment_sets_vector_width_and_async_copies_on_sm_80(out, div, width, via):
+    opts = CompileOptions() if div == 16 else CompileOptions(divisibility=((None, div),))
+    result = explain("matmul", "sm_80", opts, out, budget=0)
+    load = _decision(result, "vectors", "load of a_ptr")
+    assert load.value == f"{width} B per thread ({via})"
+    assert f"a_ptr divisible by {div}" in load.why
+    assert load.good is (div == 16)
+    pipe = _decision(result, "pipelining")
+    assert pipe.value.startswith("pipelined") is (div > 1)
+
+
+def test_k_not_a_multiple_of_16_turns_the_a_loads_async_copies_off(out):
+    result = explain("matmul", "sm_80", CompileOptions(), out, budget=2)
+    assert [r.whatif.change for r in result.whatifs] == ["--divisibility 1", "--arg K=4097"]
+    assert "K divisible by 16" in _decision(result, "pipelining").why
+    flip = _flip(result, "--arg K=4097", "pipelining")
+    assert "a_ptr ld.global 2B" in flip.decision.value and "b_ptr cp.async 16B" in flip.decision.value
+    assert "K divisible by 1" in flip.decision.why
+    assert _flip(result, "--arg K=4097", "vectors", "a_ptr").decision.value == "2 B per thread (ld.global)"
+
+
+def test_shared_memory_over_the_sm_120a_limit_is_missed_and_fewer_stages_launch(out):
+    result = explain("matmul", "sm_120a", CompileOptions(num_stages=4), out, budget=1)
+    shared = _decision(result, "shared")
+    assert shared.good is False and "does NOT launch" in shared.value
+    assert "largest num_stages that fits (estimated): 3" in shared.why
+    fix = _flip(result, "--num-stages 3", "shared")
+    assert fix.kind == "missed" and fix.decision.value.endswith("launches")
+
+
+def test_spills_under_maxnreg_are_missed_and_vanish_without_it(out):
+    result = explain("matmul", "sm_80", CompileOptions(backend_options=(("maxnreg", 128),)), out, budget=1)
+    regs = _decision(result, "registers")
+    assert regs.good is False and "spills" in regs.value and "maxnreg=128" in regs.why
+    fix = _flip(result, "without --option maxnreg", "registers")
+    assert fix.kind == "missed" and fix.decision.value.endswith("no spills")
+    assert fix.snapshot.endswith("matmul/default/sm_80")  # the plain compile, from the cache
+
+
+def test_amd_buffer_ops_on_by_the_2gb_assumption_and_off_by_triton_switch(out):
+    result = explain("matmul", "gfx942", CompileOptions(config="m64n256k32.w4.s4"), out, budget=4)
+    bops = _decision(result, "buffer_ops")
+    assert bops.good is True and "a_ptr (tt.pointer_range=32)" in bops.why and "tensors < 2 GB" in bops.why
+    off = _flip(result, "AMDGCN_USE_BUFFER_OPS=0", "buffer_ops")
+    assert off.decision.value.startswith("no buffer ops")
+    assert "amdgcn.buffer_load 20 → 0" in off.evidence[0] or any("buffer_load" in e and "→ 0" in e
+                                                                  for e in off.evidence)
+    assert _decision(result, "matrix").value.startswith("mfma")
+
+
+def test_explaining_a_snapshot_folder_starts_from_its_recorded_options(out):
+    base = explain("matmul", "sm_80", CompileOptions(divisibility=((None, 8),)), out, budget=0)
+    again = explain(None, None, CompileOptions(), out, snapshot=base.snapshot, budget=1)
+    assert again.snapshot == base.snapshot and again.compiled == 0  # --divisibility 16 == the cached default
+    assert [r.whatif.change for r in again.whatifs] == ["--divisibility 16"]
+    fix = _flip(again, "--divisibility 16", "vectors", "a_ptr")
+    assert fix.kind == "missed" and fix.decision.value == "16 B per thread (cp.async)"
+
+
+def test_cli_explain_json_names_every_remarks_snapshot_folder(out):
+    from irscope.cli import main
+    buf, err = io.StringIO(), io.StringIO()
+    code = main(["explain", "matmul", "--target", "sm_80", "--budget", "1", "--json", "--out", str(out)],
+                out=buf, err=err)
+    assert code == 0, err.getvalue()
+    data = json.loads(buf.getvalue())
+    assert data["remarks"] and all(r["snapshot"] for r in data["remarks"])
+    assert {r["kind"] for r in data["remarks"]} <= {"passed", "missed", "analysis"}
+    assert data["whatifs"][0]["cached"] is True
+
+
+def test_cli_explain_text_lists_topics_and_a_negative_budget_is_a_usage_error(out):
+    from irscope.cli import main
+    buf = io.StringIO()
+    assert main(["explain", "matmul", "--target", "sm_80", "--budget", "0", "--out", str(out)], out=buf,
+                err=io.StringIO()) == 0
+    text = buf.getvalue()
+    assert "matrix instruction" in text and "software pipelining" in text and "in " in text
+    err = io.StringIO()
+    assert main(["explain", "matmul", "--budget", "-1", "--out", str(out)], out=io.StringIO(), err=err) == 2
+    assert "bad --budget -1" in err.getvalue()
+
+
+def test_explain_core_imports_neither_textual_nor_triton():
+    code = ("import sys, irscope.explain, irscope.analyze.vectors, irscope.analyze.equivalence; "
+            "print('textual' in sys.modules, 'triton' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "False"]
+
+
+def test_compare_group_puts_num_warps_in_one_ttir_class_and_two_ttgir_classes(out):
+    from irscope.cli import main
+    buf, err = io.StringIO(), io.StringIO()
+    code = main(["compare", "matmul", "--target", "sm_80", "--num-warps", "4,8", "--group", "--out", str(out),
+                 "--color", "never"], out=buf, err=err)
+    assert code == 0, err.getvalue()
+    lines = {ln.split()[0]: ln for ln in buf.getvalue().split("equivalence classes per stage")[1].splitlines()[1:]
+             if ln.startswith("  ") and ln.split()}
+    assert "same in all 2" in lines["ttir"]  # num_warps is decided after TTIR
+    assert "2 classes: A = w4 · B = w8" in lines["ttgir"]
+    buf = io.StringIO()
+    assert main(["compare", "matmul", "--target", "sm_80", "--num-warps", "4,8", "--group", "--json", "--out",
+                 str(out)], out=buf, err=io.StringIO()) == 0
+    classes = [p["stage_classes"] for p in json.loads(buf.getvalue())]
+    assert classes[0]["ttir"] == classes[1]["ttir"] == "A" and classes[1]["ttgir"] == "B"
+
+
+def test_with_passes_the_deciding_pass_is_read_from_the_compiles_timeline(out):
+    result = explain("matmul", "sm_80", CompileOptions(), out, budget=0, passes=True)
+    assert result.timeline
+    matrix = next(r for r in result.remarks if r.decision.topic == "matrix")
+    assert matrix.pass_source == "timeline" and matrix.pass_name == "tritongpu-accelerate-matmul"
+    pipe = next(r for r in result.remarks if r.decision.topic == "pipelining")
+    assert pipe.pass_source == "timeline" and pipe.pass_name.startswith("tritongpu-pipeline")
+
+
+def test_cli_explain_of_a_snapshot_takes_no_compile_options_and_reads_decisions_with_budget_0(out):
+    from irscope.cli import main
+    folder = str(out / "matmul" / "default" / "sm_80")  # compiled by the tests above
+    err = io.StringIO()
+    assert main(["explain", folder, "--num-warps", "4", "--out", str(out)], out=io.StringIO(), err=err) == 2
+    assert "its recorded options are the base" in err.getvalue()
+    buf = io.StringIO()
+    assert main(["explain", folder, "--budget", "0", "--json", "--out", str(out)], out=buf, err=io.StringIO()) == 0
+    data = json.loads(buf.getvalue())
+    assert data["snapshot"] == folder and data["whatifs"] == [] and data["skipped"]
+
+
+def test_tma_loads_are_traced_through_their_descriptors_to_the_pointers(out):
+    result = explain("matmul.tma", "sm_90a", CompileOptions(config="m128n128k64.w4.s3"), out, budget=0)
+    assert _decision(result, "tma").good is True
+    pipe = _decision(result, "pipelining")
+    assert pipe.good is True and "a_ptr tma" in pipe.value and "b_ptr tma" in pipe.value

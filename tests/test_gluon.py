@@ -1,0 +1,94 @@
+"""Gluon kernels compile device-less like Triton kernels: real compiles for the targets that take them,
+the glir stage kept, the JIT's specialisation, and a kernel that needs Hopper reported as not for sm_80."""
+import json
+
+import pytest
+
+from tests.conftest import DATA
+from irscope.analyze import analyze
+from irscope.store import load_snapshot
+
+KERNELS = f"{DATA / 'gluon_kernels.py'}"
+NVIDIA = ("sm_80", "sm_90a", "sm_100a", "sm_120a")
+AMD = ("gfx90a", "gfx942", "gfx950")
+
+
+@pytest.fixture(scope="module")
+def gluon_out(tmp_path_factory):
+    """The copy kernel for all seven targets (its layout's threads per warp per vendor), the shared-memory
+    transpose on sm_90a and gfx942, and the wgmma tile on sm_90a and sm_80, compiled once."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec import CompileOptions
+
+    out = tmp_path_factory.mktemp("gluon")
+    points = [Point(f"{KERNELS}:gluon_copy", t, CompileOptions(config="nvidia")) for t in NVIDIA]
+    points += [Point(f"{KERNELS}:gluon_copy", t, CompileOptions(config="cdna")) for t in AMD]
+    points += [Point(f"{KERNELS}:gluon_transpose", "sm_90a", CompileOptions(config="nvidia")),
+               Point(f"{KERNELS}:gluon_transpose", "gfx942", CompileOptions(config="cdna")),
+               Point(f"{KERNELS}:gluon_hopper_mma", "sm_90a"), Point(f"{KERNELS}:gluon_hopper_mma", "sm_80")]
+    return {(o.point.kernel.rsplit(":", 1)[1], o.point.target): o for o in compile_points(points, out)}
+
+
+@pytest.mark.parametrize("target", NVIDIA + AMD)
+def test_a_gluon_copy_compiles_for_every_core_target_with_its_glir_stage(gluon_out, target):
+    o = gluon_out[("gluon_copy", target)]
+    assert o.ok, o.error
+    snap = load_snapshot(o.path)
+    binary = "cubin" if target in NVIDIA else "hsaco"
+    assert snap.stages[:3] == ("source", "glir", "ttgir") and binary in snap.stages
+    assert "ttir" not in snap.stages  # Gluon's IR goes straight to Triton's GPU dialect
+    assert "#ttg.blocked<" in snap.read("glir")
+    # The explicit layout reaches the IR as written: 4 elements a thread, the vendor's warp size.
+    tpw = 32 if target in NVIDIA else 64
+    assert f"threadsPerWarp = [{tpw}]" in snap.read("ttgir")
+
+
+def test_a_gluon_kernel_is_specialised_like_the_jit_would(gluon_out):
+    snap = load_snapshot(gluon_out[("gluon_copy", "sm_90a")].path)
+    spec = {e["name"]: e for e in snap.meta["specialisation"]}
+    assert spec["src"]["type"] == "*fp32" and spec["src"]["divisibility"] == 16
+    assert spec["n"]["type"] == "i32" and spec["n"]["divisibility"] == 16
+    assert snap.meta["compile_options"]["constexprs"] == {"BLOCK": 1024, "TPW": 32}
+    assert "tt.divisibility = 16" in snap.read("glir")
+
+
+def test_gluon_shared_memory_is_counted_against_the_stage_text(gluon_out):
+    for target in ("sm_90a", "gfx942"):
+        o = gluon_out[("gluon_transpose", target)]
+        assert o.ok, o.error
+        snap = load_snapshot(o.path)
+        a = analyze(snap)
+        allocs = snap.read("ttgir").count("ttg.local_alloc")
+        assert allocs >= 1 and a.counters["ttgir.local_alloc"] == allocs
+        assert "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 8" in snap.read("ttgir")
+        assert snap.resources.shared >= 64 * 64 * 4  # the fp32 tile sits in shared memory (LDS on AMD)
+
+
+def test_gluon_wgmma_compiles_for_hopper_and_is_reported_as_not_for_sm_80(gluon_out):
+    hopper = gluon_out[("gluon_hopper_mma", "sm_90a")]
+    assert hopper.ok, hopper.error
+    snap = load_snapshot(hopper.path)
+    wgmma = snap.read("ptx").count("wgmma.mma_async")
+    assert wgmma >= 1 and analyze(snap).counters["ptx.wgmma"] == wgmma
+    ampere = gluon_out[("gluon_hopper_mma", "sm_80")]
+    assert ampere.status == "crashed" and ampere.path is None  # LLVM aborts the compiling process
+    assert "warpgroup MMA (wgmma)" in ampere.error["message"]
+    assert "not a kernel for sm_80" in ampere.error["message"]
+
+
+def test_the_cli_says_a_gluon_layout_does_not_fit_the_target(cli, tmp_path):
+    # threads_per_warp=32 is an NVIDIA layout: on CDNA (64 lanes) MLIR's verifier refuses it.
+    code, out, err = cli("compile", f"{KERNELS}:gluon_copy", "--config", "nvidia", "--target", "gfx942",
+                         "--out", tmp_path / "o")
+    assert code == 3
+    assert "Result has an invalid layout" in err and "threadsPerWarp = [32]" in err
+    code, out, err = cli("show", tmp_path / "o" / "gluon_copy" / "nvidia" / "gfx942", "--json")
+    assert code == 0 and json.loads(out)["status"] == "failed"
+
+
+def test_show_and_stats_read_a_gluon_snapshot(cli, gluon_out):
+    path = gluon_out[("gluon_copy", "gfx942")].path
+    code, out, err = cli("show", path, "--stage", "glir", "--color", "never")
+    assert code == 0 and "#ttg.blocked<" in out
+    code, out, err = cli("stats", path, "--json")
+    assert code == 0, err
