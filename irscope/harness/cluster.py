@@ -8,6 +8,7 @@ with the reason. Needs the `cluster` extra (dask[distributed]); imported only wh
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any, Callable, Sequence
 
 from ..errors import EnvironmentProblem, UsageError
@@ -50,9 +51,13 @@ class DaskCluster:
     @classmethod
     def local(cls, n: int, *, timeout: float = 60.0) -> "DaskCluster":
         distributed = _distributed()
-        # One thread a worker: each task is one compile, and it forks one child.
-        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                           silence_logs=40)
+        import dask
+        # One thread a worker: each task is one compile, and it forks one child. The scheduler hands every
+        # task to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never
+        # waits a round trip between two compiles; a killed worker's queue is still run elsewhere.
+        with dask.config.set({"distributed.scheduler.worker-saturation": "inf"}):
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                               silence_logs=40)
         client = distributed.Client(cluster, set_as_default=False)
         return cls._checked(client, cluster, f"local:{n}", timeout)
 
@@ -97,6 +102,7 @@ class DaskCluster:
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[Placed | None] = [None] * len(jobs)
         tally = _Tally(len(jobs))
+        self._asked, self._held = 0.0, []
         if on_progress:
             on_progress(tally.progress(self._running(index, jobs)))
         try:
@@ -116,12 +122,16 @@ class DaskCluster:
         return [r for r in results if r is not None]
 
     def _running(self, index: dict, jobs: Sequence, results=None) -> tuple:
-        try:
-            processing = self.client.processing()
-        except Exception:  # noqa: BLE001 - progress is best effort; a lost scheduler shows in the results
-            return ()
-        keys = [k for ks in processing.values() for k in ks]
-        return tuple(jobs[index[k]] for k in keys if k in index and (results is None or results[index[k]] is None))
+        """The jobs the workers are running now (or hold): one round trip to the scheduler, asked at most
+        twice a second; in between, the last answer less what has finished."""
+        if time.monotonic() - self._asked >= 0.5:
+            self._asked = time.monotonic()
+            try:
+                processing = self.client.processing()
+            except Exception:  # noqa: BLE001 - progress is best effort; a lost scheduler shows in the results
+                processing = {}
+            self._held = [index[k] for ks in processing.values() for k in ks if k in index]
+        return tuple(jobs[i] for i in self._held if results is None or results[i] is None)
 
     @staticmethod
     def _result(future, job) -> Placed:
