@@ -55,7 +55,12 @@ class DaskCluster:
         # One thread a worker: each task is one compile, and it forks one child. The scheduler hands every
         # task to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never
         # waits a round trip between two compiles; a killed worker's queue is still run elsewhere.
-        with dask.config.set({"distributed.scheduler.worker-saturation": "inf"}):
+        # Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (to give memory back); LLVM allocates
+        # and frees so much that this slows compiles down: the workers keep glibc's default.
+        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                   if k != "MALLOC_TRIM_THRESHOLD_"}
+        with dask.config.set({"distributed.scheduler.worker-saturation": "inf",
+                              "distributed.nanny.pre-spawn-environ": environ}):
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                                silence_logs=40)
         client = distributed.Client(cluster, set_as_default=False)
