@@ -1,5 +1,7 @@
 """Counters, layouts, buffers, occupancy and launchability, checked on IR that Triton really compiled for
-the targets that exhibit each thing (plus a few pure-text cases for the parsers' edge cases)."""
+the targets that exhibit each thing (plus a few pure-text cases for the parsers' edge cases). add and matmul
+at their defaults are read from the committed goldens (snapshots/, which tests/test_goldens.py keeps equal
+to a fresh compile); the other points are compiled fresh, once a session."""
 import json
 import os
 import time
@@ -19,9 +21,10 @@ TMA = f"{DATA / 'analyze_kernels.py'}:tma_matmul"
 
 
 @pytest.fixture(scope="module")
-def extra(tmp_path_factory):
-    """Compiles the `compiled` fixture does not cover, each chosen to exhibit one thing."""
-    from irscope.harness.batch import Point, compile_points
+def extra(compile_cache):
+    """Fresh compiles of points the goldens do not hold, each chosen to exhibit one thing (through the
+    session's compile cache: tests/test_kernels_compile.py compiles some of the same points)."""
+    from irscope.harness.batch import Point
     from irscope.spec.kernel import CompileOptions as O
 
     points = {
@@ -35,20 +38,19 @@ def extra(tmp_path_factory):
         "rdna": Point("matmul", "gfx1100", O(config=SMALL)),
         "over_limit": Point("matmul", "sm_120a", O(num_stages=4)),
     }
-    out = tmp_path_factory.mktemp("analyze")
-    outcomes = compile_points(list(points.values()), out)
+    outcomes = compile_cache.outcomes(list(points.values()))
     assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok]
     return {name: load_snapshot(o.path) for name, o in zip(points, outcomes)}
 
 
-def _snap(compiled, kernel, target, variant="default"):
-    return load_snapshot(compiled / kernel / variant / target)
+def _snap(goldens, kernel, target, variant="default"):
+    return load_snapshot(goldens / kernel / variant / target)
 
 
 # -- NVIDIA: which matrix instruction, and how operands travel --------------------------------------------
 
-def test_hopper_matmul_uses_wgmma_fed_by_16_byte_cp_async(compiled):
-    a = analyze(_snap(compiled, "matmul", "sm_90a"))
+def test_hopper_matmul_uses_wgmma_fed_by_16_byte_cp_async(goldens):
+    a = analyze(_snap(goldens, "matmul", "sm_90a"))
     c = a.counters
     assert c["ptx.wgmma"] > 0 and c["ptx.wgmma.m64n256k16"] == c["ptx.wgmma"]
     assert a.get("ptx.mma.sync") == 0 and a.get("ptx.tcgen05") == 0
@@ -71,15 +73,15 @@ def test_hopper_below_four_warps_falls_back_to_mma_sync(extra):
     assert a.counters["ttgir.dot"] == 1
 
 
-def test_ampere_and_blackwell_consumer_use_mma_sync(compiled):
+def test_ampere_and_blackwell_consumer_use_mma_sync(goldens):
     for target in ("sm_80", "sm_120a"):
-        a = analyze(_snap(compiled, "matmul", target))
+        a = analyze(_snap(goldens, "matmul", target))
         assert a.counters["ptx.mma.sync"] > 0 and a.get("ptx.wgmma") == 0 and a.get("ptx.tcgen05") == 0, target
         assert a.counters["sass.HMMA"] > 0, target
 
 
-def test_blackwell_datacenter_uses_tcgen05_and_tensor_memory(compiled):
-    a = analyze(_snap(compiled, "matmul", "sm_100a"))
+def test_blackwell_datacenter_uses_tcgen05_and_tensor_memory(goldens):
+    a = analyze(_snap(goldens, "matmul", "sm_100a"))
     c = a.counters
     assert c["ptx.tcgen05.mma"] > 0 and c["ptx.tcgen05"] > c["ptx.tcgen05.mma"]
     assert c["ptx.tcgen05.alloc"] == 1 and c["ptx.mbarrier"] > 0
@@ -89,7 +91,7 @@ def test_blackwell_datacenter_uses_tcgen05_and_tensor_memory(compiled):
     assert c["ttgir.tmem.bytes"] > 0 and a.resources.tensor_memory > 0
 
 
-def test_divisibility_gates_and_widens_cp_async(compiled, extra):
+def test_divisibility_gates_and_widens_cp_async(extra):
     """The seed's ramp: no cp.async without alignment, then 4, 8, 16 bytes per copy, fewer copies each time."""
     none = analyze(extra["hopper_div1"])
     assert none.get("ptx.cp.async") == 0 and none.get("sass.LDGSTS") == 0 and none.get("ttgir.async_copy") == 0
@@ -126,9 +128,9 @@ def test_spills_show_as_local_memory_traffic(extra):
 
 # -- AMD ------------------------------------------------------------------------------------------------
 
-def test_cdna3_issues_twice_the_mfma_of_cdna4(compiled):
-    gfx942 = analyze(_snap(compiled, "matmul", "gfx942")).counters
-    gfx950 = analyze(_snap(compiled, "matmul", "gfx950")).counters
+def test_cdna3_issues_twice_the_mfma_of_cdna4(goldens):
+    gfx942 = analyze(_snap(goldens, "matmul", "gfx942")).counters
+    gfx950 = analyze(_snap(goldens, "matmul", "gfx950")).counters
     assert gfx942["amdgcn.v_mfma"] == 2 * gfx950["amdgcn.v_mfma"] > 0
     assert gfx942["amdgcn.v_mfma.f32_32x32x8_f16"] == gfx942["amdgcn.v_mfma"]
     assert gfx950["amdgcn.v_mfma.f32_32x32x16_f16"] == gfx950["amdgcn.v_mfma"]
@@ -147,9 +149,9 @@ def test_rdna_uses_wmma_and_gfx11_lds_spellings(extra):
     assert c["ttgir.layout.amd_wmma"] == 1
 
 
-def test_layout_census_matches_the_seed(compiled):
+def test_layout_census_matches_the_seed(goldens):
     """gfx942 gets amd_rotating_shared, which no other target uses; gfx950 a padded shared layout."""
-    kinds = {t: {k.split(".")[2] for k in analyze(_snap(compiled, "matmul", t)).counters if k.startswith("ttgir.layout.")}
+    kinds = {t: {k.split(".")[2] for k in analyze(_snap(goldens, "matmul", t)).counters if k.startswith("ttgir.layout.")}
              for t in ("gfx90a", "gfx942", "gfx950", "sm_90a", "sm_80")}
     assert {"blocked", "dot_op", "shared_memory", "slice", "swizzled_shared", "amd_mfma"} <= kinds["gfx90a"]
     assert "amd_rotating_shared" in kinds["gfx942"] and "linear" in kinds["gfx942"]
@@ -157,22 +159,22 @@ def test_layout_census_matches_the_seed(compiled):
     assert "nvmma_shared" in kinds["sm_90a"] and "nvidia_mma" in kinds["sm_80"]
 
 
-def test_layouts_carry_their_parameters(compiled):
-    a = analyze(_snap(compiled, "matmul", "sm_90a"))
+def test_layouts_carry_their_parameters(goldens):
+    a = analyze(_snap(goldens, "matmul", "sm_90a"))
     mma = next(lay for lay in a.layouts if lay.kind == "nvidia_mma")
     assert mma.param("versionMajor") == "3" and mma.param("warpsPerCTA") == "[8, 1]"
     assert mma.param("instrShape") == "[16, 256, 16]" and mma.alias == "mma"
     blocked = [lay for lay in a.layouts if lay.kind == "blocked"]
     assert blocked and all(lay.param("sizePerThread") and lay.param("order") for lay in blocked)
-    amd = analyze(_snap(compiled, "matmul", "gfx942"))
+    amd = analyze(_snap(goldens, "matmul", "gfx942"))
     mfma = next(lay for lay in amd.layouts if lay.kind == "amd_mfma")
     assert mfma.param("instrShape") == "[32, 32, 8]" and mfma.param("version") == "3"
 
 
-def test_shared_allocations_follow_num_stages(compiled):
+def test_shared_allocations_follow_num_stages(goldens):
     """matmul default: num_stages=3 on Hopper keeps 3 copies of the A and B tiles; together they are the
     kernel's shared memory."""
-    a = analyze(_snap(compiled, "matmul", "sm_90a"))
+    a = analyze(_snap(goldens, "matmul", "sm_90a"))
     data = [al for al in a.allocations if al.space == "shared" and not al.barrier]
     assert [al.shape for al in data] == [(3, 128, 64), (3, 64, 256)]
     assert all(al.buffers == 3 and al.dtype == "f16" for al in data)
@@ -192,37 +194,37 @@ def test_over_the_shared_memory_limit_is_flagged(extra):
     assert a.occupancy.value == 0 and a.occupancy.limiter == "shared memory"
 
 
-def test_amd_lds_counts_what_triton_requests_at_launch(compiled):
+def test_amd_lds_counts_what_triton_requests_at_launch(goldens):
     """The listing's group segment is 0 (Triton's LDS is dynamic); the launch needs Triton's `shared`."""
-    snap = _snap(compiled, "matmul", "gfx942")
+    snap = _snap(goldens, "matmul", "gfx942")
     tmeta = json.loads((snap.path / "matmul_kernel.json").read_text())
     a = analyze(snap)
     assert a.resources.shared == tmeta["shared"] > 64 * 1024
     assert not a.launch.launchable and "LDS" in a.launch.reasons[0]
-    assert analyze(_snap(compiled, "matmul", "gfx950")).launch.launchable  # 160 KiB of LDS there
+    assert analyze(_snap(goldens, "matmul", "gfx950")).launch.launchable  # 160 KiB of LDS there
 
 
-def test_occupancy_estimates(compiled):
-    hopper = analyze(_snap(compiled, "matmul", "sm_90a")).occupancy
+def test_occupancy_estimates(goldens):
+    hopper = analyze(_snap(goldens, "matmul", "sm_90a")).occupancy
     assert hopper.unit == "blocks/SM" and hopper.value == 1 and hopper.warps == 8 and hopper.max_warps == 64
-    add = analyze(_snap(compiled, "add", "sm_90a")).occupancy
+    add = analyze(_snap(goldens, "add", "sm_90a")).occupancy
     assert add.value == 16 and add.limiter == "warps" and add.fraction == 1.0
-    amd = analyze(_snap(compiled, "add", "gfx942"))
+    amd = analyze(_snap(goldens, "add", "gfx942"))
     assert amd.occupancy.unit == "waves/SIMD" and amd.occupancy.value == amd.resources.occupancy
 
 
 # -- API, keys, cache -----------------------------------------------------------------------------------
 
-def test_every_counter_produced_is_documented(compiled, extra):
-    snaps = [load_snapshot(p.parent) for p in compiled.rglob("irscope.json")] + list(extra.values())
+def test_every_counter_produced_is_documented(goldens, extra):
+    snaps = [load_snapshot(p.parent) for p in goldens.rglob("irscope.json")] + list(extra.values())
     keys = {k for s in snaps for k in analyze(s).counters}
     assert {k for k in keys if info(k) is None} == set()
     doc = (ROOT / "docs" / "analyzers.md").read_text()
     assert [c.pattern for c in CATALOG if f"`{c.pattern}`" not in doc] == []
 
 
-def test_count_ops_reads_one_stage_of_text(compiled):
-    snap = _snap(compiled, "matmul", "sm_90a")
+def test_count_ops_reads_one_stage_of_text(goldens):
+    snap = _snap(goldens, "matmul", "sm_90a")
     assert count_ops("ptx", snap.read("ptx"))["ptx.wgmma"] == analyze(snap).counters["ptx.wgmma"]
     assert count_ops("llir", "anything") == {}
     with pytest.raises(UsageError):
@@ -247,10 +249,10 @@ def test_parsers_on_text_edge_cases():
     assert c["amdgcn.v_mfma.f32_16x16x16_bf16"] == 1 and c["amdgcn.s_waitcnt"] == 1
 
 
-def test_stage_results_are_cached_in_the_snapshot_and_refreshed_when_the_stage_changes(compiled, tmp_path):
+def test_stage_results_are_cached_in_the_snapshot_and_refreshed_when_the_stage_changes(goldens, tmp_path):
     import shutil
     folder = tmp_path / "snap"
-    shutil.copytree(compiled / "add" / "default" / "sm_80", folder)
+    shutil.copytree(goldens / "add" / "default" / "sm_80", folder)
     first = analyze(load_snapshot(folder))
     cache = folder / ".irscope-analysis.json"
     data = json.loads(cache.read_text())
@@ -263,8 +265,8 @@ def test_stage_results_are_cached_in_the_snapshot_and_refreshed_when_the_stage_c
     assert analyze(load_snapshot(folder)).counters["ptx.instructions"] == first.counters["ptx.instructions"]
 
 
-def test_analysis_is_read_from_text_for_every_analysed_stage(compiled):
-    a = analyze(_snap(compiled, "matmul", "sm_80"), cache=False)
+def test_analysis_is_read_from_text_for_every_analysed_stage(goldens):
+    a = analyze(_snap(goldens, "matmul", "sm_80"), cache=False)
     assert a.stages == ("ttgir", "ptx", "sass") and set(ANALYZED_STAGES) >= set(a.stages)
     d = a.as_dict()
     assert {"counters", "resources", "occupancy", "launch", "layouts", "allocations", "label"} <= set(d)
@@ -275,18 +277,18 @@ def test_analysis_is_read_from_text_for_every_analysed_stage(compiled):
 
 # -- the stats command ------------------------------------------------------------------------------------
 
-def test_stats_table_json_and_csv(cli, compiled):
-    code, out, err = cli("stats", compiled / "matmul" / "default" / "sm_90a")
+def test_stats_table_json_and_csv(cli, goldens):
+    code, out, err = cli("stats", goldens / "matmul" / "default" / "sm_90a")
     assert code == 0, err
     assert "PTX · matrix" in out and "ptx.wgmma" in out and "nvidia_mma versionMajor=3" in out
     assert "3x128x64xf16" in out and "launchable  yes" in out
-    code, out, err = cli("stats", compiled / "matmul", "--json", "--only", "ptx.wgmma,amdgcn.v_mfma")
+    code, out, err = cli("stats", goldens / "matmul", "--json", "--only", "ptx.wgmma,amdgcn.v_mfma")
     rows = json.loads(out)
     assert len(rows) == 7 and {r["target"] for r in rows} == {"sm_80", "sm_90a", "sm_100a", "sm_120a", "gfx90a",
                                                                "gfx942", "gfx950"}
     by = {r["target"]: r for r in rows}
     assert by["sm_90a"]["counters"] == {"ptx.wgmma": 4} and by["gfx942"]["launch"]["launchable"] is False
-    code, out, err = cli("stats", compiled / "matmul" / "default" / "gfx950", compiled / "matmul" / "default" / "sm_90a",
+    code, out, err = cli("stats", goldens / "matmul" / "default" / "gfx950", goldens / "matmul" / "default" / "sm_90a",
                          "--csv")
     lines = out.splitlines()
     header = lines[0].split(",")
@@ -295,8 +297,8 @@ def test_stats_table_json_and_csv(cli, compiled):
     assert hopper["ptx.wgmma"] == "4" and gfx["ptx.wgmma"] == "" and gfx["amdgcn.v_mfma"] == "48"
 
 
-def test_stats_side_by_side_names_columns_by_what_differs(cli, compiled):
-    code, out, err = cli("stats", compiled / "matmul" / "default" / "sm_80", compiled / "matmul" / "default" / "gfx942")
+def test_stats_side_by_side_names_columns_by_what_differs(cli, goldens):
+    code, out, err = cli("stats", goldens / "matmul" / "default" / "sm_80", goldens / "matmul" / "default" / "gfx942")
     assert code == 0, err
     assert out.splitlines()[0].split()[1:] == ["sm_80", "gfx942"]
     assert "cannot launch" in out and "gfx942: LDS" in out

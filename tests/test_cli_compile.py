@@ -217,6 +217,7 @@ def _folders(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")} if root.exists() else set()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads worker processes from /proc (Linux)")
 def test_workers_die_with_a_killed_parent_and_write_nothing_after_it(tmp_path):
     # SIGKILL to the parent alone, as the OOM killer or `kill -9 PID` sends it: no process group signal

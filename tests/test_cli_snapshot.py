@@ -3,6 +3,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 from tests.conftest import DATA
 
 EVIL = """
@@ -19,6 +21,7 @@ def _record_hash(stage_file):
     meta_path.write_text(json.dumps(meta))
 
 
+@pytest.mark.slow
 def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     code, out, err = cli("snapshot", "update", "add", "--target", "sm_80,gfx90a", "--goldens", "g")
     assert code == 0, err
@@ -50,6 +53,7 @@ def test_update_then_check_passes_and_a_changed_golden_fails(cli, tmp_path):
     assert code == 0 and "add/default/sm_80  written" in out and "add/default/gfx90a  match" in out
 
 
+@pytest.mark.slow
 def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_path):
     shutil.copy(DATA / "user_kernels.py", tmp_path / "mine.py")
     code, out, err = cli("snapshot", "update", "mine.py:copy_rows", "--goldens", "g", "--num-warps", "2")
@@ -61,6 +65,7 @@ def test_user_kernel_goldens_are_recompiled_from_where_they_were_made(cli, tmp_p
     assert "irscope: kernels to import: mine.py\n" in err
 
 
+@pytest.mark.slow
 def test_missing_goldens_and_version_mismatch(cli, tmp_path):
     code, out, err = cli("snapshot", "check", "--goldens", "nowhere")
     assert code == 4 and "no golden folder 'nowhere'" in err
@@ -125,3 +130,18 @@ def test_a_damaged_golden_json_is_exit_4_naming_the_file(cli, tmp_path):
         code, out, err = cli("snapshot", "check", "--goldens", "g")
         assert code == 4 and f"irscope: error: {record_path.relative_to(tmp_path)} is damaged" in err, (damage, err)
         assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_golden_edited_by_hand_is_a_mismatch_that_update_rewrites(cli, tmp_path):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    ptx = tmp_path / "g/add/default/sm_80/add_kernel.ptx"
+    ptx.write_text(ptx.read_text().replace("add.f32", "sub.f32"))  # its recorded sha256 no longer holds
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 1 and "add/default/sm_80  mismatch" in out
+    assert "golden ptx (sha256 differs from irscope.json)" in out
+    code, out, err = cli("snapshot", "update", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  written" in out
+    assert "sub.f32" not in ptx.read_text()
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  match" in out

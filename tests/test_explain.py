@@ -34,6 +34,7 @@ def _flip(result, change, topic, subject_part=""):
     return found[0]
 
 
+@pytest.mark.slow
 def test_hopper_wgmma_at_4_warps_drops_to_mma_sync_at_2_and_back(out):
     opts = CompileOptions(config="m64n128k32.w4.s4")
     at4 = explain("matmul", "sm_90a", opts, out, budget=1)
@@ -75,6 +76,7 @@ def test_k_not_a_multiple_of_16_turns_the_a_loads_async_copies_off(out):
     assert _flip(result, "--arg K=4097", "vectors", "a_ptr").decision.value == "2 B per thread (ld.global)"
 
 
+@pytest.mark.slow
 def test_shared_memory_over_the_sm_120a_limit_is_missed_and_fewer_stages_launch(out):
     result = explain("matmul", "sm_120a", CompileOptions(num_stages=4), out, budget=1)
     shared = _decision(result, "shared")
@@ -93,6 +95,7 @@ def test_spills_under_maxnreg_are_missed_and_vanish_without_it(out):
     assert fix.snapshot.endswith("matmul/default/sm_80")  # the plain compile, from the cache
 
 
+@pytest.mark.slow
 def test_amd_buffer_ops_on_by_the_2gb_assumption_and_off_by_triton_switch(out):
     result = explain("matmul", "gfx942", CompileOptions(config="m64n256k32.w4.s4"), out, budget=4)
     bops = _decision(result, "buffer_ops")
@@ -144,6 +147,7 @@ def test_explain_core_imports_neither_textual_nor_triton():
     assert res.stdout.split() == ["False", "False"]
 
 
+@pytest.mark.slow
 def test_compare_group_puts_num_warps_in_one_ttir_class_and_two_ttgir_classes(out):
     from irscope.cli import main
     buf, err = io.StringIO(), io.StringIO()
@@ -161,6 +165,7 @@ def test_compare_group_puts_num_warps_in_one_ttir_class_and_two_ttgir_classes(ou
     assert classes[0]["ttir"] == classes[1]["ttir"] == "A" and classes[1]["ttgir"] == "B"
 
 
+@pytest.mark.slow
 def test_with_passes_the_deciding_pass_is_read_from_the_compiles_timeline(out):
     result = explain("matmul", "sm_80", CompileOptions(), out, budget=0, passes=True)
     assert result.timeline

@@ -10,6 +10,8 @@ below, but not kept as goldens: every golden travels with the repository (and to
 """
 import pytest
 
+pytestmark = pytest.mark.slow  # compiles every built-in kernel for all seven targets (docs/testing.md)
+
 SPECS = ["add", "attention", "blur", "blur.col", "blur.gray", "blur.row", "matmul", "matmul.tma", "softmax"]
 
 

@@ -54,6 +54,7 @@ def project(pytester, monkeypatch):
     return pytester, write, run
 
 
+@pytest.mark.slow
 def test_update_writes_goldens_then_an_unchanged_run_passes(project):
     pt, write, run = project
     result = run("--irscope-update")
@@ -67,6 +68,7 @@ def test_update_writes_goldens_then_an_unchanged_run_passes(project):
     result.stdout.fnmatch_lines(["*2 match*"])
 
 
+@pytest.mark.slow
 def test_a_changed_kernel_fails_with_a_readable_diff(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)
@@ -88,6 +90,7 @@ def test_a_changed_kernel_fails_with_a_readable_diff(project):
     result.stdout.fnmatch_lines([f"fresh snapshots of this run: {fresh.parent.parent.parent} *"])
 
 
+@pytest.mark.slow
 def test_a_missing_golden_fails_with_the_command_that_creates_it(project):
     pt, write, run = project
     result = run()
@@ -96,6 +99,7 @@ def test_a_missing_golden_fails_with_the_command_that_creates_it(project):
                                  "*create it with: pytest --irscope-update test_k.py::test_scale_goldens*"])
 
 
+@pytest.mark.slow
 def test_unused_goldens_fail_the_run_but_only_for_tests_that_ran(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)
@@ -114,6 +118,7 @@ def test_unused_goldens_fail_the_run_but_only_for_tests_that_ran(project):
     assert not (pt.path / "snapshots" / "scale" / "default" / "gfx942").exists()
 
 
+@pytest.mark.slow
 def test_goldens_from_another_triton_version_are_reported_in_one_line(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)
@@ -131,6 +136,7 @@ def test_goldens_from_another_triton_version_are_reported_in_one_line(project):
     assert "was made with Triton 3.5.0" in failing.stdout.str() and "@@" not in failing.stdout.str()
 
 
+@pytest.mark.slow
 def test_expectations_pass_and_fail_with_clear_messages(project):
     pt, write, run = project
     pt.path.joinpath("test_k.py").write_text(textwrap.dedent('''
@@ -156,6 +162,7 @@ def test_expectations_pass_and_fail_with_clear_messages(project):
     result.stdout.fnmatch_lines(["*FileCheck over ptx failed*"])
 
 
+@pytest.mark.slow
 def test_a_relative_kernel_path_resolves_against_the_rootdir_when_pytest_runs_from_a_subdirectory(
         project, monkeypatch):
     pt, write, run = project
@@ -220,6 +227,7 @@ def test_an_unknown_kernel_or_option_in_a_test_fails_in_one_line(project):
     assert "Traceback" not in out and "irscope/" not in failures
 
 
+@pytest.mark.slow
 def test_a_passing_run_leaves_no_temporary_folder_of_its_own(project, monkeypatch, tmp_path):
     pt, write, run = project
     tmp = tmp_path / "tmp"

@@ -92,3 +92,17 @@ def test_frontend_error_is_reported_with_its_stage():
     res = harness.compile_kernel(spec, get_target("sm_90a"), CompileOptions())
     assert not res.ok and res.error["stage"] == "source"
     assert "undefined_name" in res.error["message"]
+
+
+def test_the_content_key_tells_backend_options_and_codegen_environment_apart(monkeypatch):
+    # maxnreg and AMDGCN_USE_BUFFER_OPS change the code: a cache keyed by content must not reuse across them.
+    spec = library.load_kernel("add")
+    base = harness.plan(spec, get_target("sm_80"), CompileOptions())[0]
+    assert harness.plan(spec, get_target("sm_80"), CompileOptions(backend_options=(("maxnreg", 32),)))[0] != base
+    assert harness.plan(spec, get_target("sm_80"), CompileOptions())[0] == base
+    amd = harness.plan(spec, get_target("gfx942"), CompileOptions())[0]
+    monkeypatch.setenv("AMDGCN_USE_BUFFER_OPS", "0")
+    assert harness.plan(spec, get_target("gfx942"), CompileOptions())[0] != amd
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/elsewhere")  # where Triton caches changes nothing it emits
+    monkeypatch.delenv("AMDGCN_USE_BUFFER_OPS")
+    assert harness.plan(spec, get_target("gfx942"), CompileOptions())[0] == amd

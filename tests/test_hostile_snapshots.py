@@ -209,6 +209,7 @@ def ill_typed(draw):
     return path, value
 
 
+@pytest.mark.slow
 @HYPOTHESIS
 @given(case=ill_typed())
 def test_an_ill_typed_field_is_refused_with_exit_4_naming_it(case):

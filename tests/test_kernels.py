@@ -29,6 +29,7 @@ def interpreted():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel,config", POINTS, ids=[f"{k}-{c}" for k, c in POINTS])
 def test_kernel_matches_its_torch_reference_in_the_interpreter(interpreted, kernel, config):
     results = interpreted[(kernel, config)]

@@ -8,21 +8,23 @@ import pytest
 
 from irscope.spec import library
 from irscope.analyze import launch_resources
-from irscope.harness.batch import Point, compile_points
+from irscope.harness.batch import Point
 from irscope.spec.kernel import CompileOptions
 from irscope.store.snapshot import load_snapshot
 from irscope.targets import CORE, get_target
+
+pytestmark = pytest.mark.slow  # compiles every built-in kernel for all seven targets (docs/testing.md)
 
 SPECS = library.builtin_specs()
 POINTS = [(s.name, c.name) for s in SPECS for c in s.configs]
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    """(kernel, config, target) -> (Outcome, Snapshot or None), compiled two at a time."""
-    out = tmp_path_factory.mktemp("library")
+def outcomes(compile_cache):
+    """(kernel, config, target) -> (Outcome, Snapshot or None), compiled two at a time (through the
+    session's compile cache: a default config is the point `compiled` and others compile too)."""
     points = [Point(k, t, CompileOptions(config=c)) for k, c in POINTS for t in CORE]
-    done = compile_points(points, out, workers=2, timeout=600)
+    done = compile_cache.outcomes(points, workers=2, timeout=600)
     return {(o.point.kernel, o.point.options.config, o.point.target): (o, load_snapshot(o.path) if o.path else None)
             for o in done}
 

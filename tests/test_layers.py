@@ -21,8 +21,9 @@ LAYERS: dict[str, set[str]] = {
     "spec": _BASE,
     "ir": _BASE,
     "store": _BASE | {"ir", "spec"},
-    "passes": _BASE | {"ir", "store"},
-    "harness": _BASE | {"spec", "ir", "store", "passes"},
+    "layouts": _BASE | {"ir", "store"},
+    "passes": _BASE | {"ir", "store", "diff"},  # the pass timeline prints its diffs with the diff engine
+    "harness": _BASE | {"spec", "ir", "store", "passes", "layouts"},
     "analyze": _BASE | {"ir", "store"},
     "diff": _BASE | {"ir", "store", "analyze"},
     "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
@@ -31,8 +32,8 @@ LAYERS: dict[str, set[str]] = {
     "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
-                    "explain", "render", "tui"},
-    "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render"},
+                    "explain", "render", "tui", "layouts"},
+    "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render", "layouts"},
     # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
     "__init__": set(),
     "__main__": {"cli"},

@@ -13,14 +13,15 @@ from irscope.store.snapshot import load_snapshot
 from irscope.targets import get_target
 
 @pytest.fixture(scope="session")
-def with_passes(tmp_path_factory):
-    """matmul compiled for sm_90a and sm_100a with --passes, and for sm_90a without (another root)."""
+def with_passes(tmp_path_factory, compile_cache):
+    """matmul compiled for sm_90a and sm_100a with --passes, and for sm_90a without (another root: the
+    session's compile cache, where the plain point is the default one other tests compile too)."""
     from irscope.harness.batch import Point, compile_points
 
     root = tmp_path_factory.mktemp("passes")
     outcomes = compile_points([Point("matmul", t, CompileOptions(passes="mlir")) for t in ("sm_90a", "sm_100a")],
                               root / "with")
-    plain = compile_points([Point("matmul", "sm_90a")], root / "plain")
+    plain = compile_cache.outcomes([Point("matmul", "sm_90a")])
     assert all(o.ok for o in outcomes + plain), outcomes + plain
     return {"sm_90a": outcomes[0].path, "sm_100a": outcomes[1].path, "plain": plain[0].path}
 

@@ -22,6 +22,7 @@ def test_a_kernel_with_wrong_arithmetic_fails_with_exit_1(cli):
     assert "0 NaN" in out  # every element was written, just wrong
 
 
+@pytest.mark.slow
 def test_outputs_are_poisoned_so_an_unwritten_tail_fails(cli):
     # n=256 is two whole blocks: the floor-sized grid happens to cover it; n=300 leaves 44 elements unwritten.
     code, out, err = cli("run", f"{WRONG}:add_no_tail", "--interpret", "--size", "small")

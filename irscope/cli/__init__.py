@@ -17,9 +17,10 @@ from .. import __version__
 from ..errors import ExitCode, IrscopeError, UsageError
 from ..render.terminal import Style, wants_color
 
-# Subcommand modules, in the order `irscope --help` lists them.
+# Subcommands, in the order `irscope --help` lists them; each is the module of its name (MODULES: where not).
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "explain", "sweep", "passes", "tui",
-            "run", "verify", "snapshot")
+            "run", "verify", "snapshot", "capture", "envs", "upgrade-check", "layouts")
+MODULES = {"upgrade-check": "upgrade"}
 
 
 class UI:
@@ -97,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_global_options(parser, None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name in COMMANDS:
-        importlib.import_module(f".{name}", __name__).add_parser(sub)
+        importlib.import_module(f".{MODULES.get(name, name)}", __name__).add_parser(sub)
     return parser
 
 

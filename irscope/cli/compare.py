@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+from .envs import add_triton_option
 from .options import add_compile_options
 from .sweep import add_cluster_options, open_executor
 
@@ -24,7 +25,8 @@ def add_parser(sub) -> None:
                               "  irscope compare matmul --target sm_90a --num-warps 4,8 --group   # same TTGIR?\n"
                               "  irscope compare matmul --target sm_80 --divisibility 1,4,8,16   # cp.async width\n"
                               "  irscope compare matmul --num-stages 2,3,4 --only 'ttgir.shared.*'\n"
-                              "  irscope compare matmul --target all --only '*mma*,*mfma*,*wmma*'",
+                              "  irscope compare matmul --target all --only '*mma*,*mfma*,*wmma*'\n"
+                              "  irscope compare matmul --target sm_90a --triton 3.6.0,3.9.0   # what the upgrade changes",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="+", metavar="KERNEL", help="built-in kernel or FILE.py:FUNCTION")
     p.add_argument("--target", "-t", default="sm_90a", help="targets: sm_90a,gfx942 or all (default: sm_90a)")
@@ -33,6 +35,7 @@ def add_parser(sub) -> None:
     p.add_argument("--divisibility", action="append", default=[], metavar="D,D",
                    help="assumed pointer/integer divisibility values, e.g. 1,16 (or x_ptr=4,x_ptr=16)")
     add_compile_options(p, single_values=False)
+    add_triton_option(p)
     p.add_argument("--only", metavar="GLOBS", help="show only counters matching these globs: 'ptx.*mma*,sass.H*'")
     p.add_argument("--changed", action="store_true", help="show only rows whose value is not the same everywhere")
     p.add_argument("--group", action="store_true",
@@ -78,6 +81,9 @@ def axes_from_args(args) -> list[tuple[str, list]]:
             if prefix == "arg.":
                 vals = [str(v) if not isinstance(v, (int, float, bool)) else v for v in vals]
             axes.append((prefix + name.strip(), vals))
+    if getattr(args, "triton", None):  # last, so that each version's column sits beside the other's
+        from ..harness.envs import parse_versions
+        axes.append(("triton", parse_versions(args.triton)))
     return axes
 
 
@@ -93,10 +99,11 @@ def points_from_args(args):
         for combo in itertools.product(*[vals for _, vals in axes]):
             values = dict(zip(names, combo))
             target = values.pop("target")
+            triton = values.pop("triton", "")
             asked = options_for(values, None, args.line_info)
             options = without_no_op_overrides(kernel, target, asked)
             shown = tuple((n, v) for n, v in zip(names, combo))
-            points.append(SweepPoint(kernel, target, options, shown))
+            points.append(SweepPoint(kernel, target, options, shown, triton=triton))
             if options != asked:
                 shared.append(points[-1])
     return points, axes, shared
@@ -141,7 +148,8 @@ def without_no_op_overrides(kernel: str, target: str, options):
 
 def column_labels(points, axes, many_kernels: bool) -> list[str]:
     varying = [n for n, vals in axes if len(vals) > 1]
-    short = {"target": "", "num_warps": "w", "num_stages": "s", "divisibility": "div", "config": ""}
+    short = {"target": "", "num_warps": "w", "num_stages": "s", "divisibility": "div", "config": "",
+             "triton": "triton "}
     labels = []
     for p in points:
         values = dict(p.axes)
@@ -160,7 +168,9 @@ def run(args, ui) -> int:
     from ..sweep import run_points
     from ..render.tables import side_by_side, split_patterns
 
+    from .envs import prepare
     points, axes, shared = points_from_args(args)
+    prepare(dict(axes).get("triton", []), ui)
     out = Path(args.out) if args.out else default_out()
     progress = ProgressLine(ui.err)
 

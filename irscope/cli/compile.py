@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import CompileError, error_summary
 from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
+from .envs import add_triton_option, prepare, triton_versions
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 from .sweep import add_cluster_options, open_executor
 
@@ -15,7 +16,8 @@ def add_parser(sub) -> None:
                        description="Compile kernels the way Triton's JIT would for a typical launch, for any "
                                    "target, and save every stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco, sass).")
     p.add_argument("kernels", nargs="+", metavar="KERNEL",
-                   help="a built-in kernel (`irscope kernels` lists them) or FILE.py:FUNCTION")
+                   help="a built-in kernel (`irscope kernels` lists them), FILE.py:FUNCTION, or a LAUNCHES.json "
+                        "that irscope capture wrote (compiling it runs its kernels' Python source)")
     p.add_argument("--target", "-t", default="sm_90a",
                    help="target(s): sm_90a, a comma-separated list, or all (default: sm_90a; `irscope targets`)")
     add_compile_options(p)
@@ -28,8 +30,12 @@ def add_parser(sub) -> None:
     p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
                    help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "
                         "passes, or with `--passes all` LLVM's too (much slower; docs/passes.md)")
+    p.add_argument("--no-layouts", action="store_true",
+                   help="skip recording the linear layouts (layouts.json, about a second a snapshot); "
+                        "`irscope layouts` computes them later when Triton is there")
     p.add_argument("--update-goldens", action="store_true",
                    help="allow writing into a folder of committed goldens (snapshots/)")
+    add_triton_option(p)
     p.set_defaults(run=run)
 
 
@@ -43,18 +49,33 @@ def run(args: argparse.Namespace, ui) -> int:
     options = options_from_args(args).with_(passes=args.passes)
     out = Path(args.out) if args.out else default_out()
     from ..spec.library import config_choices
-    points = [Point(k, t.name, options.with_(config=c)) for k in args.kernels
+    from ..store.launches import is_launch_file
+    launch_files = [k for k in args.kernels if is_launch_file(k)]
+    if launch_files:  # captured launches (docs/capture.md): each carries its own options and specialisation
+        from .capture import compile_launches
+        failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
+                                      line_info=None if args.line_info else False) for f in launch_files)
+        if failed:
+            raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
+        args.kernels = [k for k in args.kernels if not is_launch_file(k)]
+        if not args.kernels:
+            return 0
+    versions = triton_versions(args)
+    prepare(versions, ui)
+    points = [Point(k, t.name, options.with_(config=c), v) for v in (versions or [""]) for k in args.kernels
               for c in config_choices(k, options.config) for t in targets]
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
-        names = ", ".join(f"{pt.kernel} {pt.target}" for pt, *_ in p.running)
+        names = ", ".join(f"{pt.kernel} {pt.target}" + (f" (triton {pt.triton})" if pt.triton else "")
+                          for pt, *_ in p.running)
         progress.update(f"[{p.done}/{p.total}] compiling {names}" if names else f"[{p.done}/{p.total}]")
 
     executor = open_executor(args, args.jobs)
     try:
         outcomes = compile_points(points, out, workers=args.jobs, timeout=args.timeout,
-                                  allow_goldens=args.update_goldens, on_progress=on_progress, executor=executor)
+                                  allow_goldens=args.update_goldens, on_progress=on_progress,
+                                  layouts=not args.no_layouts, executor=executor)
     finally:
         progress.close()
         executor.close()

@@ -31,6 +31,9 @@ def add_parser(sub) -> None:
                    help="a built-in kernel, FILE.py:FUNCTION, or a snapshot folder (its recorded options are the base)")
     p.add_argument("--target", "-t", default=None, help="one target (default: sm_90a; a snapshot's own target)")
     add_compile_options(p)
+    p.add_argument("--triton", metavar="VERSION",
+                   help="explain the compile of another Triton release (its environment is made on first use: "
+                        "`irscope envs`)")
     p.add_argument("--budget", type=int, default=None, metavar="N",
                    help="at most N what-if compiles (default: 4; 0 reads the decisions only)")
     p.add_argument("--passes", action="store_true",
@@ -73,6 +76,16 @@ def run(args: argparse.Namespace, ui) -> int:
     elif options_from_args(args) != CompileOptions(line_info=args.line_info) or not args.line_info:
         raise UsageError(f"compile options with a snapshot folder ({args.kernel}): its recorded options are the base",
                          "leave them out, or explain the kernel with them: irscope explain KERNEL --target T ...")
+    triton = ""
+    if args.triton:
+        from .envs import prepare, triton_versions
+        versions = triton_versions(args)
+        if len(versions) != 1:
+            raise UsageError(f"explain takes one Triton release, got {args.triton}",
+                             "compare releases with irscope compare --triton A,B or irscope upgrade-check")
+        prepare(versions, ui)
+        from ..harness.envs import is_running
+        triton = "" if is_running(versions[0]) else versions[0]
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
@@ -82,7 +95,7 @@ def run(args: argparse.Namespace, ui) -> int:
     try:
         result = explain(None if snapshot else args.kernel, target, options_from_args(args), out, snapshot=snapshot,
                          budget=budget, passes=args.passes, workers=args.jobs, timeout=args.timeout,
-                         on_progress=on_progress)
+                         on_progress=on_progress, triton=triton)
     finally:
         progress.close()
     if args.json:

@@ -42,7 +42,8 @@ def add_compile_options(p: argparse.ArgumentParser, *, single_values: bool = Tru
     g.add_argument("--constexpr", action="append", default=[], metavar="NAME=VALUE",
                    help="set a tl.constexpr parameter, e.g. BLOCK_M=128. Repeatable.")
     g.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                   help="a typical launch value for an argument (K=4096, x_ptr=*fp16); decides the JIT's "
+                   help="a typical launch value for an argument (K=4096, x_ptr=*fp16, a host-side tensor descriptor "
+                        "a_desc=desc:fp16[4096,4096]/[64,64]); decides the JIT's "
                         "specialisation (divisible by 16, equal to 1). Repeatable.")
     g.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a Triton backend option, e.g. maxnreg=128, enable_fp_fusion=false, kpack=2. Repeatable.")

@@ -56,6 +56,12 @@ def _summary(snap, ui) -> None:
     if co:
         cx = " ".join(f"{k}={v}" for k, v in (co.get("constexprs") or {}).items())
         ui.print(f"  options  num_warps={co.get('num_warps')} num_stages={co.get('num_stages')} {cx}".rstrip())
+    env = m.get("environment")
+    if isinstance(env, dict) and env:  # set variables that changed code generation: part of the content key
+        ui.print(f"  env      {' '.join(f'{k}={v}' for k, v in env.items())}")
+    if (t := snap.target) and t.vendor == "amd" and any((a.get("attrs") or {}).get("tt.pointer_range") == 32
+                                                         for a in m.get("specialisation") or [] if isinstance(a, dict)):
+        ui.print("  assumes  tensors under 2 GB (tt.pointer_range=32: buffer loads and stores on AMD)")
     ui.print(f"  usage    {resources_line(snap)}")
     spec_rows = []
     for a in m.get("specialisation") or []:

@@ -29,6 +29,8 @@ def add_parser(sub) -> None:
     add_cluster_options(p)
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
     p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
+    from .envs import add_triton_option
+    add_triton_option(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="points, analyses and summary as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per point with every counter")
@@ -70,6 +72,12 @@ def run(args, ui) -> int:
 
     sweep = load_sweep(args.file)
     points = expand(sweep)
+    from .envs import prepare, triton_versions
+    versions = triton_versions(args)
+    if versions:  # every point once per release
+        import dataclasses
+        prepare(versions, ui)
+        points = [dataclasses.replace(p, triton=v) for v in versions for p in points]
     out = Path(args.out) if args.out else (sweep.out or default_out())
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:

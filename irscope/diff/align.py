@@ -25,14 +25,19 @@ class Row:
     right: int | None
 
 
-def align(a: Sequence[str], b: Sequence[str]) -> list[Row]:
-    """Rows pairing the lines of `a` and `b`, in order, as a side-by-side view shows them."""
+def align(a: Sequence[str], b: Sequence[str], *, junk_above: int | None = None) -> list[Row]:
+    """Rows pairing the lines of `a` and `b`, in order, as a side-by-side view shows them.
+
+    `junk_above` (line pairs): a stretch between anchors larger than this is matched with difflib's
+    autojunk on, which ignores lines making up over 1% of it. On repetitive text without anchors (PTX of
+    two targets) that turns seconds into milliseconds; the unified-diff engine sets it, the side-by-side
+    view does not."""
     rows: list[Row] = []
-    _align(a, b, 0, len(a), 0, len(b), rows)
+    _align(a, b, 0, len(a), 0, len(b), rows, junk_above)
     return rows
 
 
-def _align(a, b, a0: int, a1: int, b0: int, b1: int, rows: list[Row]) -> None:
+def _align(a, b, a0: int, a1: int, b0: int, b1: int, rows: list[Row], junk_above: int | None = None) -> None:
     # Common head and tail cost nothing to pair.
     while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
         rows.append(Row("equal", a0, b0))
@@ -42,25 +47,26 @@ def _align(a, b, a0: int, a1: int, b0: int, b1: int, rows: list[Row]) -> None:
         a1, b1 = a1 - 1, b1 - 1
         tail.append(Row("equal", a1, b1))
     if a1 - a0 <= SMALL and b1 - b0 <= SMALL:
-        _difflib(a, b, a0, a1, b0, b1, rows)
+        _difflib(a, b, a0, a1, b0, b1, rows, junk_above)
     else:
         anchors = _anchors(a, b, a0, a1, b0, b1)
         if anchors:
             pa, pb = a0, b0
             for i, j in anchors:
-                _align(a, b, pa, i, pb, j, rows)
+                _align(a, b, pa, i, pb, j, rows, junk_above)
                 rows.append(Row("equal", i, j))
                 pa, pb = i + 1, j + 1
-            _align(a, b, pa, a1, pb, b1, rows)
+            _align(a, b, pa, a1, pb, b1, rows, junk_above)
         elif (a1 - a0) * (b1 - b0) <= HOPELESS:
-            _difflib(a, b, a0, a1, b0, b1, rows)
+            _difflib(a, b, a0, a1, b0, b1, rows, junk_above)
         else:
             _replace(a0, a1, b0, b1, rows)
     rows.extend(reversed(tail))
 
 
-def _difflib(a, b, a0, a1, b0, b1, rows: list[Row]) -> None:
-    matcher = difflib.SequenceMatcher(None, a[a0:a1], b[b0:b1], autojunk=False)
+def _difflib(a, b, a0, a1, b0, b1, rows: list[Row], junk_above: int | None = None) -> None:
+    junk = junk_above is not None and (a1 - a0) * (b1 - b0) > junk_above
+    matcher = difflib.SequenceMatcher(None, a[a0:a1], b[b0:b1], autojunk=junk)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             rows.extend(Row("equal", a0 + i1 + k, b0 + j1 + k) for k in range(i2 - i1))

@@ -5,7 +5,6 @@ offsets), and the result says what that removed; `raw=True` compares the files a
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -14,6 +13,8 @@ from ..errors import SnapshotError
 from ..ir.normalize import normalize
 from ..ir.stages import TEXT_STAGES
 from ..store.snapshot import Snapshot
+from .delta import Delta
+from .unified import unified_diff
 
 # What normalisation removes, by stage, so a diff can say so (label, pattern counted in the raw text).
 _LOC_MLIR = ("debug locations", re.compile(r"\bloc\("))
@@ -28,22 +29,6 @@ _PATHS = ("absolute paths", re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+[\w.+-]+"))
 
 RESOURCE_FIELDS = ("registers", "spill_stores", "spill_loads", "stack", "local", "shared", "sgprs", "agprs", "scratch",
                    "tensor_memory", "num_warps")
-
-
-@dataclass(frozen=True)
-class Delta:
-    """One value in A and in B (None: not known there)."""
-
-    key: str
-    a: int | float | str | None
-    b: int | float | str | None
-
-    @property
-    def change(self) -> int | float | None:
-        if isinstance(self.a, (int, float)) and isinstance(self.b, (int, float)) and \
-                not isinstance(self.a, bool) and not isinstance(self.b, bool):
-            return self.b - self.a
-        return None
 
 
 @dataclass(frozen=True)
@@ -96,8 +81,8 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
     if chosen is not None:
         ta, tb = text(chosen)
         if ta != tb:
-            unified = tuple(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"A/{chosen} ({a.label})",
-                                                 f"B/{chosen} ({b.label})", lineterm="", n=context))
+            unified = tuple(unified_diff(ta.splitlines(), tb.splitlines(), f"A/{chosen} ({a.label})",
+                                         f"B/{chosen} ({b.label})", context))
         if not raw:
             notes = _normalisation_notes(chosen, a.read(chosen), b.read(chosen), ta == tb)
     equal = (not unified) if stage is not None else (not differing and not only_a and not only_b)

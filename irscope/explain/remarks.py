@@ -71,7 +71,7 @@ class Explanation:
 def explain(kernel: str | None, target: str | None, options: CompileOptions, out: Path, *,
             snapshot: Path | None = None, budget: int = DEFAULT_BUDGET, passes: bool = False,
             workers: int | None = None, timeout: float | None = 300.0,
-            on_progress: Callable | None = None) -> Explanation:
+            on_progress: Callable | None = None, triton: str = "") -> Explanation:
     """Compile (or read) the base snapshot, read its decisions, compile the what-ifs, and make remarks."""
     from ..analyze import analyze
     from ..store.snapshot import load_snapshot
@@ -82,7 +82,8 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
             kernel = _builtin_kernel(snap)
             options = options_from_request(snap.meta["request"])
     else:
-        snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress))
+        snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress,
+                                               triton))
     if not snap.ok:
         err = snap.error or {}
         raise CompileError(f"{snap.label} did not compile (at {err.get('stage', '?')}): nothing to explain",
@@ -90,7 +91,8 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
     facts = gather(snap, analyze(snap))
     decisions = read_decisions(facts)
     planned, skipped = plan_whatifs(facts, decisions, options, budget)
-    results = run_whatifs(kernel, planned, out, workers=workers, timeout=timeout, on_progress=on_progress) \
+    results = run_whatifs(kernel, planned, out, workers=workers, timeout=timeout, on_progress=on_progress,
+                          triton=triton) \
         if planned else []
     found = _timeline_passes(snap)
     vendor = snap.target.vendor if snap.target else None
@@ -120,11 +122,11 @@ def _builtin_kernel(snap) -> str:
     return name
 
 
-def _compile_base(kernel, target, options, out, passes, workers, timeout, on_progress) -> Path:
+def _compile_base(kernel, target, options, out, passes, workers, timeout, on_progress, triton="") -> Path:
     from ..sweep import SweepPoint, plan_points, run_points
 
     opts = options.with_(passes="mlir") if passes else options
-    point = SweepPoint(kernel, target, opts)
+    point = SweepPoint(kernel, target, opts, triton=triton)
     force = False
     if passes:  # the content key leaves the timeline out: a fresh folder without one is compiled again
         folder = plan_points([point], out)[0].folder

@@ -132,7 +132,8 @@ def _mask_integers(facts: Facts, loads) -> list[str]:
 
 
 def run_whatifs(kernel: str, whatifs: Sequence[WhatIf], out: Path, *, workers: int | None = None,
-                timeout: float | None = 300.0, on_progress: Callable | None = None) -> list[WhatIfResult]:
+                timeout: float | None = 300.0, on_progress: Callable | None = None,
+                triton: str = "") -> list[WhatIfResult]:
     """Compile the what-ifs whose snapshot is missing or stale (in parallel), in the given order."""
     from ..sweep import SweepPoint, run_points
 
@@ -142,8 +143,8 @@ def run_whatifs(kernel: str, whatifs: Sequence[WhatIf], out: Path, *, workers: i
     for i, w in enumerate(whatifs):
         batches.setdefault(w.env, []).append(i)
     for env, indices in batches.items():
-        points = [SweepPoint(kernel, whatifs[i].target, whatifs[i].options, (("change", whatifs[i].change),))
-                  for i in indices]
+        points = [SweepPoint(kernel, whatifs[i].target, whatifs[i].options, (("change", whatifs[i].change),),
+                             triton=triton) for i in indices]
         saved = {k: os.environ.get(k) for k, _ in env}
         os.environ.update(dict(env))  # compiles run in forked children, which inherit it
         try:

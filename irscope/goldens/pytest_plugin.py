@@ -7,8 +7,9 @@
 
 Options (one group, one prefix): `--irscope-update` writes or rewrites goldens (and deletes goldens that a
 test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
-`--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for goldens made
-under another Triton. Registered through the `pytest11` entry point; importing it is cheap (irscope's
+`--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for points whose
+goldens were all made under other Triton releases. A golden set holds one golden per release
+(`<target>` and `<target>@triton-X.Y.Z` beside it, root.py); a run compares with the running release's. Registered through the `pytest11` entry point; importing it is cheap (irscope's
 compiler modules load on first use).
 
 Kernel paths in tests are relative to pytest's rootdir, wherever pytest was started. Fresh snapshots go
@@ -90,7 +91,8 @@ class IrscopeSession:
         if self._root is None or not self.ran:
             return
         try:
-            self.unused = self.root.unused(self.ran)
+            # Only this Triton's goldens can be unused: another release's are kept for runs under it.
+            self.unused = [f for f in self.root.unused(self.ran) if _golden_version(f) in (None, _running_triton())]
         except IrscopeError as e:  # a damaged golden.json: say which, and fail the run
             self.problem = e
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -180,6 +182,19 @@ class IrscopeSession:
         return snaps
 
 
+def _running_triton() -> str:
+    from ..harness.envs import running_version
+    return running_version()
+
+
+def _golden_version(folder: Path) -> str | None:
+    import json
+    try:
+        return (json.loads((folder / "irscope.json").read_text()).get("versions") or {}).get("triton")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def one_line(e: IrscopeError, prefix: str = "irscope: ") -> str:
     """An IrscopeError as the one line a failing test shows: irscope: message (hint: ...)."""
     lines = e.message.strip().splitlines()
@@ -266,7 +281,9 @@ class IrscopeFixture:
                 result = s.root.compare(snap)
             s.results.append(result)
             if result.status == "version-mismatch":
-                line = describe(result, update_hint="")
+                line = (describe(result, update_hint="") + f": there is no golden for Triton {result.fresh_version} "
+                        f"yet (pytest --irscope-update writes one beside it, {s.root.folder(snap).name}; "
+                        "docs/goldens.md)")
                 s.version_notes.add(f"Triton {result.fresh_version} here, goldens made with {result.golden_version}")
                 (skipped if s.on_version_mismatch == "skip" else failures).append(line)
             elif not result.ok:

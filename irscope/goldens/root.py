@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
+from ..diff.delta import Delta
 from ..errors import SnapshotError
 from ..spec.kernel import CompileOptions
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
@@ -37,15 +38,6 @@ _BUILTIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
-class Delta:
-    """One number that moved: a counter or a resource."""
-
-    name: str
-    golden: object
-    fresh: object
-
-
 class GoldenStatus(enum.StrEnum):
     """How a fresh compile compared with its golden."""
 
@@ -66,7 +58,7 @@ class GoldenResult:
     fresh_path: Path | None = None
     golden_version: str = ""
     fresh_version: str = ""
-    deltas: tuple[Delta, ...] = ()
+    deltas: tuple[Delta, ...] = ()  # a: the golden's value, b: the fresh compile's
     stage: str | None = None  # the first stage whose normalised text differs
     diff: tuple[str, ...] = ()  # its unified diff, trimmed to the changed hunks
     diff_total: int = 0  # lines in the whole diff
@@ -80,7 +72,7 @@ class GoldenResult:
                 "golden": str(self.golden_path) if self.golden_path else None,
                 "fresh": str(self.fresh_path) if self.fresh_path else None,
                 "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
-                "deltas": [{"name": d.name, "golden": d.golden, "fresh": d.fresh} for d in self.deltas],
+                "deltas": [{"name": d.key, "golden": d.a, "fresh": d.b} for d in self.deltas],
                 "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total}
 
 
@@ -101,7 +93,28 @@ class GoldenRoot:
     used: set[Path] = field(default_factory=set)
 
     def folder(self, snap: Snapshot) -> Path:
-        return self.path / snap.kernel / snap.variant / snap.target_name
+        """Where the golden of `snap`, for `snap`'s Triton release, lives (or would be written).
+
+        One golden per Triton release (docs/goldens.md): the plain `<kernel>/<variant>/<target>` folder
+        holds the release that wrote it first (today's committed goldens: 3.9.0), and another release's
+        golden lives beside it in `<target>@triton-<version>`."""
+        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        version = _triton(snap)
+        versioned = plain.with_name(f"{plain.name}{VERSION_MARK}{version}")
+        if (versioned / META_FILE).is_file():
+            return versioned
+        held = _folder_version(plain)
+        return plain if held is None or held == version else versioned
+
+    def versions(self, snap: Snapshot) -> dict[str, Path]:
+        """Every golden of `snap`'s point, by the Triton release that made it."""
+        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        found = {}
+        for folder in [plain, *sorted(plain.parent.glob(f"{plain.name}{VERSION_MARK}*"))]:
+            version = _folder_version(folder)
+            if version is not None:
+                found.setdefault(version, folder)
+        return found
 
     def mark(self) -> None:
         """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
@@ -116,6 +129,9 @@ class GoldenRoot:
         folder = self.folder(fresh)
         self.used.add(folder)
         if not (folder / META_FILE).is_file():
+            others = self.versions(fresh)
+            if others:  # goldens of other releases only: VERSION_MISMATCH says so, with their version
+                return compare(load_snapshot(min(others.values(), key=lambda f: len(f.name))), fresh)
             return GoldenResult(fresh.label, GoldenStatus.MISSING, folder, fresh.path, fresh_version=_triton(fresh))
         golden = load_snapshot(folder)
         return compare(golden, fresh)
@@ -264,6 +280,19 @@ def _triton(snap: Snapshot) -> str:
     return (snap.meta.get("versions") or {}).get("triton", "?")
 
 
+VERSION_MARK = "@triton-"  # `sm_90a@triton-3.6.0`: the golden of another Triton release, beside `sm_90a`
+
+
+def _folder_version(folder: Path) -> str | None:
+    """The Triton release of the golden in `folder` (None when there is none), read through the store."""
+    if not (folder / META_FILE).is_file():
+        return None
+    try:
+        return _triton(load_snapshot(folder))
+    except SnapshotError:
+        return "?"
+
+
 def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     """Counters, resources and normalised text stages of two snapshots; the first differing stage's diff."""
     from ..diff.snapshots import diff_snapshots
@@ -271,16 +300,20 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
     gv, fv = _triton(golden), _triton(fresh)
     if gv != fv:
         return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
+    damaged = golden.damaged_stages()
+    if damaged:  # edited by hand or broken in transit: not comparable, and `update` must be able to rewrite it
+        deltas = tuple(Delta(f"golden {s} (sha256 differs from irscope.json)", "damaged", "fresh") for s in damaged)
+        return GoldenResult(fresh.label, GoldenStatus.MISMATCH, golden.path, fresh.path, gv, fv, deltas)
     d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
     if differing and d.stage != differing[0]:
         d = diff_snapshots(golden, fresh, stage=differing[0], context=2, trust_hashes=False)
-    deltas = tuple(Delta(x.key, x.a, x.b) for x in d.counters + d.resources)
+    deltas = d.counters + d.resources
     deltas += tuple(Delta(f"stage {s}", s in golden.stage_files, s in fresh.stage_files) for s in missing)
     lines = list(d.unified) if differing else []
     if len(lines) >= 2 and lines[0].startswith("---") and lines[1].startswith("+++"):
-        # say which side is which: difflib's A/B headers leave the reader guessing
+        # say which side is which: the diff's A/B headers leave the reader guessing
         stage = differing[0]
         lines[:2] = [f"--- golden: {golden.stage_files[stage]}", f"+++ fresh: {fresh.stage_files[stage]}"]
     status = GoldenStatus.MATCH if not deltas and not differing else GoldenStatus.MISMATCH
@@ -311,9 +344,9 @@ def describe(result: GoldenResult, *, update_hint: str) -> str:
                 f"this is Triton {result.fresh_version}")
     out = [f"{result.label} differs from its golden ({result.golden_path})"]
     if result.deltas:
-        width = max(len(d.name) for d in result.deltas)
+        width = max(len(d.key) for d in result.deltas)
         out.append("counters and resources that moved:")
-        out += [f"  {d.name:<{width}}  {d.golden} -> {d.fresh}" for d in result.deltas]
+        out += [f"  {d.key:<{width}}  {d.a} -> {d.b}" for d in result.deltas]
     if result.stage:
         out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
         out.append(LEGEND)

@@ -33,6 +33,9 @@ class Point:
     kernel: str
     target: str
     options: CompileOptions = field(default_factory=CompileOptions)
+    # A Triton release other than this process's ("3.6.0"): compiled by that version's environment
+    # (envs.py) in a process of its own (remote.py), into the variant folder `<variant>.triton-3.6.0`.
+    triton: str = ""
 
 
 class CompileStatus(enum.StrEnum):
@@ -76,32 +79,42 @@ class CompileInterrupted(KeyboardInterrupt):
 def check_points(points: Sequence[Point]) -> list[Point]:
     """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
     from .. import harness
-    from ..spec import library
     for target in {get_target(p.target) for p in points}:
         harness.check_tools(target)
     for p in points:
-        harness.specialise(library.load_kernel(p.kernel), get_target(p.target), p.options)
+        harness.specialise(load_kernel(p.kernel), get_target(p.target), p.options)
     return list(points)
 
 
 def folder_for(point: Point, out: Path) -> Path:
-    from ..spec import library
-    spec = library.load_kernel(point.kernel)
-    return snapshot_dir(out, spec.name, variant_name(spec, point.options), get_target(point.target).name)
+    from .envs import variant_for
+    spec = load_kernel(point.kernel)
+    return snapshot_dir(out, spec.name, variant_for(variant_name(spec, point.options), point.triton),
+                        get_target(point.target).name)
 
 
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
                    on_progress: Callable[[Progress], None] | None = None,
-                   start_method: str | None = None, executor=None) -> list[Outcome]:
+                   start_method: str | None = None, layouts: bool = False,
+                   executor=None) -> list[Outcome]:
     """Compile every point in child processes and write its snapshot folder under `out`.
+
+    `layouts` also records each snapshot's linear layouts (layouts.json, a child process each: about a
+    second a snapshot, so sweeps and tests leave it to `irscope layouts`, which computes it when missing).
 
     `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
     where forking a multi-threaded process is unsafe; the default forks. `executor` (harness.executors) runs
     the compiles elsewhere, e.g. on a Dask cluster: there a compile returns its files and they are written here.
     """
+    from .envs import ensure_env, is_running
     out = Path(out)
     check_points(points)
+    if executor is not None and executor.remote and any(p.triton and not is_running(p.triton) for p in points):
+        raise UsageError("--triton with --scheduler/--cluster: a Dask worker compiles with its own Triton only",
+                         "install that Triton on the workers (and here), or compile that release locally")
+    for version in dict.fromkeys(p.triton for p in points if p.triton and not is_running(p.triton)):
+        ensure_env(version)  # the CLI makes missing ones first, with progress (cli/envs.py)
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
@@ -126,11 +139,23 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     try:
         results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
                                on_progress=progress, on_result=deliver, around=_on_worker)
-        return [_outcome(r, label) for r, label in zip(results, labels)]
+        outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
         shutil.rmtree(logs, ignore_errors=True)
+    if layouts:
+        _add_layouts(outcomes, workers, start_method)
+    return outcomes
+
+
+def _add_layouts(outcomes: list[Outcome], workers: int | None, start_method: str | None) -> None:
+    """layouts.json for every snapshot with a TTGIR, each converted in a child of its own (the layout
+    bindings can abort: a crash costs that file's Triton bases, never the snapshot)."""
+    from ..store import load_snapshot
+    from .layouts import compute_for_snapshots
+    snaps = [load_snapshot(o.path) for o in outcomes if o.path is not None]
+    compute_for_snapshots(snaps, workers=workers, start_method=start_method)
 
 
 def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
@@ -144,6 +169,9 @@ def _finished_outcome(r: JobResult | None, label: str) -> Outcome | None:
 
 def _compile_job(job: tuple[Point, str, str]) -> Outcome:
     point, out, log = job
+    from .envs import is_running
+    if point.triton and not is_running(point.triton):
+        return compile_elsewhere(point, Path(out), log_path=Path(log))
     return compile_one(point, Path(out), capture_fds=True, log_path=Path(log))
 
 
@@ -181,12 +209,37 @@ def _on_worker(job: tuple[Point, str, str], run: Callable) -> JobResult:
     return r
 
 
+def compile_elsewhere(point: Point, out: Path, *, log_path: Path | None = None) -> Outcome:
+    """Compile one point under another Triton release: that version's interpreter runs remote.py, which
+    does what compile_one does and writes the same folder (this worker waits for it; killing this
+    worker at the timeout kills it too)."""
+    import shutil
+    import tempfile
+    from .envs import child_environment, ensure_env, normalise_version, variant_for
+    from .remote import options_to_json, run_remote
+
+    env, _ = ensure_env(point.triton)
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-remote-"))
+    job = {"kernel": point.kernel, "target": point.target, "options": options_to_json(point.options),
+           "out": str(out), "suffix": variant_for("", point.triton), "log": str(log_path) if log_path else ""}
+    try:
+        r = run_remote(env.python, child_environment(env), job, timeout=None, workdir=workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if r["status"] == "usage":
+        raise UsageError(f"under Triton {normalise_version(point.triton)}: {r['message']}", r.get("hint") or None)
+    if r["status"] in ("crashed", "timeout"):
+        error = {"stage": "?", "type": r["status"], "message": f"Triton {env.version}: {r['message']}"}
+        return Outcome(point, CompileStatus(r["status"]), None, "", error, r.get("seconds", 0.0))
+    return Outcome(point, CompileStatus(r["status"]), Path(r["path"]), r["variant"], r.get("error"), r["seconds"],
+                   r.get("cpu_seconds", 0.0), r["label"])
+
+
 def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path: Path | None = None) -> Outcome:
     """Compile one point in this process and write its folder (the body of every child)."""
     from .. import harness
-    from ..spec import library
     started = time.perf_counter()
-    spec = library.load_kernel(point.kernel)
+    spec = load_kernel(point.kernel)
     target = get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds, log_path=log_path)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
@@ -211,6 +264,16 @@ def _outcome(r: JobResult, label: str) -> Outcome:
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
                    r.cpu_seconds, label, where)
+
+
+def load_kernel(ref: str):
+    """A point's kernel: a captured launch (`LAUNCHES.json:ID`, irscope.harness.launches) or any other
+    reference irscope.spec.library knows."""
+    from ..spec import launches, library
+    if launches.split_ref(ref):
+        from .launches import load_launch_kernel
+        return load_launch_kernel(ref)[0]
+    return library.load_kernel(ref)
 
 
 def target_of(point: Point) -> Target:

@@ -25,7 +25,8 @@ from ..spec.kernel import CompileOptions, KernelSpec, variant_name
 from ..ir.stages import BINARY_STAGES, STAGES
 from ..targets import Target
 from .dumps import captured_fds, pass_dumps
-from .specialise import compile_options_of, content_key, gpu_target, jsonable, source_of, specialise, triton_version
+from .specialise import (backend_options_of, codegen_environment, compile_options_of, content_key, gpu_target, jsonable,
+                         source_of, specialise, triton_version)
 
 
 @dataclass
@@ -40,6 +41,7 @@ class CompileResult:
     specialisation: list[dict] = field(default_factory=list)
     compile_options: dict = field(default_factory=dict)  # what the compiler was given (num_warps, constexprs...)
     backend_options: dict = field(default_factory=dict)  # Triton's full option set after parsing
+    environment: dict = field(default_factory=dict)  # set variables that change code generation
     triton_metadata: dict = field(default_factory=dict)
     times_ms: dict[str, float] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)  # ptxas -v log, cuobjdump res-usage, compiler stderr
@@ -71,9 +73,11 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     result = CompileResult(spec=spec, target=target, options=opts, variant=variant_name(spec, opts))
     result.specialisation = record
     result.compile_options = compile_options_of(spec, options, constexprs, opts)
-    result.backend_options = {k: jsonable(v) for k, v in sorted(options.__dict__.items()) if k != "extern_libs"}
+    result.backend_options = backend_options_of(options)
+    result.environment = codegen_environment()
     result.python_source = _python_source(spec)
-    result.content_key = content_key(spec, target, result.compile_options, record, opts.line_info)
+    result.content_key = content_key(spec, target, result.compile_options, record, opts.line_info,
+                                     result.backend_options, result.environment)
     result.versions = _versions(target)
 
     captured: dict[str, Any] = {}

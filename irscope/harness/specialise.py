@@ -11,7 +11,8 @@ import os
 from typing import Any
 
 from ..errors import EnvironmentProblem, UsageError
-from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, resolve)
+from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, TensorDesc,
+                           resolve)
 from ..targets import Target
 
 
@@ -33,6 +34,29 @@ class _FakeTensor:
 
     def ptr_range(self) -> int:  # AMD: HIPBackend.is_within_2gb
         return _TYPICAL_TENSOR_BYTES
+
+
+class _DescBase:
+    """The base tensor of a stand-in descriptor: Triton's specialiser reads only its dtype."""
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+    def data_ptr(self) -> int:
+        return TYPICAL_POINTER_ALIGNMENT
+
+
+def tensor_descriptor(desc: TensorDesc):
+    """A real `TensorDescriptor` for a TensorDesc, over a stand-in base: the native specialiser accepts
+    only that class (or a subclass), and reads `base.dtype` and `block_shape` alone. Built without its
+    `__post_init__`, which would ask a torch tensor for its itemsize; the shape was checked on parsing."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    d = TensorDescriptor.__new__(TensorDescriptor)
+    values = {"base": _DescBase(desc.dtype), "shape": list(desc.shape), "strides": list(desc.all_strides),
+              "block_shape": list(desc.block_shape), "padding": desc.padding, "round_f32_to_tf32": False}
+    for f in getattr(TensorDescriptor, "__dataclass_fields__", values):
+        object.__setattr__(d, f, values.get(f))
+    return d
 
 
 def source_of(fn, signature: dict, constexprs: dict, attrs: dict):
@@ -115,6 +139,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
             value = resolved.args[p.name]
             if isinstance(value, Tensor):
                 value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096)
+            elif isinstance(value, TensorDesc):
+                value = tensor_descriptor(value)
         call_args.append(value)
     kwargs = _jit_kwargs(fn)
     if resolved.num_warps is not None:
@@ -148,6 +174,9 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
         elif ty == "constexpr":
             entry.update(kind="constant", value=jsonable(value),
                          why="an integer equal to 1 is specialised into the kernel as a constant")
+        elif ty.startswith("tensordesc"):
+            entry.update(kind="descriptor", value=str(resolved.args[p.name]),
+                         why="a descriptor is specialised on its dtype and block shape only")
         else:
             is_ptr = ty.startswith("*")
             entry["kind"] = "tensor" if is_ptr else "scalar"
@@ -237,20 +266,51 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def content_key(spec: KernelSpec, target: Target, compile_options: dict, record: list[dict], line_info: bool) -> str:
+# Environment variables Triton reads that change the code it emits (not where it caches or what it prints):
+# a snapshot compiled under one of them is another compile. Names with these prefixes count, less the
+# ones below that only move files, print or turn irscope's own capture on.
+_CODEGEN_ENV_PREFIXES = ("TRITON_", "AMDGCN_", "DISABLE_", "NVPTX_", "ROCM_", "HIP_")
+_NOT_CODEGEN = {"TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_DUMP",
+                "TRITON_ALWAYS_COMPILE", "TRITON_PRINT_AUTOTUNING", "TRITON_INTERPRET", "TRITON_CACHE_MANAGER",
+                "TRITON_REMOTE_CACHE_BACKEND", "TRITON_KERNEL_OVERRIDE", "TRITON_STORE_BINARY_ONLY",
+                "TRITON_ENABLE_LLVM_DEBUG", "TRITON_LLVM_DEBUG_ONLY", "TRITON_DEBUG", "TRITON_FRONT_END_DEBUGGING",
+                "DISABLE_LLVM_OPT_PRINT", "TRITON_DEFAULT_FP_FUSION_WARNED"}
+
+
+def codegen_environment() -> dict[str, str]:
+    """The environment variables set now that change what Triton emits (recorded in the snapshot and its
+    content key: AMDGCN_USE_BUFFER_OPS=0, TRITON_F32_DEFAULT=ieee, DISABLE_LLVM_OPT=1 ...)."""
+    env = {k: v for k, v in sorted(os.environ.items())
+           if k.startswith(_CODEGEN_ENV_PREFIXES) and k not in _NOT_CODEGEN and not k.startswith("TRITON_DUMP")}
+    if env.get("TRITON_DEFAULT_FP_FUSION") == "1":  # Triton's default, which specialise() sets to quiet 3.9
+        del env["TRITON_DEFAULT_FP_FUSION"]
+    return env
+
+
+def content_key(spec: KernelSpec, target: Target, compile_options: dict, record: list[dict], line_info: bool,
+                backend_options: dict | None = None, environment: dict | None = None) -> str:
     """A hash of everything that decides a compile's output: the kernel's source (with the jit functions
-    it calls), the target, the options, the specialisation and the Triton version."""
+    it calls), the target, the options (Triton's whole parsed option set: maxnreg, fp fusion...), the
+    specialisation, the code-generating environment and the Triton version."""
     payload = json.dumps({"fn": spec.fn.cache_key, "target": target.as_dict(), "options": compile_options,
+                          "backend_options": backend_options or {}, "environment": environment or {},
                           "specialisation": record, "triton": triton_version(), "line_info": line_info},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def backend_options_of(options) -> dict:
+    """Triton's parsed option set as irscope.json records it."""
+    return {k: jsonable(v) for k, v in sorted(options.__dict__.items()) if k != "extern_libs"}
 
 
 def plan(spec: KernelSpec, target: Target, opts: CompileOptions) -> tuple[str, dict, list[dict]]:
     """The content key, compile options and specialisation of a compile, without compiling."""
     backend, options, signature, constexprs, attrs, record = specialise(spec, target, opts)
     compile_options = compile_options_of(spec, options, constexprs, opts)
-    return content_key(spec, target, compile_options, record, opts.line_info), compile_options, record
+    key = content_key(spec, target, compile_options, record, opts.line_info, backend_options_of(options),
+                      codegen_environment())
+    return key, compile_options, record
 
 
 def warm_up(targets: list[Target] | tuple[Target, ...] = ()) -> None:

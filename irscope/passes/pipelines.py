@@ -1,10 +1,10 @@
 """Two pass pipelines side by side: the passes both run, and those only one runs, and where."""
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..diff.unified import diff_opcodes
 from .timeline import Step, Timeline
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def align_pipelines(a: Timeline, b: Timeline) -> list[Row]:
     ka = [(s.stage, s.name) for s in sa]
     kb = [(s.stage, s.name) for s in sb]
     rows: list[Row] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in diff_opcodes(ka, kb, autojunk=False):
         if tag == "equal":
             rows += [Row("both", sa[i], sb[j]) for i, j in zip(range(i1, i2), range(j1, j2))]
         else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import array
 import enum
-import difflib
 import json
 import lzma
 import sys
@@ -14,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
+from ..diff.unified import unified_diff
 from ..errors import SnapshotError
 from ..store.snapshot import PASSES_DIR
 from .text import canonical_mlir, normalize_line
@@ -154,8 +154,7 @@ class Timeline:
         old, new = self.comparable(before, raw), self.comparable(step.after, raw)
         if self.irs[before].style != self.irs[step.after].style and not raw:
             old, new = canonical_mlir(old), canonical_mlir(new)
-        return list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"before {step.label}",
-                                         f"after {step.label}", lineterm="", n=context))
+        return unified_diff(old.splitlines(), new.splitlines(), f"before {step.label}", f"after {step.label}", context)
 
     def stage_counts(self) -> dict[str, int]:
         return dict(Counter(s.stage for s in self.steps if s.top_level))

@@ -34,6 +34,67 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class TensorDesc:
+    """A host-side tensor descriptor argument (`triton.tools.tensor_descriptor.TensorDescriptor`) of a
+    typical launch: a tensor of `dtype` with this shape and strides, read in blocks of `block_shape`.
+
+    Triton's specialiser sees only the dtype and the block shape (`tensordesc<fp16[64, 64]>`); shape,
+    strides and padding are run-time values, kept here so a launch file says what the program passed.
+    """
+
+    dtype: str
+    shape: tuple[int, ...]
+    block_shape: tuple[int, ...]
+    strides: tuple[int, ...] = ()  # () means contiguous (row-major) over `shape`
+    padding: str = "zero"
+
+    @property
+    def contiguous_strides(self) -> tuple[int, ...]:
+        out, step = [], 1
+        for n in reversed(self.shape):
+            out.append(step)
+            step *= n
+        return tuple(reversed(out))
+
+    @property
+    def all_strides(self) -> tuple[int, ...]:
+        return self.strides or self.contiguous_strides
+
+    def __str__(self) -> str:
+        dims = ",".join(map(str, self.shape))
+        block = ",".join(map(str, self.block_shape))
+        strides = f"/strides[{','.join(map(str, self.strides))}]" if self.strides else ""
+        return f"desc:{self.dtype}[{dims}]/[{block}]{strides}"
+
+
+_DESC = re.compile(r"^desc:(?P<dtype>\w+)\[(?P<shape>[\d,\s]+)\]/\[(?P<block>[\d,\s]+)\]"
+                   r"(?:/strides\[(?P<strides>[\d,\s]+)\])?$")
+
+
+def parse_tensor_desc(text: str) -> TensorDesc:
+    """`desc:fp16[4096,4096]/[64,64]` (optionally `/strides[4096,1]`) -> TensorDesc."""
+    m = _DESC.match(text.strip())
+    example = "write it as desc:DTYPE[SHAPE]/[BLOCK], e.g. --arg a_desc=desc:fp16[4096,4096]/[64,64]"
+    if not m:
+        raise UsageError(f"malformed tensor descriptor '{text}'", example)
+    if m["dtype"] not in DTYPES:
+        raise UsageError(f"unknown tensor dtype '{m['dtype']}' in '{text}'", f"use one of: {', '.join(DTYPES)}")
+    shape, block = _ints(m["shape"]), _ints(m["block"])
+    strides = _ints(m["strides"]) if m["strides"] else ()
+    if not shape or len(shape) != len(block) or (strides and len(strides) != len(shape)) or not 1 <= len(shape) <= 5:
+        raise UsageError(f"tensor descriptor '{text}': shape, block (and strides) need the same rank, 1 to 5",
+                         example)
+    if any(n < 1 for n in shape + block) or any(b & (b - 1) for b in block):
+        raise UsageError(f"tensor descriptor '{text}': sizes must be positive and block sizes powers of two",
+                         example)
+    return TensorDesc(m["dtype"], shape, block, strides)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.split(",") if v.strip())
+
+
+@dataclass(frozen=True)
 class Config:
     """A named point of a kernel's menu: constexprs plus launch options, like a `triton.Config`."""
 
@@ -134,8 +195,11 @@ class CompileOptions:
 
 
 def parse_value(text: str) -> Any:
-    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"), anything else -> the string."""
+    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"),
+    `desc:fp16[4096,4096]/[64,64]` -> TensorDesc, anything else -> the string."""
     text = text.strip()
+    if text.startswith("desc:"):
+        return parse_tensor_desc(text)
     if text.startswith("*"):
         dtype = text[1:]
         const = dtype.startswith("k")
@@ -167,7 +231,8 @@ def parse_assignment(text: str, what: str) -> tuple[str, Any]:
     return name, parse_value(value)
 
 
-EXAMPLES = {"constexpr": "--constexpr BLOCK_M=128", "argument": "--arg K=4096 or --arg a_ptr=*fp16",
+EXAMPLES = {"constexpr": "--constexpr BLOCK_M=128",
+            "argument": "--arg K=4096, --arg a_ptr=*fp16 or --arg a_desc=desc:fp16[4096,4096]/[64,64]",
             "option": "--option maxnreg=128"}
 
 
@@ -192,7 +257,7 @@ def parse_divisibility(items: Sequence[str]) -> tuple[tuple[str | None, int], ..
 # anything compiles: Triton would otherwise fail deep in the kernel's body (a tensor added to an integer),
 # in a later stage (maxnreg=abc at ttgir), or at ptxas (64 warps), and leave a failed snapshot behind.
 
-_KIND_EXAMPLES = {"tensor": "*fp16", "integer": "4096", "number": "0.5", "boolean": "true", "word": "ieee"}
+_KIND_EXAMPLES = {"tensor": "*fp16", "descriptor": "desc:fp16[4096,4096]/[64,64]", "integer": "4096", "number": "0.5", "boolean": "true", "word": "ieee"}
 _OPTION_EXAMPLES = {"integer": "128", "number": "0.5", "boolean": "true", "word": "ieee"}
 
 
@@ -200,6 +265,8 @@ def kind_of(value: Any) -> str:
     """What a parsed value is, in the words a message uses: tensor, boolean, integer, number or word."""
     if isinstance(value, Tensor):
         return "tensor"
+    if isinstance(value, TensorDesc):
+        return "descriptor"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):

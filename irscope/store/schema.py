@@ -172,3 +172,16 @@ def inside(root: Path, path: Path, what: str) -> Path:
         raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
                             "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
     return real
+
+_BASES = list_of(list_of(INT))
+_SHAPED_LAYOUT = obj(("shape", "status"), shape=list_of(INT), status=one_of("ok", "not-available"), by=opt(STR),
+                     note=opt(STR), bases=opt(map_of(_BASES, keys=("register", "lane", "warp", "block", "offset"))),
+                     out_dims=opt(list_of(STR)))
+LAYOUTS_SCHEMA: Check = obj(
+    ("format", "encodings"),
+    format=INT, computed_by=opt(STR), note=opt(STR),
+    encodings=list_of(obj(("name", "attr", "kind", "space", "layouts"), name=STR, attr=STR, kind=STR,
+                          space=one_of("distributed", "shared", "tensor_memory", "other"),
+                          lines=opt(list_of(INT)), layouts=list_of(_SHAPED_LAYOUT))),
+)
+"""layouts.json, format 1 (docs/snapshot-format.md): each encoding of the TTGIR as linear layouts."""

@@ -222,7 +222,7 @@ def _extra_files(path: Path) -> dict[str, Path]:
         for p in sorted(logs.glob("*.log")):
             inside(path, p, f"{LOG_DIR}/{p.name}")
             out[f"log:{p.stem}"] = p
-    for name in ("runs.json", "verify.json", PYTHON_FILE):
+    for name in ("runs.json", "verify.json", "layouts.json", PYTHON_FILE):
         if (path / name).exists() or (path / name).is_symlink():
             inside(path, path / name, name)
             if name != PYTHON_FILE:

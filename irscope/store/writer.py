@@ -34,6 +34,7 @@ def snapshot_meta(result) -> dict:
         "request": opts.to_dict(),
         "compile_options": result.compile_options,
         "backend_options": result.backend_options,
+        **({"environment": result.environment} if getattr(result, "environment", None) else {}),
         "specialisation": result.specialisation,
         "resources": result.resources.as_dict(),
         "times_ms": {k: round(v, 3) for k, v in result.times_ms.items()},

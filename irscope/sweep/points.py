@@ -21,10 +21,11 @@ class SweepPoint:
     options: CompileOptions
     axes: tuple[tuple[str, Any], ...] = ()  # the grid values that chose it, in the file's order
     where: str = ""  # "FILE:LINE" of the entry it came from, for errors found later
+    triton: str = ""  # another Triton release to compile under (harness/envs.py); "" is this process's
 
     def pipeline_point(self):
         from ..harness.batch import Point
-        return Point(self.kernel, self.target, self.options)
+        return Point(self.kernel, self.target, self.options, self.triton)
 
 
 def expand(sweep: Sweep) -> list[SweepPoint]:

@@ -147,16 +147,28 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
     from ..store.folder import snapshot_dir
     from ..targets import get_target
 
+    from ..harness.envs import is_running, variant_for
+    from ..harness.remote import plan_keys
+
+    # Points for another Triton release get their keys from that release (one process per release).
+    foreign: dict[str, list[int]] = {}
+    for i, p in enumerate(points):
+        if p.triton and not is_running(p.triton):
+            foreign.setdefault(p.triton, []).append(i)
+    remote_keys = {i: k for v, idx in foreign.items()
+                   for i, k in zip(idx, plan_keys(v, [(points[i].kernel, points[i].target, points[i].options)
+                                                     for i in idx]))}
     planned = []
     for i, p in enumerate(points):
         try:
             spec = library.load_kernel(p.kernel)
             target = get_target(p.target)
-            key = harness.plan(spec, target, p.options)[0]
+            key = harness.plan(spec, target, p.options)[0] if i not in remote_keys else (remote_keys[i] or "")
         except IrscopeError as e:
             where = f"{p.where}: " if p.where else ""
             raise type(e)(f"{where}{e.message}", e.hint) from None
-        folder = snapshot_dir(Path(out), spec.name, variant_name(spec, p.options), target.name)
+        folder = snapshot_dir(Path(out), spec.name, variant_for(variant_name(spec, p.options), p.triton),
+                              target.name)
         fresh = not force and _recorded_key(folder / META_FILE) == key
         planned.append(PlannedPoint(p, key, folder, fresh))
         if on_progress and (i + 1) % 25 == 0:

@@ -37,6 +37,7 @@ class IrscopeApp(App):
         Binding("m", "mark", "Mark A", show=False),
         Binding("d", "compare", "Compare"),
         Binding("c", "compile", "Compile"),
+        Binding("L", "layouts", "Layouts", show=False),
     ]
 
     def __init__(self, roots: Sequence[Path], out: Path, kernels: Sequence[str] = ()):
@@ -167,6 +168,16 @@ class IrscopeApp(App):
             self.notify("nothing to compare with: mark a snapshot with m, open another, press d", severity="warning")
             return
         self.push_screen(CompareScreen(*pair, snapshots, stage=self.view.stage))
+
+    def action_layouts(self) -> None:
+        """The layout screen for the snapshot being read, at what the TTGIR line under the cursor uses."""
+        from .screens.layouts import LayoutsScreen
+        snapshot = self.view.snapshot
+        if snapshot is None:
+            self.notify("open a snapshot first", severity="warning")
+            return
+        line = self.view.main.cursor + 1 if self.view.stage == "ttgir" else None
+        self.push_screen(LayoutsScreen(snapshot, line))
 
     def action_compile(self) -> None:
         initial = {}

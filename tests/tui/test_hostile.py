@@ -174,6 +174,7 @@ def _rendered(app) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 def test_hostile_snapshots_show_as_damaged_and_never_leak_a_file_outside(hostile):
     async def scenario():
         async with started([hostile]) as (app, pilot):

@@ -46,6 +46,7 @@ class Tmux:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
+@pytest.mark.slow
 def test_irscope_tui_in_tmux_opens_matmul_ttgir_and_quits(compiled, tmp_path):
     tmux = Tmux(f"irscope-test-{os.getpid()}", tmp_path)
     env = f"PYTHONPATH={ROOT} TERM=xterm-256color"

@@ -111,6 +111,7 @@ def test_opens_at_the_stage_being_read_and_steps_through_the_passes(passes_root,
     run(scenario)
 
 
+@pytest.mark.slow
 def test_the_pipeliner_step_shows_the_async_copies_it_added(passes_root, timeline):
     lower = step_named(timeline, "tritongpu-pipeline", "LowerLoops")
 
@@ -142,6 +143,7 @@ def test_the_pipeliner_step_shows_the_async_copies_it_added(passes_root, timelin
     run(scenario)
 
 
+@pytest.mark.slow
 def test_hiding_the_passes_that_changed_nothing(passes_root, timeline):
     async def scenario():
         async with started([passes_root]) as (app, pilot):
@@ -166,6 +168,7 @@ def test_hiding_the_passes_that_changed_nothing(passes_root, timeline):
     run(scenario)
 
 
+@pytest.mark.slow
 def test_a_pattern_jumps_to_the_pass_where_it_first_appears(passes_root, timeline):
     blame = find_pattern(timeline, ASYNC_COPY)
 
@@ -190,6 +193,7 @@ def test_a_pattern_jumps_to_the_pass_where_it_first_appears(passes_root, timelin
     run(scenario)
 
 
+@pytest.mark.slow
 def test_a_line_jumps_to_the_pass_that_introduced_it(passes_root, timeline):
     fence = step_named(timeline, "triton-nvidia-gpu-fence-insertion")
     pipeline_finish = step_named(timeline, "tritongpu-pipeline", "finish")
@@ -250,6 +254,7 @@ def test_a_snapshot_without_a_timeline_says_how_to_record_one(passes_root):
     run(scenario)
 
 
+@pytest.mark.slow
 def test_timeline_screenshot_at_the_pipeliner(passes_root, snap_compare):
     async def before(pilot):
         await settle(pilot)

@@ -179,3 +179,9 @@ def failure_text(snapshot: Snapshot) -> str:
             f"stage:  {err.get('stage', '?')}\n"
             f"error:  {err.get('type', '?')}\n"
             f"stages kept: {kept}\n\n{err.get('message', '')}")
+
+
+def next_landmark(lines: list[int], here: int, forward: bool) -> int:
+    """The first of `lines` after `here` (before it, going back), wrapping around; `lines` is not empty."""
+    candidates = [ln for ln in lines if ln > here] if forward else [ln for ln in lines if ln < here][::-1]
+    return candidates[0] if candidates else (lines if forward else lines[::-1])[0]

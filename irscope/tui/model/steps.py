@@ -86,6 +86,31 @@ def line_stage_problem(stage: str | None) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class TimelineAsk:
+    """What the reader's `p` (`P`: for the line under the cursor) asks of the timeline, or why it cannot."""
+
+    problem: str | None = None  # said as a warning instead of opening the timeline
+    timeout: float | None = None  # how long the warning stays (None: the app's default)
+    line: str | None = None  # the IR line whose pass to find
+
+
+def timeline_ask(snapshot: Snapshot | None, stage: str | None, lines: list[str], cursor: int,
+                 for_line: bool) -> TimelineAsk:
+    """Whether the timeline can open from the reader (`stage`, cursor on `lines[cursor]`), and at what."""
+    if snapshot is None:
+        return TimelineAsk("open a snapshot first (Enter in the tree)")
+    problem = timeline_problem(snapshot)
+    if problem is not None:
+        return TimelineAsk(f"{problem.message}\n{problem.hint}", timeout=10)
+    if not for_line:
+        return TimelineAsk()
+    reason = line_stage_problem(stage or "this tab")
+    if reason is None and not len(lines):
+        reason = f"{stage} is empty"
+    return TimelineAsk(reason) if reason is not None else TimelineAsk(line=lines[cursor])
+
+
 def stage_step(tl: Timeline, stage: str) -> tuple[Step | None, str]:
     """The step whose IR is what the reader shows for `stage` (its last pass), or why there is none."""
     problem = line_stage_problem(stage)

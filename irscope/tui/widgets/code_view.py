@@ -22,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..model.document import Document
+from ..model.matches import match_index, next_match, prefetch_order
 
 
 class CodeView(ScrollView, can_focus=True):
@@ -121,16 +122,9 @@ class CodeView(ScrollView, can_focus=True):
 
     def next_match(self, forward: bool = True) -> int | None:
         """Move the cursor to the next (or previous) matching line, wrapping around; None if none match."""
-        if not self.matches:
-            return None
-        import bisect
-        if forward:
-            k = bisect.bisect_right(self.matches, self.cursor)
-            line = self.matches[k % len(self.matches)]
-        else:
-            k = bisect.bisect_left(self.matches, self.cursor) - 1
-            line = self.matches[k % len(self.matches)]
-        self.go_to(line)
+        line = next_match(self.matches, self.cursor, forward)
+        if line is not None:
+            self.go_to(line)
         return line
 
     def go_to(self, line: int, *, center: bool = True) -> None:
@@ -147,9 +141,7 @@ class CodeView(ScrollView, can_focus=True):
     @property
     def match_index(self) -> int | None:
         """1-based position of the cursor's line among the matches, if it is one."""
-        import bisect
-        k = bisect.bisect_left(self.matches, self.cursor)
-        return k + 1 if k < len(self.matches) and self.matches[k] == self.cursor else None
+        return match_index(self.matches, self.cursor)
 
     # -- cursor -----------------------------------------------------------------------------------------
 
@@ -224,9 +216,7 @@ class CodeView(ScrollView, can_focus=True):
         """Highlight the pages around the visible one in the background, nearest first."""
         from textual.worker import get_current_worker
         worker = get_current_worker()
-        order = list(range(top + page, min(len(document), top + page * (1 + self.PREFETCH_PAGES))))
-        order += list(range(top - 1, max(-1, top - page * self.PREFETCH_PAGES - 1), -1))
-        for i in order:
+        for i in prefetch_order(top, page, len(document), self.PREFETCH_PAGES):
             if worker.is_cancelled or document is not self.document:
                 return
             if not document.is_highlighted(i, shown_to):

@@ -1,15 +1,18 @@
-"""FindBar: the one-line prompt for searching a stage (`/`) and going to a line (`:`)."""
+"""FindBar: the one-line prompt over the status line, asking for a search text (`/`) or a number (`:`).
+
+It only asks; what the answer means is its subclass's business (widgets/navigator.py: `Navigator`).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import Input
+
+SEARCH_HINT = "search (smart case), Enter to find"
+LINE_HINT = "go to line number"
 
 
 class FindBar(Input):
-    """An input that asks for a search text or a line number, and says which it was given."""
+    """An input that asks for a search text or a line number and hands the answer to `answered`."""
 
     # On a layer of its own over the bottom row (the status line): opening and closing it changes no
     # widget's size, so it costs no second layout pass and the code view above keeps its lines.
@@ -22,31 +25,16 @@ class FindBar(Input):
     """
     BINDINGS = [Binding("escape", "close", "Close", show=True)]
 
-    @dataclass
-    class SearchSubmitted(Message):
-        """The reader asked to search for `query`."""
-
-        query: str
-
-    @dataclass
-    class LineRequested(Message):
-        """The reader asked to go to `line` (1-based, as typed)."""
-
-        line: int
-
-    @dataclass
-    class Closed(Message):
-        """The bar was closed without a request."""
-
-    def __init__(self, **kwargs):
+    def __init__(self, find_hint: str = SEARCH_HINT, line_hint: str = LINE_HINT, **kwargs):
         super().__init__(**kwargs)
         self.mode = "search"
+        self.hints = {"search": find_hint, "line": line_hint}
         self.can_focus = False  # closed: out of the focus chain (it keeps its size and its place, so that
         # `open` can focus it at once: keys typed right after `/` or `:` must land here)
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
-        self.placeholder = "search (smart case), Enter to find" if mode == "search" else "go to line number"
+        self.placeholder = self.hints[mode]
         self.value = value
         self.add_class("-open")
         self.styles.visibility = "visible"  # an inline style holds at once (a class waits for the next
@@ -61,17 +49,15 @@ class FindBar(Input):
 
     def action_close(self) -> None:
         self._shut()
-        self.post_message(self.Closed())
+        self.dismissed()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value.strip()
         self._shut()
-        if self.mode == "search":
-            self.post_message(self.SearchSubmitted(text))
-            return
-        try:
-            self.post_message(self.LineRequested(int(text)))
-        except ValueError:
-            self.app.notify(f"'{text}' is not a line number", severity="warning")
-            self.post_message(self.Closed())
+        self.answered(self.mode, event.value.strip())
+
+    def answered(self, mode: str, text: str) -> None:
+        """The user pressed Enter on `text` in `mode` ("search" or "line")."""
+
+    def dismissed(self) -> None:
+        """The user closed the bar without an answer."""

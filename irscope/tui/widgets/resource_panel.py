@@ -1,15 +1,20 @@
 """ResourcePanel: a snapshot's resources and counters, its target and the options it was compiled with."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual import work
+from textual.message import Message
 from textual.widgets import Static
 
+from ...ir.resources import Resources
 from ...store.snapshot import Snapshot
 from ..model.axes import describe
 from ..model.entries import DAMAGE
-from ..model.facts import Facts, resource_rows
+from ..model.facts import Facts, facts_of, resource_rows
 
 
 class ResourcePanel(Static):
@@ -19,7 +24,60 @@ class ResourcePanel(Static):
     ResourcePanel { width: 30; height: 1fr; padding: 0 1; border-left: vkey $panel; overflow-y: auto; }
     """
 
+    @dataclass
+    class Analysed(Message):
+        """A snapshot's counters, occupancy and launchability are ready (analysed in a worker)."""
+
+        snapshot: Snapshot
+        facts: Facts
+        problem: str | None = None
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.snapshot: Snapshot | None = None
+        self.facts: Facts | None = None
+
+    def open(self, snapshot: Snapshot, facts: Facts | None = None) -> None:
+        """Show a snapshot's numbers: its metadata's resources now, the analysis's (unless given) when ready."""
+        self.snapshot = snapshot
+        # Resources are in the snapshot's metadata; counters need the stages read, so they come later.
+        try:
+            self.facts = facts or Facts(resources=snapshot.resources)
+        except DAMAGE as e:
+            self.facts = Facts(resources=Resources())
+            self._warn(f"{snapshot.path}: cannot read its resources: {e}")
+        if facts is None:
+            self.analyse(snapshot)
+
+    def _warn(self, message: str) -> None:
+        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10)
+
+    @work(thread=True, exclusive=True, group="analysis")
+    def analyse(self, snapshot: Snapshot) -> None:
+        try:
+            self.post_message(self.Analysed(snapshot, facts_of(snapshot)))
+        except DAMAGE as e:  # a damaged stage met by the analysis: keep the metadata's numbers, say why
+            message = getattr(e, "message", None) or f"{type(e).__name__}: {e}"
+            self.post_message(self.Analysed(snapshot, Facts(resources=Resources()), message))
+
+    def on_resource_panel_analysed(self, event: Analysed) -> None:
+        if event.snapshot is self.snapshot:
+            if event.problem is not None:
+                self._warn(f"cannot analyse {event.snapshot.label}: {event.problem}")
+                return
+            self.facts = event.facts
+            self.show(event.snapshot, event.facts)
+
+    def toggle(self) -> bool:
+        """Show the panel if hidden, hide it if shown; returns whether it is shown now."""
+        shown = not self.display  # narrow screens hide it by default (CSS), so ask what is shown
+        self.set_class(not shown, "-hidden")
+        self.set_class(shown, "-shown")
+        return shown
+
     def show(self, snapshot: Snapshot | None, facts: Facts | None) -> None:
+        if snapshot is None:
+            self.snapshot = self.facts = None
         if snapshot is None or facts is None:
             self.update(Text("no snapshot", style="dim"))
             return

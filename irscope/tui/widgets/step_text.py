@@ -85,3 +85,21 @@ def blame_note(blame: Blame, steps: int) -> Text:
     else:
         note.append(f" never appears in the {steps} steps (normalised IR)")
     return note
+
+
+def timeline_status(step: Step | None, listed_at: int | None, listed: int, view: str, mode: str, changes: int,
+                    ir_line: int, ir_lines: int, busy: str = "") -> Text:
+    """The timeline's status line: the step, where it is in the list, what is shown of it, what is busy."""
+    text = Text()
+    text.append(" passes ", style="bold reverse")
+    if step is not None:
+        text.append(f" step {step.n}")
+        text.append(f" ({listed_at + 1 if listed_at is not None else '-'}/{listed} listed)", style="dim")
+        if view == "diff":
+            kind = "side by side" if mode == "side" else "unified"
+            text.append(f"  diff ({kind}, normalised): {changes} runs of changes", style="dim")
+        else:
+            text.append(f"  the IR after it, as printed: line {ir_line + 1}/{ir_lines}", style="dim")
+    if busy:
+        text.append(f"  {busy}", style="dim")
+    return text

@@ -1,0 +1,118 @@
+"""`irscope capture [--target T|all] [--out DIR] [--execute] -- PROGRAM ARGS...`: run a program unchanged,
+record every distinct Triton launch it makes into DIR/launches.json, and compile each for the targets.
+
+The program runs in a child process (irscope.harness.capture_boot), like `coverage run`: its output,
+traceback and exit code are its own, and irscope's exit code is the program's when that is not 0.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import CompileError, UsageError
+from ..render.terminal import ProgressLine
+from .options import positive_int, positive_seconds
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("capture", help="run a program and record (and compile) every Triton launch it makes",
+                       description="Run PROGRAM unchanged and record each distinct Triton launch once per "
+                                   "specialisation into DIR/launches.json (docs/capture.md), then compile each for "
+                                   "the targets. Without a GPU, kernels are not executed unless --execute is given "
+                                   "(then Triton's interpreter runs them); on a GPU the real JIT runs.")
+    p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
+                   help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`")
+    p.add_argument("--target", "-t", default="sm_90a",
+                   help="target(s) to compile the captured launches for: sm_90a (default), a list, or all; the "
+                        "first is the one the JIT specialises for while recording without a GPU")
+    p.add_argument("--out", "-o", metavar="DIR", help="where launches.json and the snapshots go "
+                                                    "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--execute", action="store_true",
+                   help="without a GPU, run the kernels in Triton's interpreter so the program's results are real")
+    p.add_argument("--no-compile", action="store_true", help="only record: write launches.json, compile nothing")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
+                   help="give up on a compile after this long (default: 300)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, ui) -> int:
+    from ..store.launches import read_launches, write_launches
+    from ..store.roots import default_out
+    from ..targets import parse_targets
+
+    program = list(args.program)
+    if program[:1] == ["--"]:
+        program = program[1:]
+    if not program:
+        raise UsageError("no program to capture", "put it after --: irscope capture -- python my_model.py")
+    targets = parse_targets(args.target)
+    out = Path(args.out) if args.out else default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    final = out / "launches.json"
+    raw = out / f".launches.json.child-{os.getpid()}"
+    mode = "interpret" if args.execute else "auto"
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+    child = [sys.executable, "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
+             targets[0].name, "--mode", mode, "--", *program]
+    try:
+        code = subprocess.call(child, env=env)
+    except KeyboardInterrupt:
+        code = 130
+    if not raw.is_file():
+        raise UsageError(f"the program ended (exit code {code}) before irscope could write what it captured",
+                         "it was killed or called os._exit; nothing was recorded") if code else \
+            UsageError("the capture wrote no launch file", "rerun with --debug and report this as an irscope bug")
+    try:
+        data = read_launches(raw)
+        write_launches(final, data)
+    finally:
+        raw.unlink(missing_ok=True)
+
+    s = ui.style
+    kernels = {launch["kernel"] for launch in data["launches"]}
+    launches = sum(launch.get("count") or 0 for launch in data["launches"])
+    counted = f", {launches} launches" if any("count" in launch for launch in data["launches"]) else ""
+    ui.print(f"{s('captured', 'bold')}  {len(data['launches'])} specialisations of {len(kernels)} kernels{counted} "
+             f"({data.get('mode')} mode, for {data['captured_for']['name']})  ->  {final}")
+    for item in data.get("skipped") or ():
+        ui.warn(f"not recorded: {item.get('kernel', '?')} at {item.get('first_call') or '?'}: {item['reason']}")
+    if code:
+        ui.warn(f"the program exited with code {code}; what it launched before that is in {final}")
+    if args.no_compile or not data["launches"]:
+        return code
+    failed = compile_launches(ui, final, targets, out, jobs=args.jobs, timeout=args.timeout)
+    if code:
+        return code
+    if failed:
+        raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
+    return 0
+
+
+def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=300.0, line_info=None) -> int:
+    """Compile every launch of a launch file for `targets` into `out`; print one line a point. Returns
+    how many failed."""
+    from ..harness.batch import compile_points
+    from ..harness.launches import launch_points
+
+    points, skipped = launch_points(path, targets, line_info=line_info)
+    for launch_id, target, why in skipped:
+        ui.warn(f"not compiled: {launch_id} for {target}: {why}")
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        progress.update(f"[{p.done}/{p.total}] compiling captured launches")
+
+    try:
+        outcomes = compile_points(points, out, workers=jobs, timeout=timeout, on_progress=on_progress)
+    finally:
+        progress.close()
+    s = ui.style
+    for o in outcomes:
+        status = s("ok", "green") if o.ok else s(o.status, "red", "bold")
+        ui.print(f"{o.label}  {status}  {o.seconds:.1f} s")
+    return sum(not o.ok for o in outcomes)

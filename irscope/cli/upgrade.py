@@ -1,0 +1,243 @@
+"""`irscope upgrade-check --from 3.6.0 --to 3.9.0 [KERNEL...|SWEEP.yaml]`: compile every kernel, config
+and target under two Triton releases and list what changed, worst first; exit 1 when something regressed.
+
+Each point pair is judged in this order (docs/versions.md): does it still compile, can it still launch,
+does it keep its matrix instruction (wgmma, mma.sync, tcgen05, MFMA, WMMA, and their shapes and
+versions), its pipelining (async copies, TMA, shared-memory buffers), no new spills, then registers and
+shared memory (a regression where they lower occupancy, else a change).
+"""
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .envs import prepare
+
+MATRIX = ("ptx.wgmma", "ptx.mma", "ptx.mma.sync", "ptx.tcgen05.mma", "sass.HGMMA", "sass.HMMA", "sass.UTCHMMA",
+          "amdgcn.v_mfma", "amdgcn.v_wmma")
+MATRIX_VERSIONS = ("ttgir.nvidia_mma.version", "ttgir.amd_mfma.version", "ttgir.amd_wmma.version")
+PIPELINE = ("ttgir.async_copy", "ptx.cp.async", "ptx.cp.async.bulk", "ptx.cp.async.bulk.tensor", "sass.LDGSTS",
+            "sass.UTMALDG", "ttgir.async_tma_copy_global_to_local")
+
+
+class Kind(enum.StrEnum):
+    REGRESSION = "regression"
+    CHANGE = "change"
+    IMPROVEMENT = "improvement"
+
+
+CATEGORIES = ("compile", "launch", "matrix", "pipelining", "spills", "registers", "shared", "counters")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that differs between the two releases for one point."""
+
+    kind: Kind
+    category: str  # one of CATEGORIES, worst first
+    text: str
+
+    def rank(self) -> tuple[int, int]:
+        return list(Kind).index(self.kind), CATEGORIES.index(self.category)
+
+
+@dataclass(frozen=True)
+class PointReport:
+    label: str  # kernel/variant/target, without the version
+    old: object  # SweepRow
+    new: object
+    findings: tuple[Finding, ...]
+
+    @property
+    def regressed(self) -> bool:
+        return any(f.kind == Kind.REGRESSION for f in self.findings)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("upgrade-check", help="what a Triton upgrade changes in your kernels (exit 1 on a regression)",
+                       description="Compile every kernel, config and target under two Triton releases (each in its "
+                                   "own environment: `irscope envs`) and list what changed, worst first: "
+                                   "compile failures, launchability, matrix instructions, pipelining and async "
+                                   "copies, spills, registers, shared memory. Exit status 1 when something "
+                                   "regressed, so it can gate an upgrade in CI.")
+    p.add_argument("kernels", nargs="*", metavar="KERNEL|SWEEP.yaml",
+                   help="built-in kernels, FILE.py:FUNCTION, or one sweep file (default: every built-in kernel)")
+    p.add_argument("--from", dest="old", required=True, metavar="VERSION", help="the Triton release you have")
+    p.add_argument("--to", dest="new", required=True, metavar="VERSION", help="the release you move to")
+    p.add_argument("--target", "-t", default="sm_90a", help="targets: sm_90a,gfx942 or all (default: sm_90a)")
+    p.add_argument("--config", metavar="NAME", help="a config name, or all for every kernel's whole menu "
+                                                    "(default: each kernel's default config)")
+    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--all", action="store_true", help="also list points where nothing changed")
+    p.add_argument("--json", action="store_true", help="the findings as JSON")
+    p.set_defaults(run=run)
+
+
+def _points(args, old: str, new: str):
+    from ..spec import CompileOptions
+    from ..spec.library import builtin_specs, config_choices
+    from ..sweep import SweepPoint, expand, load_sweep
+    from ..targets import parse_targets
+
+    if len(args.kernels) == 1 and args.kernels[0].endswith((".yaml", ".yml")):
+        base = expand(load_sweep(args.kernels[0]))
+    else:
+        kernels = args.kernels or [s.name for s in builtin_specs()]
+        base = [SweepPoint(k, t.name, CompileOptions(config=c)) for k in kernels
+                for c in config_choices(k, args.config) for t in parse_targets(args.target)]
+    pairs = [(SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=old),
+              SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=new)) for p in base]
+    return pairs
+
+
+def run(args, ui) -> int:
+    from ..errors import UsageError
+    from ..harness.envs import normalise_version
+    from ..render.terminal import ProgressLine
+    from ..store.roots import default_out
+    from ..sweep import run_points
+
+    old, new = normalise_version(args.old), normalise_version(args.new)
+    if old == new:
+        raise UsageError(f"--from and --to are both {old}", "name two different Triton releases")
+    pairs = _points(args, old, new)
+    prepare([old, new], ui)
+    out = Path(args.out) if args.out else default_out()
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        if p.phase == "compiling":
+            progress.update(f"[{p.done}/{p.total}] compiling {', '.join(p.running[:3])}".rstrip())
+
+    try:
+        result = run_points([p for pair in pairs for p in pair], out, workers=args.jobs, timeout=args.timeout,
+                            on_progress=on_progress)
+    finally:
+        progress.close()
+    rows = result.rows
+    reports = [compare_rows(rows[2 * i], rows[2 * i + 1]) for i in range(len(pairs))]
+    reports.sort(key=lambda r: (min((f.rank() for f in r.findings), default=(9, 9)), r.label))
+    if args.json:
+        ui.print(json.dumps(to_json(old, new, reports), indent=1))
+    else:
+        ui.print(render(old, new, reports, ui, show_all=args.all))
+    return 1 if any(r.regressed for r in reports) else 0
+
+
+def _label(row) -> str:
+    parts = row.label.split("/")
+    if len(parts) == 3:
+        parts[1] = parts[1].split(".triton-")[0]
+    return "/".join(parts)
+
+
+def compare_rows(old, new) -> PointReport:
+    """What changed from `old` (a SweepRow under the old release) to `new`."""
+    label = _label(new)
+    if old.analysis is None or new.analysis is None or old.status != "ok" or new.status != "ok":
+        findings = []
+        if old.status == "ok" and new.status != "ok":
+            findings.append(Finding(Kind.REGRESSION, "compile", f"compiles no more: {new.status}: {new.reason}"))
+        elif old.status != "ok" and new.status == "ok":
+            findings.append(Finding(Kind.IMPROVEMENT, "compile", f"compiles now (was {old.status}: {old.reason})"))
+        elif old.status != "ok":
+            findings.append(Finding(Kind.CHANGE, "compile", f"fails under both ({old.status} / {new.status})"))
+        return PointReport(label, old, new, tuple(findings))
+    return PointReport(label, old, new, tuple(sorted(compare_analyses(old.analysis, new.analysis),
+                                                     key=Finding.rank)))
+
+
+def _has(counters: dict, key: str) -> int:
+    return counters.get(key, 0)
+
+
+def compare_analyses(a, b) -> list[Finding]:
+    """The findings between two analyses of the same point (old release `a`, new release `b`)."""
+    out: list[Finding] = []
+    ca, cb = a.counters, b.counters
+    if a.launch.launchable and not b.launch.launchable:
+        out.append(Finding(Kind.REGRESSION, "launch", "cannot launch any more: " + "; ".join(b.launch.reasons)))
+    elif not a.launch.launchable and b.launch.launchable:
+        out.append(Finding(Kind.IMPROVEMENT, "launch", "launches now (was: " + "; ".join(a.launch.reasons) + ")"))
+    for key in MATRIX:
+        va, vb = _has(ca, key), _has(cb, key)
+        if va and not vb:
+            out.append(Finding(Kind.REGRESSION, "matrix", f"{key} lost ({va:,} → 0)"))
+        elif vb and not va:
+            out.append(Finding(Kind.IMPROVEMENT, "matrix", f"{key} gained (0 → {vb:,})"))
+        shapes_a = {k for k in ca if k.startswith(key + ".") and ca[k]}
+        shapes_b = {k for k in cb if k.startswith(key + ".") and cb[k]}
+        if va and vb and shapes_a != shapes_b:
+            out.append(Finding(Kind.CHANGE, "matrix", f"{key} shape {', '.join(sorted(shapes_a)) or '-'} → "
+                                                      f"{', '.join(sorted(shapes_b)) or '-'}"))
+    for key in MATRIX_VERSIONS:
+        va, vb = ca.get(key), cb.get(key)
+        if va is not None and vb is not None and va != vb:
+            out.append(Finding(Kind.REGRESSION if vb < va else Kind.IMPROVEMENT, "matrix", f"{key} {va} → {vb}"))
+    for key in PIPELINE:
+        va, vb = _has(ca, key), _has(cb, key)
+        if va and not vb:
+            out.append(Finding(Kind.REGRESSION, "pipelining", f"{key} lost ({va:,} → 0)"))
+        elif vb and not va:
+            out.append(Finding(Kind.IMPROVEMENT, "pipelining", f"{key} gained (0 → {vb:,})"))
+    ba, bb = ca.get("ttgir.shared.buffers"), cb.get("ttgir.shared.buffers")
+    if ba is not None and bb is not None and ba != bb:
+        out.append(Finding(Kind.REGRESSION if bb < ba else Kind.CHANGE, "pipelining",
+                           f"shared-memory buffers {ba} → {bb}"))
+    ra, rb = a.resources, b.resources
+    sa, sb = (ra.spill_stores or 0) + (ra.spill_loads or 0), (rb.spill_stores or 0) + (rb.spill_loads or 0)
+    if sb > sa:
+        out.append(Finding(Kind.REGRESSION, "spills", f"spills {sa:,} → {sb:,}"))
+    elif sb < sa:
+        out.append(Finding(Kind.IMPROVEMENT, "spills", f"spills {sa:,} → {sb:,}"))
+    occ_a = a.occupancy.value if a.occupancy else None
+    occ_b = b.occupancy.value if b.occupancy else None
+    lower = occ_a is not None and occ_b is not None and occ_b < occ_a
+    occ = f", occupancy {occ_a} → {occ_b} {a.occupancy.unit}" if lower else ""
+    for category, name, va, vb, unit in (("registers", "registers", ra.registers, rb.registers, "/thread"),
+                                         ("shared", "shared memory", ra.shared, rb.shared, " B")):
+        if va is None or vb is None or va == vb:
+            continue
+        limiter = b.occupancy.limiter if b.occupancy else ""
+        worse = vb > va and lower and (limiter in (name, "vgprs", "lds") or category == "registers" and
+                                       limiter == "registers")
+        kind = Kind.REGRESSION if worse else Kind.IMPROVEMENT if vb < va else Kind.CHANGE
+        out.append(Finding(kind, category, f"{name} {va:,} → {vb:,}{unit}" + (occ if worse else "")))
+    changed = [k for k in sorted(set(ca) | set(cb)) if ca.get(k, 0) != cb.get(k, 0)]
+    if changed:
+        shown = ", ".join(f"{k} {ca.get(k, 0):,} → {cb.get(k, 0):,}" for k in changed[:4])
+        more = f" (+{len(changed) - 4} more)" if len(changed) > 4 else ""
+        noun = "counter differs" if len(changed) == 1 else "counters differ"
+        out.append(Finding(Kind.CHANGE, "counters", f"{len(changed)} {noun}: {shown}{more}"))
+    return out
+
+
+def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
+    s = ui.style
+    colour = {Kind.REGRESSION: "red", Kind.CHANGE: "yellow", Kind.IMPROVEMENT: "green"}
+    lines = [s(f"Triton {old} → {new}: {len(reports)} points", "bold"), ""]
+    for r in reports:
+        if not r.findings and not show_all:
+            continue
+        lines.append(s(r.label, "bold") + ("" if r.findings else "  unchanged"))
+        for f in r.findings:
+            lines.append(f"  {s(f'{f.kind:<11}', colour[f.kind])} {f.category:<10} {f.text}")
+    counts = {k: sum(1 for r in reports for f in r.findings if f.kind == k) for k in Kind}
+    same = sum(1 for r in reports if not r.findings)
+    regressed = sum(1 for r in reports if r.regressed)
+    lines += ["", f"{regressed} of {len(reports)} points regressed; {counts[Kind.REGRESSION]} regressions, "
+                  f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} unchanged"
+                  + ("" if show_all or not same else " (--all lists them)")]
+    return "\n".join(lines)
+
+
+def to_json(old: str, new: str, reports) -> dict:
+    return {"from": old, "to": new, "regressed": any(r.regressed for r in reports),
+            "points": [{"point": r.label, "from": str(r.old.path or ""), "to": str(r.new.path or ""),
+                        "regressed": r.regressed,
+                        "findings": [{"kind": str(f.kind), "category": f.category, "text": f.text}
+                                     for f in r.findings]} for r in reports]}

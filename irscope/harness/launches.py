@@ -1,0 +1,203 @@
+"""Compiling a launch file: each captured launch as a KernelSpec and the points of `compile_points`.
+
+Loading a launch as a kernel RUNS ITS KERNEL'S PYTHON SOURCE (docs/capture.md): the module it was
+defined in is imported when it is importable here and unchanged since the capture; otherwise the
+source the file holds is run, its definitions only (imports, functions, classes, assignments; not its
+`if __name__ == "__main__":` part). irscope does this only for launch files named on the command line.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import linecache
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..spec import launches as spec_launches
+from ..spec.kernel import KernelSpec
+from ..store.launches import read_launches
+from ..targets import Target
+
+_namespaces: dict[tuple[str, str], dict] = {}
+
+
+def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
+    """`LAUNCHES.json:ID` -> (the KernelSpec of that launch, the launch)."""
+    path, launch_id = spec_launches.split_ref(ref)
+    data = read_launches(Path(path))
+    launch = spec_launches.find_launch(data, launch_id, path)
+    kernel = data["kernels"][launch["kernel"]]
+    fn = _jit_function(launch["kernel"], kernel)
+    args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
+    return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
+                      description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
+
+
+def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None):
+    """(points to compile, (launch id, target, why) for each one that cannot be compiled for a target)."""
+    from .batch import Point
+    from .specialise import specialise, target_option_fields
+
+    data = read_launches(path)
+    points, skipped = [], []
+    for launch in data["launches"]:
+        ref = f"{Path(path).resolve()}:{launch['id']}"
+        try:
+            spec, _ = load_launch_kernel(ref)
+        except UsageError as e:
+            skipped += [(launch["id"], t.name, e.message) for t in targets]
+            continue
+        _, _, divisibility = spec_launches.arg_values(launch, lambda v: v)
+        for target in targets:
+            fields = target_option_fields(target)
+            opts = spec_launches.compile_options(launch, divisibility, fields.__contains__, line_info)
+            try:
+                _, _, signature, _, attrs, _ = specialise(spec, target, opts)
+            except UsageError as e:  # 32 warps on a 64-wide AMD wave, a dtype the target lacks...
+                skipped.append((launch["id"], target.name, e.message))
+                continue
+            if target.name == (data.get("captured_for") or {}).get("name"):
+                got = specialisation_of(spec.fn, signature, attrs)
+                want = [a.get("specialised") for a in launch["args"]]
+                if got != want:  # the device-less compile would not be the captured one: say so, skip it
+                    skipped.append((launch["id"], target.name, f"device-less specialisation {got} differs from "
+                                                               f"the captured {want}"))
+                    continue
+            points.append(Point(ref, target.name, opts))
+    return points, skipped
+
+
+def specialisation_of(fn, signature: dict, attrs: dict) -> list[str]:
+    """Each parameter as the capture writes its `specialised` field: `*fp16:D16`, `i32`, `constexpr`."""
+    out = []
+    for i, p in enumerate(fn.params):
+        div = next((a[1] for a in attrs.get((i,), ()) if a[0] == "tt.divisibility"), 1)
+        out.append(str(signature.get(p.name, "")) + (f":D{div}" if div > 1 else ""))
+    return out
+
+
+# -- the kernel's function ------------------------------------------------------------------------------
+def _jit_function(kernel_id: str, kernel: dict):
+    ns = _namespace(kernel)
+    obj: Any = ns
+    for part in (kernel.get("qualname") or kernel["function"]).split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            break
+    for _ in range(8):  # autotune / heuristics / library wrappers around the jit function
+        if obj is None or _is_jit(obj) or not hasattr(obj, "fn"):
+            break
+        obj = obj.fn
+    if _is_jit(obj) and (getattr(obj, "_src", None) or getattr(obj, "src", "")) == kernel["src"]:
+        return obj
+    return _rebuilt(kernel_id, kernel, ns)  # defined inside a function, or changed since: the recorded src
+
+
+def _rebuilt(kernel_id: str, kernel: dict, ns: dict):
+    """A JITFunction made from the recorded `src` (the text the JIT compiled), in the module's namespace."""
+    from triton.runtime.jit import JITFunction
+    name = f"<irscope-launch {kernel_id}>"
+    _remember_source(name, kernel["src"])
+    scope = dict(ns)
+    try:
+        exec(compile(kernel["src"], name, "exec"), scope)  # noqa: S102 - documented: compiling runs the kernel's source
+    except Exception as e:  # noqa: BLE001 - the user's code can raise anything
+        raise UsageError(f"the recorded source of {kernel_id} does not run here: {type(e).__name__}: {e}",
+                         "install what the captured program imported, then compile again") from None
+    raw = scope.get(kernel["function"])
+    if raw is None:
+        raise UsageError(f"the recorded source of {kernel_id} defines no '{kernel['function']}'",
+                         "capture the program again")
+    jit = kernel.get("jit") or {}
+    return JITFunction(raw, do_not_specialize=jit.get("do_not_specialize") or None,
+                       do_not_specialize_on_alignment=jit.get("do_not_specialize_on_alignment") or None,
+                       debug=jit.get("debug") or None, noinline=jit.get("noinline") or None)
+
+
+def _namespace(kernel: dict) -> dict:
+    """The globals the kernel was defined in: its module if importable and unchanged, else its recorded
+    module source, definitions only, as a private module."""
+    module, source, file = kernel.get("module") or "", kernel.get("module_source") or "", kernel.get("file") or ""
+    key = (module, hashlib.sha1(source.encode()).hexdigest())
+    if key in _namespaces:
+        return _namespaces[key]
+    ns = None
+    if module and module != "__main__" and not kernel.get("generated"):
+        try:
+            mod = importlib.import_module(module)
+            if not source or _text(getattr(mod, "__file__", None)) == source:
+                ns = vars(mod)
+        except Exception:  # noqa: BLE001 - not importable here: run the recorded source instead
+            ns = None
+    if ns is None:
+        ns = _definitions_module(key[1], module, source, file)
+    _namespaces[key] = ns
+    return ns
+
+
+def _definitions_module(digest: str, module: str, source: str, file: str) -> dict:
+    import triton
+    import triton.language as tl
+    name = f"irscope_launches.m{digest[:12]}"
+    mod = types.ModuleType(name)
+    mod.__dict__.update(triton=triton, tl=tl)
+    if module and "." in module:
+        mod.__package__ = module.rpartition(".")[0]  # relative imports resolve against the original package
+    sys.modules[name] = mod
+    if not source:
+        return vars(mod)
+    filename = file or f"<irscope-launch {name}>"
+    _remember_source(filename, source)
+    mod.__file__ = filename
+    try:
+        statements = spec_launches.definitions(source)
+    except SyntaxError as e:
+        raise UsageError(f"the recorded source of {file or module} does not parse: {e.msg}",
+                         "capture the program again") from None
+    for node in statements:
+        code = compile(__import__("ast").Module(body=[node], type_ignores=[]), filename, "exec")
+        try:
+            exec(code, vars(mod))  # noqa: S102 - documented: compiling runs the kernel's source
+        except Exception:  # noqa: BLE001 - a definition that needs the program's state; the kernel may not
+            continue
+    return vars(mod)
+
+
+def _remember_source(filename: str, text: str) -> None:
+    # inspect.getsourcelines (which @triton.jit calls) reads through linecache; an mtime of None keeps
+    # the entry there (linecache.checkcache leaves such entries alone).
+    lines = text.splitlines(keepends=True)
+    linecache.cache[filename] = (len(text), None, lines, filename)
+
+
+def _text(path: str | None) -> str | None:
+    try:
+        return Path(path).read_text() if path else None
+    except OSError:
+        return None
+
+
+def _is_jit(obj) -> bool:
+    from triton.runtime.jit import JITFunction
+    return isinstance(obj, JITFunction)
+
+
+def _decode_constexpr(fn):
+    def decode(v):
+        import triton.language as tl
+        if isinstance(v, dict):
+            if "tl_dtype" in v:
+                return tl.dtype(v["tl_dtype"])
+            if "tuple" in v:
+                return tuple(decode(x) for x in v["tuple"])
+            if "jit_function" in v:
+                found = fn.__globals__.get(v["jit_function"].rpartition(".")[2])
+                if found is None:
+                    raise UsageError(f"constexpr jit function '{v['jit_function']}' is not in "
+                                     f"{fn.__module__} here", "capture the program again")
+                return found
+        return v
+    return decode

@@ -1,0 +1,146 @@
+"""Compile under another Triton release: `<env>/bin/python -m irscope.harness.remote JOB.json RESULT.json`.
+
+The parent (batch.py's worker, in its crash-isolated child) writes a job: the point (kernel, target,
+options), the snapshot root and the variant folder to use; this process, running the env's Triton with
+irscope's code on PYTHONPATH (envs.child_environment), compiles it exactly as `compile_one` does,
+writes the snapshot folder, and writes the outcome as JSON. A crash here is a non-zero exit status that
+the parent reports as this point's crash. `--plan` instead writes the content keys of a list of points
+under this Triton (no compile), so that sweeps can tell which folders are fresh.
+
+The job is JSON made by irscope, not a pickle: the two processes may run different Pythons' pickles of
+different irscope objects, and JSON keeps the boundary plain.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from ..spec.kernel import CompileOptions
+
+
+def options_to_json(options: CompileOptions) -> dict:
+    return asdict(options)
+
+
+def options_from_json(data: dict) -> CompileOptions:
+    fields = dict(data)
+    for name in ("constexprs", "backend_options", "divisibility", "args"):
+        if name in fields and fields[name] is not None:
+            fields[name] = tuple(tuple(x) if isinstance(x, list) else x for x in fields[name])
+    return CompileOptions(**fields)
+
+
+def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: float | None, workdir: Path) -> dict:
+    """Run one job in the env's interpreter and return its result dict; a crash or timeout is a result
+    too ({"status": "crashed"|"timeout", "message": ...})."""
+    job_file, result_file = workdir / "job.json", workdir / "result.json"
+    job_file.write_text(json.dumps(job, default=str))
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([str(python), "-m", "irscope.harness.remote", str(job_file), str(result_file)],
+                              env=env_vars, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "message": f"killed after {timeout:g} s"}
+    try:
+        return json.loads(result_file.read_text())
+    except (OSError, ValueError):
+        pass
+    if proc.returncode < 0:
+        try:
+            what = f"was killed by signal {signal.Signals(-proc.returncode).name}"
+        except ValueError:
+            what = f"was killed by signal {-proc.returncode}"
+    else:
+        what = f"exited with status {proc.returncode}"
+    tail = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()][-1:]
+    return {"status": "crashed", "message": f"the compiler process {what}" + (f": {tail[0][:300]}" if tail else ""),
+            "seconds": time.monotonic() - started}
+
+
+def plan_keys(version: str, points: list[tuple[str, str, CompileOptions]]) -> list[str | None]:
+    """The content keys of (kernel, target, options) points under Triton `version`, computed by that
+    version's interpreter in one process (no compile); None where a point could not be planned."""
+    import shutil
+    import tempfile
+    from .envs import child_environment, ensure_env
+
+    env, _ = ensure_env(version)
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-plan-"))
+    try:
+        job = {"mode": "plan", "points": [{"kernel": k, "target": t, "options": options_to_json(o)}
+                                          for k, t, o in points]}
+        r = run_remote(env.python, child_environment(env), job, timeout=600, workdir=workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    keys = r.get("keys") if r.get("status") == "ok" else None
+    return list(keys) if isinstance(keys, list) and len(keys) == len(points) else [None] * len(points)
+
+
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _compile(job: dict) -> dict:
+    from . import compile_kernel
+    from ..errors import IrscopeError
+    from .batch import load_kernel
+    from ..store.folder import snapshot_dir, write_folder
+    from ..store.writer import snapshot_files
+    from ..targets import get_target
+
+    started = time.perf_counter()
+    try:
+        spec = load_kernel(job["kernel"])
+        target = get_target(job["target"])
+        log = Path(job["log"]) if job.get("log") else None
+        result = compile_kernel(spec, target, options_from_json(job["options"]), capture_fds=True, log_path=log)
+    except IrscopeError as e:
+        return {"status": "usage", "message": e.message, "hint": e.hint or ""}
+    result.variant = result.variant + job.get("suffix", "")
+    out = Path(job["out"])
+    folder = snapshot_dir(out, spec.name, result.variant, target.name)
+    write_folder(folder, snapshot_files(result))
+    t = os.times()
+    return {"status": "ok" if result.ok else "failed", "path": str(folder), "variant": result.variant,
+            "error": result.error, "seconds": time.perf_counter() - started, "cpu_seconds": t.user + t.system,
+            "label": folder.relative_to(out).as_posix()}
+
+
+def _plan(job: dict) -> dict:
+    from . import plan
+    from .batch import load_kernel
+    from ..targets import get_target
+
+    keys = []
+    for p in job["points"]:
+        try:
+            keys.append(plan(load_kernel(p["kernel"]), get_target(p["target"]),
+                             options_from_json(p["options"]))[0])
+        except Exception:  # noqa: BLE001 - that point is then compiled, and its error reported there
+            keys.append(None)
+    return {"status": "ok", "keys": keys}
+
+
+def main(argv: list[str]) -> int:
+    _die_with_parent()
+    job = json.loads(Path(argv[0]).read_text())
+    result = _plan(job) if job.get("mode") == "plan" else _compile(job)
+    tmp = Path(argv[1] + ".part")
+    tmp.write_text(json.dumps(result))
+    tmp.replace(argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

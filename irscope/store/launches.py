@@ -1,0 +1,109 @@
+"""The launch file `irscope capture` writes (docs/capture.md): every distinct Triton launch of a program,
+once per specialisation, as JSON a person can read.
+
+Reading one is safe: plain JSON, checked field by field against LAUNCHES_SCHEMA before anything uses it;
+nothing in it is run on load. (Compiling a launch later runs its kernel's Python source: that is
+irscope.spec.launches, for files the user names.) Writing is atomic: a temporary file beside it, renamed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from ..errors import SnapshotError, UsageError
+from .schema import ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, either, list_of, map_of, obj, one_of, opt, validate
+
+FORMAT = "irscope-launches"
+VERSION = 1
+
+_INTS = list_of(INT)
+ARG_KINDS = ("tensor", "int", "float", "bool", "none", "descriptor", "constexpr")
+
+_ARG: Check = obj(
+    ("name", "kind"), name=STR, kind=one_of(*ARG_KINDS),
+    dtype=opt(STR), divisibility=opt(INT), value=ANY, value_known=opt(BOOL),
+    shape=opt(_INTS), strides=opt(_INTS), block_shape=opt(_INTS), padding=opt(STR),
+    specialised=opt(STR),  # what the JIT's specialiser made of it: "*fp16:D", "i32", "constexpr"
+)
+
+_KERNEL: Check = obj(
+    ("name", "function", "src"),
+    name=STR, function=STR, module=opt(STR), qualname=opt(STR), file=opt(STR), first_line=opt(INT),
+    generated=opt(BOOL), src=STR, module_source=opt(STR), jit=opt(map_of(ANY)),
+    autotune=opt(obj(("configs",), configs=list_of(map_of(ANY)), key=opt(list_of(STR)),
+                     wrappers=opt(list_of(STR)))),
+)
+
+_LAUNCH: Check = obj(
+    ("id", "kernel", "variant", "args"),
+    id=STR, kernel=STR, variant=STR, via=opt(one_of("jit", "compile")),
+    args=list_of(_ARG), options=opt(map_of(SCALAR)), grid=opt(list_of(INT)),
+    count=opt(INT), first_call=opt(STR), autotune_config=opt(INT), line_info=opt(BOOL),
+    specialisation=opt(map_of(ANY)), jit_stages=opt(map_of(STR)),
+)
+
+LAUNCHES_SCHEMA: Check = obj(
+    ("format", "version", "kernels", "launches"),
+    format=one_of(FORMAT), version=INT, created=opt(STR), program=opt(list_of(STR)),
+    mode=opt(one_of("record", "interpret", "gpu")), exit_code=opt(INT),
+    captured_for=opt(obj(("name",), name=STR, backend=opt(STR),
+                         arch=opt(either(INT, STR, "an integer or a string")), warp_size=opt(INT))),
+    versions=opt(map_of(SCALAR)),
+    kernels=map_of(_KERNEL), launches=list_of(_LAUNCH),
+    skipped=opt(list_of(obj(("reason",), kernel=opt(STR), reason=STR, first_call=opt(STR)))),
+)
+"""The launch file, format 1 (docs/capture.md). Unknown keys are allowed; later versions add some."""
+
+def check_launches(data: Any, source: Path) -> dict:
+    """`data` as a launch file, or SnapshotError naming the field that does not fit."""
+    validate(data, LAUNCHES_SCHEMA, source, "capture it again with irscope capture (the format is in docs/capture.md)")
+    if data["version"] > VERSION:
+        raise SnapshotError(f"{source} is a launch file of version {data['version']}; this irscope reads "
+                            f"version {VERSION}", "upgrade irscope, or capture again with this one")
+    for i, launch in enumerate(data["launches"]):
+        if launch["kernel"] not in data["kernels"]:
+            raise SnapshotError(f"{source} is damaged: launches[{i}] names kernel '{launch['kernel']}', "
+                                "which the file does not hold", "capture it again with irscope capture")
+    return data
+
+
+def read_launches(path: Path) -> dict:
+    """A launch file, read as plain JSON and checked (never executed)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"launch file '{path}' does not exist",
+                         "write one with: irscope capture -- python your_program.py") from None
+    except OSError as e:
+        raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SnapshotError(f"{path} is not a launch file: {e}", "give the launches.json irscope capture wrote") from None
+    return check_launches(data, path)
+
+
+def is_launch_file(path: Path) -> bool:
+    """A `.json` file (by name): `irscope compile` takes those as launch files."""
+    return str(path).endswith(".json")
+
+
+def write_launches(path: Path, data: dict) -> None:
+    """Check, then write atomically: readers see the old file or the new one, never half of one."""
+    path = Path(path)
+    try:
+        LAUNCHES_SCHEMA(data, "")
+    except _Invalid as e:  # a bug in the recorder, not the user's doing
+        raise SnapshotError(f"refusing to write {path}: {e}", "report this as an irscope bug") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,247 @@
+"""Layouts: the maps irscope computes from the bases Triton gives, checked against hand-derived
+expectations on the built-in matmul (compiled once for sm_80, sm_90a and gfx942); irscope's own
+conversion against Triton's; the convert and bank-conflict rules; layouts.json through the store."""
+import json
+import shutil
+
+import pytest
+
+from irscope.cli import main
+from irscope.errors import SnapshotError
+from irscope.layouts import fallback
+from irscope.layouts.cost import Movement, bank_conflicts, classify
+from irscope.layouts.gf2 import LinearLayout
+from irscope.layouts.report import access_reports, convert_reports, load_layouts
+from irscope.layouts.views import hardware_view, tensor_view
+from irscope.store import load_snapshot
+
+TARGETS = ("sm_80", "sm_90a", "gfx942")
+
+
+@pytest.fixture(scope="module")
+def snaps(tmp_path_factory):
+    from irscope.harness.batch import Point, compile_points
+    out = tmp_path_factory.mktemp("layouts")
+    outcomes = compile_points([Point("matmul", t) for t in TARGETS], out, layouts=True)
+    assert all(o.ok for o in outcomes)
+    return {o.point.target: load_snapshot(o.path) for o in outcomes}
+
+
+def layout(snaps, target, name, shape=None):
+    enc = load_layouts(snaps[target]).find(name)
+    sl = enc.at(shape)
+    assert sl.layout is not None, sl.note
+    return sl.layout
+
+
+def test_compile_stores_layouts_json_with_triton_bases(snaps):
+    for t, snap in snaps.items():
+        ls = load_layouts(snap)
+        assert ls.computed_by.startswith("triton"), (t, ls.note)
+        kinds = {e.kind for e in ls.encodings}
+        assert {"blocked", "slice"} <= kinds
+    assert "nvidia_mma" in {e.kind for e in load_layouts(snaps["sm_80"]).encodings}
+    assert "amd_mfma" in {e.kind for e in load_layouts(snaps["gfx942"]).encodings}
+
+
+def test_blocked_layout_maps_threads_to_elements_as_derived_by_hand(snaps):
+    # #blocked1 on sm_90a: sizePerThread [1, 8], threadsPerWarp [4, 8], warpsPerCTA [8, 1], order [1, 0].
+    ll = layout(snaps, "sm_90a", "blocked1", (128, 64))
+    assert ll.apply(warp=0, lane=0, register=1) == (0, 1)  # 8 contiguous columns per thread
+    assert ll.apply(warp=0, lane=1, register=0) == (0, 8)  # 8 lanes along a row of 64
+    assert ll.apply(warp=0, lane=8, register=0) == (1, 0)  # then 4 rows per warp
+    assert ll.apply(warp=1, lane=15, register=15) == (37, 63)  # the tile repeats every 32 rows in registers
+    for w in range(8):
+        assert ll.owners[(4 * w, 0)] == [(w, 0, 0)]  # each warp owns 4 rows
+    assert ll.injective
+
+
+def test_mma_v2_accumulator_is_the_mma_sync_fragment(snaps):
+    # sm_80 #mma: mma.sync m16n8, warpsPerCTA [2, 4]: lane l holds row l/4 (+8 for c2, c3), columns 2(l%4)+{0,1}.
+    ll = layout(snaps, "sm_80", "mma", (128, 256))
+    assert ll.apply(lane=5, register=0) == (1, 2)
+    assert ll.apply(lane=5, register=3) == (9, 3)
+    for w in range(8):
+        assert ll.apply(warp=w, lane=0, register=0) == (16 * (w // 4), 8 * (w % 4))
+
+
+def test_mma_v3_accumulator_is_the_wgmma_fragment(snaps):
+    # sm_90a #mma: wgmma 16x256 per warp, warpsPerCTA [8, 1]; registers walk c0,c1 (+1 col), c2,c3 (+8 rows),
+    # then 8 columns further.
+    ll = layout(snaps, "sm_90a", "mma", (128, 256))
+    assert ll.apply(lane=6, register=7) == (9, 13)
+    assert ll.size("register") == 128
+    for w in range(8):
+        assert ll.apply(warp=w, lane=0, register=0) == (16 * w, 0)
+
+
+def test_dot_operand_a_broadcasts_over_the_warps_along_n(snaps):
+    # sm_80 A operand (opIdx 0, kWidth 2) of mma.sync m16n8k16: a0 = (g, 2t..2t+1), a1 = (g+8, ..), a2 = (g, 2t+8..).
+    ll = layout(snaps, "sm_80", "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>", (128, 16))
+    assert [ll.apply(lane=6, register=r) for r in range(5)] == [(1, 4), (1, 5), (9, 4), (9, 5), (1, 12)]
+    for w in range(8):
+        assert ll.apply(warp=w, lane=0, register=0) == (16 * (w // 4), 0)
+    assert [o[0] for o in ll.owners[(0, 0)]] == [0, 1, 2, 3]  # the four warps along N hold the same A rows
+    assert not ll.injective
+
+
+def test_amd_mfma_transposed_accumulator(snaps):
+    # gfx942 #mma: mfma 32x32x8, isTransposed: row = lane % 32, col = 8(i/4) + 4(lane/32) + i%4 for register i < 16.
+    ll = layout(snaps, "gfx942", "mma", (128, 256))
+    assert ll.size("lane") == 64
+    assert ll.apply(lane=33, register=5) == (1, 13)
+    for w in range(8):
+        assert ll.apply(warp=w, lane=0, register=0) == (32 * (w // 4), 32 * (w % 4))
+
+
+def test_swizzled_shared_offsets_xor_the_row_into_the_column(snaps):
+    # sm_80 #shared: vec 8, perPhase 1, maxPhase 8, order [1, 0]: col = c ^ ((row % 8) * 8), 64 columns a row.
+    ll = layout(snaps, "sm_80", "shared", (128, 64))
+    assert ll.apply(offset=64) == (1, 8)
+    assert ll.apply(offset=130) == (2, 18)
+    assert ll.apply(offset=8 * 64) == (8, 0)  # the phase wraps after 8 rows
+    assert ll.offsets[(2, 18)] == 130
+    assert ll == fallback.convert(load_layouts(snaps["sm_80"]).find("shared").attr, (128, 64))
+
+
+def test_nvmma_128b_swizzle_equals_swizzled_8_1_8(snaps):
+    nv = layout(snaps, "sm_90a", "shared", (128, 64))
+    assert nv.bases == fallback.swizzled("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+                                         (128, 64)).bases
+
+
+def test_irscope_conversion_agrees_with_triton_where_it_has_one(snaps):
+    checked = 0
+    for t, snap in snaps.items():
+        for enc in load_layouts(snap).encodings:
+            for sl in enc.layouts:
+                if sl.by != "triton":
+                    continue
+                try:
+                    ours = fallback.convert(enc.attr, sl.shape)
+                except fallback.Unsupported:
+                    continue
+                assert ours == sl.layout, (t, enc.name, sl.shape)
+                checked += 1
+    assert checked >= 30
+
+
+def test_views_print_like_tritons_layout_printer():
+    gl = pytest.importorskip("triton.experimental.gluon.language")
+    blk = gl.BlockedLayout([1, 2], [4, 8], [2, 1], [1, 0])
+    ll = fallback.blocked("#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], "
+                          "order = [1, 0]}>", (8, 8))
+    assert tensor_view(ll) == blk.format_tensor_view([8, 8])
+    assert hardware_view(ll) == blk.format_hardware_view([8, 8])
+    sh = gl.SwizzledSharedLayout(2, 1, 4, [1, 0])
+    sll = fallback.swizzled("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>", (4, 8))
+    assert tensor_view(sll) == sh.format_tensor_view([4, 8])
+    assert hardware_view(sll) == sh.format_hardware_view([4, 8])
+
+
+def test_convert_rule_tells_registers_shuffles_and_shared_memory_apart(snaps):
+    lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]
+    base = LinearLayout.of({"register": [[0, 1], [8, 0]], "lane": lane, "warp": [[16, 0], [0, 8]], "block": []}, (32, 16))
+    regs_swapped = LinearLayout.of({"register": [[8, 0], [0, 1]], "lane": lane, "warp": [[16, 0], [0, 8]],
+                                    "block": []}, (32, 16))
+    lane_reg_swapped = LinearLayout.of({"register": [[0, 2], [8, 0]], "lane": [[0, 1]] + lane[1:],
+                                        "warp": [[16, 0], [0, 8]], "block": []}, (32, 16))
+    warp_lane_swapped = LinearLayout.of({"register": [[0, 1], [8, 0]], "lane": [[16, 0]] + lane[1:],
+                                         "warp": [[0, 2], [0, 8]], "block": []}, (32, 16))
+    assert classify(base, base).movement == Movement.REGISTERS
+    assert classify(base, regs_swapped).movement == Movement.REGISTERS
+    assert classify(base, lane_reg_swapped).movement == Movement.SHUFFLE
+    assert classify(base, warp_lane_swapped).movement == Movement.SHARED
+    # The matmul epilogue: the accumulator to the store layout goes through shared memory (Triton agrees).
+    cvts = convert_reports(snaps["sm_80"].read("ttgir"), load_layouts(snaps["sm_80"]))
+    assert cvts and all(c.cost.movement == Movement.SHARED for c in cvts)
+
+
+def test_bank_conflicts_of_a_column_per_warp_on_an_unswizzled_tile():
+    # [1,1]x[32,1]x[8,1]: lane i reads row i, 8 contiguous f16 (16 B); 128-byte rows put 8 lanes in the same banks.
+    dist = fallback.blocked("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [8, 1], "
+                            "order = [1, 0]}>", (128, 64))
+    plain = fallback.swizzled("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>", (128, 64))
+    swz = fallback.swizzled("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>", (128, 64))
+    assert bank_conflicts(dist, plain, 16).conflicts == 7
+    assert bank_conflicts(dist, swz, 16).conflicts == 0
+
+
+def test_shared_accesses_of_the_matmul_are_conflict_free(snaps):
+    reports = access_reports(snaps["sm_80"].read("ttgir"), load_layouts(snaps["sm_80"]))
+    reads = [r for r in reports if r.access.direction == "read"]
+    assert reads and all(r.conflicts is not None and r.conflicts.conflicts == 0 for r in reports)
+
+
+def test_cli_prints_bases_grid_and_per_thread_view(snaps, capsys):
+    assert main(["layouts", str(snaps["sm_90a"].path), "--layout", "blocked1", "--shape", "128x64"]) == 0
+    out = capsys.readouterr().out
+    assert "register [[0, 1], [0, 2], [0, 4], [32, 0], [64, 0]]" in out
+    assert "[[   T0:0,    T0:1," in out  # element (0, 0) is thread 0's register 0
+    assert "Warp7:" in out
+
+
+def test_cli_json_and_compare_mark_target_only_encodings(snaps, capsys):
+    assert main(["layouts", str(snaps["sm_80"].path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["converts"][0]["movement"] == "shared"
+    assert main(["layouts", "--compare", "--json", *(str(snaps[t].path) for t in TARGETS)]) == 0
+    rows = json.loads(capsys.readouterr().out)["encodings"]
+    only = {r["kind"]: r["only"] for r in rows if r["only"]}
+    assert only["amd_mfma"] == "gfx942" and only["nvmma_shared"] == "sm_90a"
+
+
+def test_compute_writes_layouts_for_a_snapshot_without_them(snaps, tmp_path, capsys):
+    copy = tmp_path / "old"
+    shutil.copytree(snaps["sm_90a"].path, copy)
+    (copy / "layouts.json").unlink()
+    assert main(["layouts", str(copy)]) == 0  # Triton is here: computed on the way
+    assert (copy / "layouts.json").is_file()
+    assert load_layouts(load_snapshot(copy)) == load_layouts(snaps["sm_90a"])
+
+
+def test_damaged_layouts_json_is_refused(snaps, tmp_path, capsys):
+    copy = tmp_path / "bad"
+    shutil.copytree(snaps["sm_90a"].path, copy)
+    data = json.loads((copy / "layouts.json").read_text())
+    data["encodings"][0]["layouts"][0]["bases"]["register"][0] = [1 << 30, 0]
+    (copy / "layouts.json").write_text(json.dumps(data))
+    with pytest.raises(SnapshotError, match="does not fit shape"):
+        load_layouts(load_snapshot(copy))
+    assert main(["layouts", str(copy)]) == 4
+    assert "irscope: error:" in capsys.readouterr().err
+
+
+def test_triton_that_cannot_parse_the_module_gives_irscopes_own_conversion():
+    from irscope.harness.layouts import layouts_of
+    text = ("#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], "
+            "order = [1, 0]}>\nmodule {\n  %0 = not.an.op : tensor<128x64xf16, #blocked>\n}\n")
+    (ls,) = layouts_of([text])
+    assert ls.computed_by == "irscope" and ls.note
+    assert ls.find("blocked").at((128, 64)).layout.apply(warp=1, lane=15, register=15) == (37, 63)
+
+
+ABORTING_TTGIR = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#linear = #ttg.linear<{register = [[0, 1], [0, 2], [0, 4], [0, 128]], lane = [[0, 8], [0, 16], [0, 32], [1, 0], \
+[2, 0]], warp = [[4, 0], [8, 0]], block = []}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", \
+"ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k() attributes {noinline = false} {
+    %0 = arith.constant dense<0.0> : tensor<16x64xf32, #blocked>
+    %1 = arith.constant dense<0.0> : tensor<16x64xf32, #linear>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_module_that_aborts_triton_costs_only_tritons_bases():
+    # A linear layout with a basis (128) past its tensor's 64 columns: Triton's parser aborts (LLVM ERROR:
+    # Invalid basis), in the child; the caller gets irscope's own conversion and a note saying so.
+    from irscope.harness.layouts import layouts_of
+    (ls,) = layouts_of([ABORTING_TTGIR], timeout=60)
+    assert ls.computed_by == "irscope" and "SIGABRT" in ls.note
+    blocked = ls.find("blocked").at((16, 64))
+    assert blocked.by == "irscope" and blocked.layout.apply(warp=1, lane=8, register=0) == (5, 0)
+    assert ls.find("linear").at((16, 64)).status == "not-available"
