@@ -55,8 +55,9 @@ class DaskCluster:
         # One thread a worker: each task is one compile, and it forks one child. The scheduler hands every
         # task to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never
         # waits a round trip between two compiles; a killed worker's queue is still run elsewhere.
-        # Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (to give memory back); LLVM allocates
-        # and frees so much that this slows compiles down: the workers keep glibc's default.
+        # Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (to give memory back); the workers keep
+        # glibc's default, as a local compile has. (Suspected of slowing LLVM down; not shown to: see
+        # docs/benchmarks.md, the Dask runs' compiles are slower with or without it.)
         environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                    if k != "MALLOC_TRIM_THRESHOLD_"}
         with dask.config.set({"distributed.scheduler.worker-saturation": "inf",
