@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .envs import add_triton_option
 from .options import add_compile_options
+from .sweep import add_cluster_options, open_executor
 
 
 def add_parser(sub) -> None:
@@ -42,6 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    add_cluster_options(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the points and their analyses as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per point")
@@ -176,10 +178,13 @@ def run(args, ui) -> int:
         if p.phase == "compiling":
             progress.update(f"[{p.done}/{p.total}] compiling {', '.join(p.running)}".rstrip())
 
+    executor = open_executor(args, args.jobs)
     try:
-        result = run_points(points, out, workers=args.jobs, timeout=args.timeout, on_progress=on_progress)
+        result = run_points(points, out, workers=args.jobs, timeout=args.timeout, on_progress=on_progress,
+                            executor=executor)
     finally:
         progress.close()
+        executor.close()
     rows = [r for r in result.rows if r.analysis is not None]
     labels = column_labels([r.point for r in rows], axes, len(args.kernels) > 1)
     analyses = [r.analysis for r in rows]

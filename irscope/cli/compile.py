@@ -8,6 +8,7 @@ from ..errors import CompileError, error_summary
 from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
 from .envs import add_triton_option, prepare, triton_versions
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
+from .sweep import add_cluster_options, open_executor
 
 
 def add_parser(sub) -> None:
@@ -25,6 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="give up on a compile after this long (default: 300)")
+    add_cluster_options(p)
     p.add_argument("--passes", nargs="?", const="mlir", default="", choices=("mlir", "all"),
                    help="also record the IR after every compiler pass (`irscope passes` reads it): Triton's MLIR "
                         "passes, or with `--passes all` LLVM's too (much slower; docs/passes.md)")
@@ -69,12 +71,14 @@ def run(args: argparse.Namespace, ui) -> int:
                           for pt, *_ in p.running)
         progress.update(f"[{p.done}/{p.total}] compiling {names}" if names else f"[{p.done}/{p.total}]")
 
+    executor = open_executor(args, args.jobs)
     try:
         outcomes = compile_points(points, out, workers=args.jobs, timeout=args.timeout,
                                   allow_goldens=args.update_goldens, on_progress=on_progress,
-                                  layouts=not args.no_layouts)
+                                  layouts=not args.no_layouts, executor=executor)
     finally:
         progress.close()
+        executor.close()
 
     s = ui.style
     snaps = []

@@ -26,6 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="compiles at once (default: the file's `jobs:`, else one per CPU core)")
     p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
+    add_cluster_options(p)
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
     p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
     from .envs import add_triton_option
@@ -34,6 +35,35 @@ def add_parser(sub) -> None:
     fmt.add_argument("--json", action="store_true", help="points, analyses and summary as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per point with every counter")
     p.set_defaults(run=run)
+
+
+def add_cluster_options(p) -> None:
+    """--scheduler / --cluster: compile on a Dask cluster (docs/cluster.md) instead of this machine's cores."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the compiles as tasks on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
+                            "(needs irscope[cluster])")
+    where.add_argument("--cluster", metavar="local:N",
+                       help="start a Dask LocalCluster of N worker processes here and compile on it (to try it out)")
+
+
+def open_executor(args, jobs=None):
+    from ..harness.executors import open_executor as _open
+    return _open(workers=jobs, scheduler=getattr(args, "scheduler", None), cluster=getattr(args, "cluster", None))
+
+
+def progress_text(p) -> str:
+    """[done/total] with failures, what is compiling, and, on a cluster, how many finished on each worker."""
+    running = ", ".join(p.running[:3]) + (" ..." if len(p.running) > 3 else "")
+    text = f"[{p.done}/{p.total}" + (f", {p.failed} failed" if p.failed else "") + "]"
+    workers = [(w, n) for w, n in p.by_worker if w != "local"]
+    if workers:
+        text += f" {len(p.running)} running; " + " ".join(f"{_short_worker(w)}:{n}" for w, n in workers)
+    return f"{text} compiling {running}".rstrip()
+
+
+def _short_worker(address: str) -> str:
+    return address.split("://", 1)[-1]
 
 
 def run(args, ui) -> int:
@@ -58,14 +88,16 @@ def run(args, ui) -> int:
         if p.phase == "planning":
             progress.update(f"checking the cache: {p.done}/{p.total}")
         else:
-            running = ", ".join(p.running[:3]) + (" ..." if len(p.running) > 3 else "")
-            progress.update(f"[{p.done}/{p.total}] compiling {running}".rstrip())
+            progress.update(progress_text(p))
 
     from ..render.tables import split_patterns
     patterns = split_patterns(args.columns) or list(sweep.columns)
+    executor = open_executor(args, jobs)
+    if executor.remote:
+        progress.update(f"compiling on {executor.name}: {len(executor.workers())} workers")
     try:
         result = run_points(points, out, workers=jobs, timeout=sweep.timeout, force=args.force,
-                            on_progress=on_progress)
+                            on_progress=on_progress, executor=executor)
     except SweepInterrupted as e:
         # Ctrl-C: what finished is compiled and on disk; show it, then let main report the interrupt (130).
         progress.close()
@@ -73,6 +105,7 @@ def run(args, ui) -> int:
         raise KeyboardInterrupt from None
     finally:
         progress.close()
+        executor.close()
     _report(sweep, result, ui, args, patterns)
     broken = [r for r in result.rows if r.status != "ok"]
     if broken:
@@ -231,7 +264,7 @@ def _dur(seconds: float) -> str:
 def _point_dict(r) -> dict:
     return {"kernel": r.point.kernel, "target": r.point.target, "axes": dict(r.point.axes), "label": r.label,
             "status": r.status, "cached": r.cached, "path": str(r.path) if r.path else None,
-            "content_key": r.content_key, "error": r.error,
+            "content_key": r.content_key, "error": r.error, "where": r.where,
             "times_ms": {"triton": round(r.triton_ms, 3), "assembler": round(r.assembler_ms, 3),
                          "disassembly": round(r.disassembly_ms, 3), **r.times_ms},
             "analysis": r.analysis.as_dict() if r.analysis else None}
@@ -244,8 +277,16 @@ def to_json(sweep, result) -> dict:
         "summary": {"points": len(result.rows), "compiled": result.compiled, "cached": result.cached,
                     "wall_seconds": round(result.wall_seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
                     "recorded_ms": {k: round(v, 3) for k, v in result.recorded_ms.items()},
+                    "where": _counts(r.where for r in result.rows if r.where),
                     "targets": [t.__dict__ | {"reasons": list(t.reasons)} for t in result.summary()]},
     }
+
+
+def _counts(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
 
 
 def to_csv(result) -> str:

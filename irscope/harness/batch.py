@@ -6,6 +6,7 @@ folder per point, a failed compile included.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import enum
 import shutil
@@ -19,7 +20,8 @@ from ..spec.kernel import CompileOptions, variant_name
 from ..store.folder import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
 from ..targets import Target, get_target
-from .workers import JobResult, JobStatus, Progress, exit_if_orphaned, run_jobs
+from .executors import LocalPool
+from .workers import JobResult, JobStatus, Progress, exit_if_orphaned
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -58,6 +60,7 @@ class Outcome:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     label: str = ""  # kernel/variant/target
+    where: str = "local"  # the Dask worker that compiled it, or "local"
 
     @property
     def ok(self) -> bool:
@@ -93,28 +96,39 @@ def folder_for(point: Point, out: Path) -> Path:
 def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT, allow_goldens: bool = False,
                    on_progress: Callable[[Progress], None] | None = None,
-                   start_method: str | None = None, layouts: bool = False) -> list[Outcome]:
+                   start_method: str | None = None, layouts: bool = False,
+                   executor=None) -> list[Outcome]:
     """Compile every point in child processes and write its snapshot folder under `out`.
 
     `layouts` also records each snapshot's linear layouts (layouts.json, a child process each: about a
     second a snapshot, so sweeps and tests leave it to `irscope layouts`, which computes it when missing).
 
     `start_method` ("forkserver", "spawn") is for callers with threads of their own, such as the TUI,
-    where forking a multi-threaded process is unsafe; the default forks.
+    where forking a multi-threaded process is unsafe; the default forks. `executor` (harness.executors) runs
+    the compiles elsewhere, e.g. on a Dask cluster: there a compile returns its files and they are written here.
     """
     from .envs import ensure_env, is_running
     out = Path(out)
     check_points(points)
+    if executor is not None and executor.remote and any(p.triton and not is_running(p.triton) for p in points):
+        raise UsageError("--triton with --scheduler/--cluster: a Dask worker compiles with its own Triton only",
+                         "install that Triton on the workers (and here), or compile that release locally")
     for version in dict.fromkeys(p.triton for p in points if p.triton and not is_running(p.triton)):
         ensure_env(version)  # the CLI makes missing ones first, with progress (cli/envs.py)
     folders = [folder_for(p, out) for p in points]
     for folder in folders:
         check_writable(folder, allow_goldens)
+    executor = executor or LocalPool(workers, start_method)
+    remote = executor.remote
     logs = Path(tempfile.mkdtemp(prefix="irscope-logs-"))  # what a compiler that aborts wrote first
-    jobs = [(p, str(out), str(logs / f"{i}.log")) for i, p in enumerate(points)]
+    # A remote compile's log is on its worker (see _on_worker): its job names none here.
+    jobs = [(p, str(out), "" if remote else str(logs / f"{i}.log")) for i, p in enumerate(points)]
     labels = [folder.relative_to(out).as_posix() for folder in folders]
     index = {id(job): i for i, job in enumerate(jobs)}
     finished: dict[int, JobResult] = {}
+
+    def deliver(r):  # a remote compile's files, written here as a local child writes them
+        return _write_delivered(r, folders[index[id(r.job)]]) if remote else r
 
     def progress(p: Progress) -> None:
         if p.last is not None:
@@ -123,8 +137,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
             on_progress(p)
 
     try:
-        results = run_jobs(jobs, _compile_job, workers=workers, timeout=timeout, on_progress=progress,
-                           start_method=start_method)
+        results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
+                               on_progress=progress, on_result=deliver, around=_on_worker)
         outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
@@ -159,6 +173,40 @@ def _compile_job(job: tuple[Point, str, str]) -> Outcome:
     if point.triton and not is_running(point.triton):
         return compile_elsewhere(point, Path(out), log_path=Path(log))
     return compile_one(point, Path(out), capture_fds=True, log_path=Path(log))
+
+
+def _compile_files_job(job: tuple[Point, str, str]) -> tuple[Outcome, dict]:
+    """On a remote worker: compile, and send the snapshot's files back instead of writing them there."""
+    from .. import harness
+    from ..spec import library
+    point, started = job[0], time.perf_counter()
+    spec, target = library.load_kernel(point.kernel), get_target(point.target)
+    result = harness.compile_kernel(spec, target, point.options, capture_fds=True, log_path=Path(job[2]))
+    status = CompileStatus.OK if result.ok else CompileStatus.FAILED
+    files = dict(snapshot_files(result))
+    return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started), files
+
+
+def _write_delivered(r, folder: Path):
+    if r.status != JobStatus.OK:
+        return r
+    outcome, files = r.value
+    write_folder(folder, files)
+    return dataclasses.replace(r, value=dataclasses.replace(outcome, path=folder))
+
+
+def _on_worker(job: tuple[Point, str, str], run: Callable) -> JobResult:
+    """Around a compile on a remote worker: warm Triton up there before forking, and give the compiler's
+    last words a log on the worker's own disk, read there when the compile crashed."""
+    from .. import harness
+    target = get_target(job[0].target)
+    harness.warm_up([target])
+    with tempfile.TemporaryDirectory(prefix="irscope-logs-") as tmp:
+        log = Path(tmp) / "compile.log"
+        r = run((job[0], job[1], str(log)))
+        if r.status == JobStatus.CRASHED:
+            r = dataclasses.replace(r, message=crash_reason(log, target) or r.message)
+    return r
 
 
 def compile_elsewhere(point: Point, out: Path, *, log_path: Path | None = None) -> Outcome:
@@ -203,19 +251,19 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path:
 
 
 def _outcome(r: JobResult, label: str) -> Outcome:
-    point = r.job[0]
+    point, where = r.job[0], getattr(r, "where", "local")
     if r.status == "ok":
         o: Outcome = r.value
-        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label)
+        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label, where)
     if r.status == "error" and isinstance(r.value, UsageError):
         raise r.value
     message = r.message
-    if r.status == JobStatus.CRASHED and len(r.job) > 2:
+    if r.status == JobStatus.CRASHED and len(r.job) > 2 and r.job[2]:  # a remote job names no log: its worker read it
         message = crash_reason(Path(r.job[2]), get_target(point.target)) or message
     error = {"stage": "?", "type": r.status, "message": message}
     variant = label.split("/")[1] if label.count("/") == 2 else ""
     return Outcome(point, CompileStatus.CRASHED if r.status == JobStatus.ERROR else CompileStatus(r.status), None, variant, error, r.seconds,
-                   r.cpu_seconds, label)
+                   r.cpu_seconds, label, where)
 
 
 def load_kernel(ref: str):

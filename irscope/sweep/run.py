@@ -28,6 +28,7 @@ class SweepRow:
     analysis: Any = None  # irscope.analyze.Analysis when a snapshot exists
     times_ms: dict = field(default_factory=dict)
     error: dict | None = None
+    where: str | None = None  # the Dask worker that compiled it, "local", or None when it came from the cache
 
     @property
     def launchable(self) -> bool:
@@ -123,6 +124,8 @@ class SweepProgress:
     done: int
     total: int
     running: tuple[str, ...] = ()  # labels of the compiles in flight
+    failed: int = 0  # compiles that finished but did not succeed
+    by_worker: tuple[tuple[str, int], ...] = ()  # (worker address or "local", compiles finished there)
 
 
 @dataclass(frozen=True)
@@ -174,8 +177,12 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
 
 
 def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None = None, timeout: float | None = 300.0,
-               force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None) -> SweepResult:
-    """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all."""
+               force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None,
+               executor=None) -> SweepResult:
+    """Compile the points whose snapshot is missing or stale (in parallel, crash-isolated), and analyse all.
+
+    `executor` (harness.executors: the local pool by default, or a Dask cluster) runs the compiles; the
+    cache stays here, so only stale points are sent, and every snapshot is written here."""
     from .. import harness
     from ..harness.batch import CompileInterrupted, compile_points
     from ..store.folder import check_writable
@@ -198,11 +205,12 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
         def progress(pr) -> None:
             if on_progress:
                 on_progress(SweepProgress("compiling", pr.done, pr.total,
-                                          tuple(labels.get(pt) or _point_label(pt) for pt, *_ in pr.running)))
+                                          tuple(labels.get(pt) or _point_label(pt) for pt, *_ in pr.running),
+                                          getattr(pr, "failed", 0), getattr(pr, "by_worker", ())))
 
         try:
             results = compile_points([pp.point.pipeline_point() for pp in stale], out, workers=workers,
-                                     timeout=timeout, on_progress=progress)
+                                     timeout=timeout, on_progress=progress, executor=executor)
         except CompileInterrupted as e:
             done = {pp.folder: o for pp, o in zip(stale, e.outcomes) if o is not None}
             stopped = {pp.folder for pp in stale} - set(done)
@@ -227,12 +235,13 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
 
     p, key, folder, fresh = pp.point, pp.key, pp.folder, pp.fresh
     label = folder.relative_to(out).as_posix()
+    where = outcome.where if outcome is not None else None
     if outcome is not None and outcome.path is None:  # crashed or timed out: no folder was written
-        return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error)
+        return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error, where=where)
     snap = load_snapshot(folder)
     status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
-                    snap.error)
+                    snap.error, where)
 
 
 def _recorded_key(meta_file: Path) -> str | None:

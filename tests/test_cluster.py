@@ -1,0 +1,194 @@
+"""Sweeps on a Dask cluster: a real LocalCluster of worker processes, real compiles (no mocks).
+
+Needs the `cluster` extra (dask[distributed]); skipped where it is not installed.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from irscope.cli.sweep import to_csv  # noqa: E402
+from irscope.harness.cluster import DaskCluster  # noqa: E402
+from irscope.harness.executors import LocalPool  # noqa: E402
+from irscope.harness.workers import JobStatus  # noqa: E402
+from irscope.sweep import expand, load_sweep, run_points  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = """\
+name: cluster-small
+kernels: [add]
+targets: [sm_80, gfx942]
+grid:
+  BLOCK_SIZE: [128, 256]
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    executor = DaskCluster.local(2)
+    yield executor
+    executor.close()
+
+
+@pytest.fixture(scope="module")
+def sweep_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cluster") / "small.yaml"
+    path.write_text(SMALL)
+    return path
+
+
+def _env(**extra) -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra}
+
+
+def _without_times(csv: str) -> list[list[str]]:
+    rows = [line.split(",") for line in csv.splitlines()]
+    keep = [i for i, h in enumerate(rows[0]) if not h.startswith("time.")]
+    return [[r[i] for i in keep] for r in rows]
+
+
+@pytest.mark.slow
+def test_a_sweep_on_the_cluster_gives_the_local_pools_csv_and_reruns_from_the_cache(cluster, sweep_file, tmp_path):
+    points = expand(load_sweep(sweep_file))
+    local = run_points(points, tmp_path / "local", workers=2, executor=LocalPool(2))
+    remote = run_points(points, tmp_path / "remote", executor=cluster)
+    assert [r.status for r in remote.rows] == ["ok"] * 4
+    # The same CSV, up to the snapshot root in the `path` column and the compile times.
+    assert _without_times(to_csv(remote).replace(str(tmp_path / "remote"), "OUT")) == \
+        _without_times(to_csv(local).replace(str(tmp_path / "local"), "OUT"))
+    workers = set(cluster.workers())
+    assert {r.where for r in remote.rows} <= workers and {r.where for r in local.rows} == {"local"}
+    # The snapshots were written here, by the client, from the files the workers sent back.
+    for r in remote.rows:
+        assert (r.path / "irscope.json").is_file() and r.path.is_relative_to(tmp_path / "remote")
+    again = run_points(points, tmp_path / "remote", executor=cluster)
+    assert (again.compiled, again.cached) == (0, 4) and {r.where for r in again.rows} == {None}
+
+
+def test_a_crash_or_a_hang_on_a_worker_kills_that_job_not_the_worker(cluster):
+    before = cluster.workers()
+    crashed, = cluster.run([3], os._exit, timeout=30)
+    hung, = cluster.run([60], time.sleep, timeout=1)
+    assert crashed.status == JobStatus.CRASHED and "exited with status 3" in crashed.message
+    assert hung.status == JobStatus.TIMEOUT and crashed.where in before
+    assert cluster.workers() == before  # the same worker processes: none died
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_sweep_loses_no_point(sweep_file, tmp_path):
+    executor = DaskCluster.local(2)
+    try:
+        pids = executor.client.run(os.getpid)
+        killed: list[str] = []
+        held: list[int] = []  # the points the killed worker was compiling
+
+        def on_progress(p) -> None:
+            busy = [w for w, keys in executor.client.processing().items() if keys]
+            if not killed and busy:  # the first moment a worker holds a compile: kill it outright
+                killed.append(busy[0])
+                held.extend(int(key.rsplit("-", 1)[1]) for key in executor.client.processing()[busy[0]])
+                os.kill(pids[busy[0]], signal.SIGKILL)
+
+        points = expand(load_sweep(sweep_file))
+        result = run_points(points, tmp_path / "out", executor=executor, on_progress=on_progress)
+    finally:
+        executor.close()
+    assert killed, "no worker was ever seen compiling"
+    assert [r.status for r in result.rows] == ["ok"] * 4
+    assert all((r.path / "irscope.json").is_file() for r in result.rows)
+    assert held and all(result.rows[i].where not in (killed[0], None) for i in held)  # compiled elsewhere
+
+
+def test_a_worker_with_another_irscope_is_named_before_anything_is_sent(sweep_file, tmp_path):
+    import distributed
+    fake = tmp_path / "fake" / "irscope"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    scheduler = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None)
+    worker = None
+    try:
+        address = scheduler.scheduler_address
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                                   "--no-dashboard"], env={**os.environ, "PYTHONPATH": str(fake.parent)},
+                                  cwd=fake.parent,  # a dask worker puts its folder first on sys.path
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep_file), "--out", str(tmp_path / "o"),
+                               "--scheduler", address], env=_env(), capture_output=True, text=True, timeout=120)
+    finally:
+        if worker is not None:
+            worker.kill()
+            worker.wait()
+        scheduler.close()
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert lines[0].startswith("irscope: error: worker tcp://") and "has irscope 9.9.9" in lines[0]
+    import irscope
+    assert f"this client has irscope {irscope.__version__}" in lines[0]
+    assert not (tmp_path / "o").exists()  # nothing was compiled
+
+
+def test_an_unreachable_scheduler_is_one_line_with_a_hint(sweep_file, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep_file), "--out", str(tmp_path / "o"),
+                           "--scheduler", "tcp://127.0.0.1:9"], env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 5, proc.stderr
+    error, hint = proc.stderr.strip().splitlines()
+    assert error.startswith("irscope: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    assert hint.startswith("irscope: hint: ") and "dask scheduler" in hint
+
+
+def test_a_malformed_cluster_is_a_usage_error(sweep_file):
+    proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep_file), "--cluster", "remote:2"],
+                          env=_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "expected local:N" in proc.stderr
+
+
+def test_ctrl_c_on_the_client_cancels_the_rest_and_prints_what_finished(tmp_path):
+    user = ROOT / "tests" / "data" / "user_kernels.py"
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f'kernels: ["{user}:copy_rows", "{user}:hangs"]\ntargets: [gfx942]\nout: o\n')
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--cluster", "local:2"],
+                            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"  # written by the client, from the worker's files
+    deadline = time.monotonic() + 120
+    while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.is_file(), proc.communicate(timeout=30)
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGINT)  # the client only: a remote cluster's workers never see the user's Ctrl-C
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert any(ln.startswith("copy_rows") and " ok " in ln for ln in out.splitlines()), out
+    assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
+
+
+def test_the_progress_line_counts_failures_running_compiles_and_each_workers_points():
+    from irscope.cli.sweep import progress_text
+    from irscope.sweep.run import SweepProgress
+    p = SweepProgress("compiling", 5, 9, ("add/a/sm_80", "add/b/sm_80"), 1,
+                      (("tcp://10.0.0.7:4000", 3), ("tcp://10.0.0.8:4000", 2)))
+    assert progress_text(p) == "[5/9, 1 failed] 2 running; 10.0.0.7:4000:3 10.0.0.8:4000:2 compiling add/a/sm_80, add/b/sm_80"
+    local = SweepProgress("compiling", 1, 9, ("add/a/sm_80",), 0, (("local", 1),))
+    assert progress_text(local) == "[1/9] compiling add/a/sm_80"  # a local sweep's line is unchanged
+
+
+def test_a_compiler_abort_on_a_worker_is_crashed_with_llvms_reason_and_no_folder(cluster, tmp_path):
+    from irscope.harness.batch import Point, compile_points
+    kernel = f"{ROOT / 'tests' / 'data' / 'gluon_kernels.py'}:gluon_hopper_mma"
+    before = cluster.workers()
+    outcome, = compile_points([Point(kernel, "sm_80")], tmp_path, executor=cluster)
+    assert outcome.status == "crashed" and outcome.path is None and outcome.where in before
+    # The compiler's last words were logged on the worker's disk and read there.
+    assert "not a kernel for sm_80" in outcome.error["message"]
+    assert cluster.workers() == before and not any(tmp_path.iterdir())
