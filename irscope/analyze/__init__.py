@@ -69,12 +69,20 @@ class Analysis:
             return self.counters[key]
         return 0 if key.split(".")[0] in self.stages else None
 
+    @property
+    def zero_keys(self) -> tuple[str, ...]:
+        """Fixed-name counters of the stages analysed here that this snapshot has none of."""
+        return tuple(k for k in catalog.fixed_keys([s for s in self.stages if s in ANALYZED_STAGES])
+                     if k not in self.counters)
+
     def as_dict(self) -> dict:
         """The JSON form (`irscope stats --json`); keys documented in docs/analyzers.md."""
         return {
             "path": self.path, "label": self.label, "kernel": self.kernel, "variant": self.variant,
             "target": self.target, "status": self.status, "stages": list(self.stages),
-            "counters": dict(sorted(self.counters.items(), key=lambda kv: catalog.sort_key(kv[0]))),
+            # Every fixed-name counter of an analysed stage is present, 0 when absent: a stable schema.
+            "counters": dict(sorted({**dict.fromkeys(self.zero_keys, 0), **self.counters}.items(),
+                                    key=lambda kv: catalog.sort_key(kv[0]))),
             "resources": self.resources.as_dict(),
             "occupancy": self.occupancy.as_dict() if self.occupancy else None,
             "launch": self.launch.as_dict(),

@@ -164,6 +164,12 @@ def info(key: str) -> CounterInfo | None:
     return None
 
 
+def fixed_keys(stages) -> tuple[str, ...]:
+    """The catalogue's counters with a fixed name (no `<shape>`-like part) read from these stages: a script
+    finds each of them in `stats --json`/`--csv`, as 0 when the thing is absent."""
+    return tuple(c.pattern for c in CATALOG if c.stage in stages and "<" not in c.pattern)
+
+
 def sort_key(key: str) -> tuple[int, int, str]:
     """Display order: by group, then by catalog entry, then by name."""
     entry = info(key)

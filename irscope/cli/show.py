@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..render.terminal import highlight, human_bytes, resources_line, table
+from ..render.terminal import highlight, human_bytes, resources_line, table, time_split
 
 
 def add_parser(sub) -> None:
@@ -86,6 +86,9 @@ def _summary(snap, ui) -> None:
                      f"{times[stage]:.0f} ms" if stage in times else ""])
     ui.print("\n  stages:")
     ui.print(_indent(table(["stage", "file", "size", "lines", "compile time"], rows, right=(2, 3, 4), style=s)))
+    split = time_split(times)
+    if split:
+        ui.print(f"  time     {split}")
     damaged = snap.damaged_stages()
     if damaged:
         ui.print(f"  {s('warning', 'red', 'bold')}  {', '.join(damaged)}: the file differs from the sha256 "

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ..render.terminal import ProgressLine, human_bytes, table
+from ..render.terminal import ProgressLine, human_bytes, table, time_split
 from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
@@ -230,6 +230,14 @@ def render_summary(result, ui) -> str:
              + (f", {s(str(result.interrupted) + ' interrupted', 'yellow', 'bold')} (not compiled)"
                 if result.interrupted else "")
              + f"; this run took {_dur(result.wall_seconds)} wall, {_dur(result.cpu_seconds)} CPU"]
+    totals: dict[str, float] = {}
+    for r in result.rows:
+        for k, v in (r.times_ms or {}).items():
+            if isinstance(v, (int, float)):
+                totals[k] = totals.get(k, 0.0) + v
+    split = time_split(totals)
+    if split:
+        lines.append(f"compile time of the points, summed: {split}")
     for t in result.summary():
         msg = f"  {t.target}: {_plural(t.points, 'point')}, {t.ok} ok"
         if t.failed:

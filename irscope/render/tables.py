@@ -171,7 +171,8 @@ RESOURCE_COLUMNS = ("num_warps", "registers", "spill_stores", "spill_loads", "st
 
 def csv_header(analyses, patterns: Sequence[str] = ()) -> list[str]:
     from ..analyze.catalog import sort_key
-    keys = sorted({k for a in analyses for k in a.counters if matches(k, patterns)}, key=sort_key)
+    # Fixed-name counters of the analysed stages are columns even where every value is 0 (a stable schema).
+    keys = sorted({k for a in analyses for k in (*a.counters, *a.zero_keys) if matches(k, patterns)}, key=sort_key)
     return list(CSV_FIXED) + [f"res.{n}" for n in RESOURCE_COLUMNS] + keys
 
 

@@ -42,6 +42,25 @@ class Style:
         return "".join(STYLES[s] for s in styles) + text + RESET
 
 
+# Triton's own steps in order, as irscope.json's times_ms names them (the front end: Python AST to TTIR).
+_TIMED = ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco")
+_TIMED_NAMES = {"frontend": "front end", "cubin": "cubin (ptxas)", "hsaco": "hsaco (ld.lld)"}
+
+
+def time_split(times: dict) -> str:
+    """Compile time by stage with each one's share of Triton's time: `4.45 s in Triton: front end 22% ·
+    ttir 1% ... cubin (ptxas) 13%; sass (disassembly) 1.63 s more`. "" when nothing was timed."""
+    parts = [(k, float(times[k])) for k in _TIMED if isinstance(times.get(k), (int, float))]
+    total = sum(v for _, v in parts)
+    if total <= 0:
+        return ""
+    text = f"{total / 1e3:.2f} s in Triton: " + " · ".join(f"{_TIMED_NAMES.get(k, k)} {v / total:.0%}"
+                                                          for k, v in parts)
+    if isinstance(times.get("sass"), (int, float)):
+        text += f"; sass (disassembly) {times['sass'] / 1e3:.2f} s more"
+    return text
+
+
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "-"

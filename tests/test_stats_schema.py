@@ -1,0 +1,46 @@
+"""`stats --json/--csv` keep a stable schema (absent counters are 0, not missing); `show` splits compile
+time by stage. On the committed goldens: no compile."""
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
+
+
+@pytest.fixture
+def goldens(tmp_path):
+    """Copies: analysing writes a cache file into the folder."""
+    out = {}
+    for name in ("add/default/sm_80", "matmul/default/sm_90a"):
+        out[name] = shutil.copytree(SNAPSHOTS / name, tmp_path / name)
+    return out
+
+
+def test_absent_counters_are_zero_in_json_and_csv(cli, goldens):
+    code, out, err = cli("stats", goldens["add/default/sm_80"], goldens["matmul/default/sm_90a"], "--json")
+    assert code == 0, err
+    add, matmul = json.loads(out)
+    assert add["counters"]["ptx.wgmma"] == 0 and add["counters"]["ttgir.warp_group_dot"] == 0
+    assert matmul["counters"]["ptx.wgmma"] > 0
+    # Both snapshots' PTX and TTGIR were analysed: their fixed-name counters are the same keys.
+    fixed = {k for k in add["counters"] if k.split(".")[0] in ("ptx", "ttgir") and add["counters"][k] == 0}
+    assert fixed and fixed <= set(matmul["counters"])
+    code, out, err = cli("stats", goldens["add/default/sm_80"], "--csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert row["ptx.wgmma"] == "0" and row["ttgir.warp_group_dot"] == "0"
+
+
+def test_show_splits_compile_time_by_stage_with_shares(cli, goldens):
+    snap = goldens["matmul/default/sm_90a"]
+    times = json.loads((snap / "irscope.json").read_text())["times_ms"]
+    code, out, err = cli("show", snap)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("time "))
+    total = sum(times[k] for k in ("frontend", "ttir", "ttgir", "llir", "ptx", "cubin"))
+    assert f"{total / 1e3:.2f} s in Triton" in line
+    assert f"llir {times['llir'] / total:.0%}" in line and "cubin (ptxas)" in line and "front end" in line
+    assert "sass (disassembly)" in line
