@@ -77,3 +77,15 @@ def test_a_constexpr_equal_to_the_configs_reuses_its_folder_too(cli, tmp_path):
     assert [r["axes"]["BLOCK_SIZE"] for r in rows] == [1024, 2048]
     assert [r["variant"] for r in rows] == ["default", "default.BLOCK_SIZE=2048"]
     assert not (tmp_path / "add" / "default.BLOCK_SIZE=1024").exists()
+
+
+def test_a_divisibility_axis_can_move_several_arguments_together(cli, tmp_path):
+    code, out, err = cli("compare", "add", "--target", "sm_80", "--divisibility", "x_ptr,y_ptr,out_ptr=16,4",
+                         "--out", tmp_path / "o", "--json")
+    assert code in (0, 1), err
+    points = json.loads(out)
+    assert len(points) == 2
+    by_div = {p["axes"]["divisibility"]: p for p in points}
+    wide, narrow = by_div["x_ptr,y_ptr,out_ptr=16"], by_div["x_ptr,y_ptr,out_ptr=4"]
+    assert wide["counters"]["ptx.ld.global.16B"] > 0
+    assert narrow["counters"].get("ptx.ld.global.16B", 0) == 0 and narrow["counters"]["ptx.ld.global.4B"] > 0

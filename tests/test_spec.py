@@ -105,3 +105,10 @@ def test_warps_are_powers_of_two_within_a_block_of_1024_threads():
                                (0, 32, "bad --num-warps 0")):
         with pytest.raises(UsageError, match=words):
             check_warps(value, warp_size=warp, target="t")
+
+
+def test_divisibility_of_several_arguments_together():
+    from irscope.spec.kernel import parse_divisibility
+    assert parse_divisibility(["a_ptr,b_ptr=8", "16"]) == (("a_ptr", 8), ("b_ptr", 8), (None, 16))
+    with pytest.raises(UsageError, match="bad --divisibility 'a_ptr,=8'"):
+        parse_divisibility(["a_ptr,=8"])

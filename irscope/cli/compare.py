@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--num-warps", metavar="N,N", help="num_warps values, e.g. 2,4,8")
     p.add_argument("--num-stages", metavar="N,N", help="num_stages values, e.g. 2,3,4")
     p.add_argument("--divisibility", action="append", default=[], metavar="D,D",
-                   help="assumed pointer/integer divisibility values, e.g. 1,16 (or x_ptr=4,x_ptr=16)")
+                   help="assumed pointer/integer divisibility values, e.g. 1,16 (or x_ptr=4,x_ptr=16; "
+                        "a_ptr,b_ptr,c_ptr=16,8,4 moves the three together)")
     add_compile_options(p, single_values=False)
     add_triton_option(p)
     p.add_argument("--only", metavar="GLOBS", help="show only counters matching these globs: 'ptx.*mma*,sass.H*'")
@@ -67,7 +68,13 @@ def axes_from_args(args) -> list[tuple[str, list]]:
         axes.append(("num_warps", parse_int_list(args.num_warps, "--num-warps")))
     if args.num_stages:
         axes.append(("num_stages", parse_int_list(args.num_stages, "--num-stages")))
-    divs = [d.strip() for item in args.divisibility for d in item.split(",") if d.strip()]
+    divs = []
+    for item in args.divisibility:
+        names, sep, values = item.rpartition("=")
+        if sep and "," in names:  # a_ptr,b_ptr,c_ptr=16,8,4: the three arguments together, at each value
+            divs += [f"{names}={v.strip()}" for v in values.split(",") if v.strip()]
+        else:
+            divs += [d.strip() for d in item.split(",") if d.strip()]
     if divs:
         axes.append(("divisibility", divs))
     for flag, items, prefix in (("constexpr", args.constexpr, ""), ("argument", args.arg, "arg."),

@@ -237,18 +237,21 @@ EXAMPLES = {"constexpr": "--constexpr BLOCK_M=128",
 
 
 def parse_divisibility(items: Sequence[str]) -> tuple[tuple[str | None, int], ...]:
-    """`16`, `1`, `x_ptr=4` -> ((None, 16), (None, 1), ("x_ptr", 4)); values must be powers of two."""
+    """`16`, `1`, `x_ptr=4`, `a_ptr,b_ptr=8` -> ((None, 16), (None, 1), ("x_ptr", 4), ("a_ptr", 8),
+    ("b_ptr", 8)); values must be powers of two. Several names before `=` share the value."""
     out = []
     for item in items:
         name, sep, value = item.rpartition("=")
+        names = name.split(",") if sep else [None]
         try:
             d = int(value)
         except ValueError:
             d = 0
-        if d < 1 or d & (d - 1) or (sep and not _NAME.match(name)):
+        if d < 1 or d & (d - 1) or (sep and not all(_NAME.match(n) for n in names)):
             raise UsageError(f"bad --divisibility '{item}'",
-                             "give a power of two for every argument (16, 1) or NAME=VALUE for one (x_ptr=4)")
-        out.append((name if sep else None, d))
+                             "give a power of two for every argument (16, 1), NAME=VALUE for one (x_ptr=4), or "
+                             "NAMES=VALUE for several (a_ptr,b_ptr=8)")
+        out.extend((n, d) for n in names)
     return tuple(out)
 
 
