@@ -44,3 +44,20 @@ def test_show_splits_compile_time_by_stage_with_shares(cli, goldens):
     assert f"{total / 1e3:.2f} s in Triton" in line
     assert f"llir {times['llir'] / total:.0%}" in line and "cubin (ptxas)" in line and "front end" in line
     assert "sass (disassembly)" in line
+
+
+def test_the_alu_mix_is_counted_against_the_stage_text(tmp_path):
+    import re
+
+    from irscope.analyze import analyze
+    from irscope.store import load_snapshot
+    sass_snap = load_snapshot(shutil.copytree(SNAPSHOTS / "blur/default/sm_80", tmp_path / "blur"))
+    amd_snap = load_snapshot(shutil.copytree(SNAPSHOTS / "softmax/default/gfx942", tmp_path / "softmax"))
+    sass, amd = analyze(sass_snap).counters, analyze(amd_snap).counters
+    ffma = len(re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?P\w\s+)?FFMA\b", sass_snap.read("sass")))
+    assert ffma > 0 and sass["sass.FFMA"] == ffma
+    text = amd_snap.read("amdgcn")
+    assert amd["amdgcn.v_pk_mul"] == len(re.findall(r"^\s+v_pk_mul_\w+", text, re.M)) > 0
+    assert amd["amdgcn.v_fma"] == len(re.findall(r"^\s+v_fmac?_\w+", text, re.M)) > 0
+    # Packed ops are not also counted as their one-lane kin.
+    assert amd["amdgcn.v_mul"] == len(re.findall(r"^\s+v_mul_\w+", text, re.M))

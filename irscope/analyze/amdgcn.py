@@ -16,6 +16,9 @@ _TOKEN_BYTES = {"dwordx4": 16, "dwordx3": 12, "dwordx2": 8, "dword": 4, "b128": 
                 "i8": 1, "byte": 1, "ubyte": 1, "sbyte": 1}
 
 
+_ALU = ("v_pk_fma", "v_pk_add", "v_pk_mul", "v_fma", "v_dot", "v_add", "v_mul", "v_exp", "v_rcp", "v_cvt")
+
+
 def count(text: str) -> dict[str, int]:
     """AMDGCN counters (see docs/analyzers.md)."""
     found = Counter(_INSTR.findall("\n" + text + "\n"))
@@ -28,7 +31,7 @@ def count(text: str) -> dict[str, int]:
         out[key] += n
         if key in ("amdgcn.v_mfma", "amdgcn.v_smfmac", "amdgcn.v_wmma", "amdgcn.v_swmmac"):
             out[f"{key}.{op[len(key) - len('amdgcn.') + 1:]}"] += n  # v_mfma_f32_32x32x8_f16 -> f32_32x32x8_f16
-        elif key not in ("amdgcn.s_waitcnt", "amdgcn.s_barrier", "amdgcn.atomic"):
+        elif key not in ("amdgcn.s_waitcnt", "amdgcn.s_barrier", "amdgcn.atomic") and key[len("amdgcn."):] not in _ALU:
             width = _width(op)
             if width:
                 out[f"{key}.{width}B"] += n
@@ -53,6 +56,9 @@ def _family(op: str) -> str | None:
             return f"amdgcn.{prefix}"
     if "_atomic_" in op and op.startswith(("global_", "buffer_", "flat_")):
         return "amdgcn.atomic"
+    for prefix in _ALU:  # the arithmetic mix (longest prefix first: v_pk_fma before v_fma)
+        if op.startswith(prefix + "_") or (prefix == "v_fma" and op.startswith("v_fmac_")):
+            return f"amdgcn.{prefix}"
     if op.startswith("s_waitcnt"):
         return "amdgcn.s_waitcnt"
     if op.startswith("s_barrier"):

@@ -115,6 +115,7 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("sass.WARPGROUP", "WARPGROUP.ARRIVE / DEPBAR (wgmma ordering)"), ("sass.DEPBAR", "DEPBAR (cp.async waits)"),
          ("sass.MEMBAR", "MEMBAR"), ("sass.USETMAXREG", "USETMAXREG (setmaxnreg)"), ("sass.ELECT", "ELECT"),
          ("sass.instructions", "every SASS instruction"))
+    + _g("SASS · arithmetic", ("sass.FFMA", "fp32 fused multiply-adds"), ("sass.FADD", "fp32 adds"), ("sass.FMUL", "fp32 multiplies"), ("sass.HFMA2", "packed fp16x2/bf16x2 fused multiply-adds (two lanes an instruction)"), ("sass.HADD2", "packed fp16x2/bf16x2 adds"), ("sass.HMUL2", "packed fp16x2/bf16x2 multiplies"), ("sass.IMAD", "integer multiply-adds (also address arithmetic and moves)"), ("sass.IADD3", "three-input integer adds"), ("sass.LOP3", "three-input logic"), ("sass.SHF", "funnel shifts"), ("sass.MUFU", "special-function unit (exp2, rcp, rsqrt...)"), ("sass.FMNMX", "fp32 min/max"), ("sass.F2F", "float conversions"), ("sass.I2F", "integer to float"), ("sass.F2I", "float to integer"))
     + _g("AMDGCN · matrix", ("amdgcn.v_mfma", "v_mfma_* (CDNA matrix cores)"),
          ("amdgcn.v_mfma.<variant>", "by variant, e.g. amdgcn.v_mfma.f32_32x32x8_f16"),
          ("amdgcn.v_smfmac", "sparse MFMA"), ("amdgcn.v_smfmac.<variant>", "by variant"),
@@ -136,6 +137,7 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("amdgcn.atomic", "global/buffer/flat atomics"))
     + _g("AMDGCN · synchronisation", ("amdgcn.s_waitcnt", "s_waitcnt* (waits for outstanding memory operations)"),
          ("amdgcn.s_barrier", "s_barrier*"), ("amdgcn.instructions", "every AMDGCN instruction"))
+    + _g("AMDGCN · arithmetic", ("amdgcn.v_fma", "v_fma_* and v_fmac_*: fused multiply-adds"), ("amdgcn.v_pk_fma", "v_pk_fma_*: packed (two-lane) fused multiply-adds"), ("amdgcn.v_pk_add", "v_pk_add_*: packed adds"), ("amdgcn.v_pk_mul", "v_pk_mul_*: packed multiplies"), ("amdgcn.v_dot", "v_dot*: dot-product instructions"), ("amdgcn.v_add", "v_add_* (float and integer adds)"), ("amdgcn.v_mul", "v_mul_* (multiplies)"), ("amdgcn.v_exp", "v_exp_* (exp2)"), ("amdgcn.v_rcp", "v_rcp_* (reciprocals)"), ("amdgcn.v_cvt", "v_cvt_* (conversions)"))
 )
 
 GROUP_ORDER = tuple(dict.fromkeys(c.group for c in CATALOG))

@@ -9,6 +9,8 @@ from collections import Counter
 _INSTR = re.compile(r"\n[ \t]*/\*[0-9a-f]{4,}\*/[ \t]+(?:@!?U?P[T0-9][ \t]+)?([A-Z][A-Z0-9_]*)((?:\.[A-Za-z0-9_]+)*)")
 _WIDTHS = {"8": 1, "U8": 1, "S8": 1, "16": 2, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
 _MEMORY = ("LDG", "STG", "LDS", "STS", "LDGSTS", "LDL", "STL")
+# The arithmetic mix: how much of the work is fp32, packed half-precision, integer or special-function.
+_ALU = ("FFMA", "FADD", "FMUL", "HFMA2", "HADD2", "HMUL2", "IMAD", "IADD3", "LOP3", "SHF", "MUFU", "FMNMX", "F2F", "I2F", "F2I")
 _NAMED = ("LDSM", "STSM", "BAR", "SYNCS", "WARPGROUP", "USETMAXREG", "ELECT", "MEMBAR", "DEPBAR", "ATOMG", "RED",
           "ATOMS", "REDG")
 
@@ -35,7 +37,7 @@ def count(text: str) -> dict[str, int]:
             if op not in ("LDL", "STL"):
                 width = _width(mod)
                 out[f"sass.{op}.{width}B"] += n
-        elif op in _NAMED:
+        elif op in _NAMED or op in _ALU:
             out[f"sass.{op}"] += n
     return {k: v for k, v in out.items() if v}
 
