@@ -106,3 +106,14 @@ def test_the_content_key_tells_backend_options_and_codegen_environment_apart(mon
     monkeypatch.setenv("TRITON_CACHE_DIR", "/elsewhere")  # where Triton caches changes nothing it emits
     monkeypatch.delenv("AMDGCN_USE_BUFFER_OPS")
     assert harness.plan(spec, get_target("gfx942"), CompileOptions())[0] == amd
+
+
+def test_large_tensors_drop_amds_pointer_range_assumption():
+    # Under 2 GB (irscope's default) AMD's JIT marks pointers tt.pointer_range=32 (buffer ops); 2 GB or more, not.
+    spec = library.load_kernel("add")
+    record = harness.plan(spec, get_target("gfx942"), CompileOptions())[2]
+    large = harness.plan(spec, get_target("gfx942"), CompileOptions(large_tensors=True))[2]
+    ptr = {e["name"]: e for e in record}["x_ptr"]
+    assert ptr["attrs"]["tt.pointer_range"] == 32
+    assert "tt.pointer_range" not in ({e["name"]: e for e in large}["x_ptr"].get("attrs") or {})
+    assert CompileOptions.from_dict(CompileOptions(large_tensors=True).to_dict()).large_tensors

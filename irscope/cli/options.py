@@ -47,6 +47,9 @@ def add_compile_options(p: argparse.ArgumentParser, *, single_values: bool = Tru
                         "specialisation (divisible by 16, equal to 1). Repeatable.")
     g.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a Triton backend option, e.g. maxnreg=128, enable_fp_fusion=false, kpack=2. Repeatable.")
+    g.add_argument("--large-tensors", action="store_true",
+                   help="specialise for tensors of 2 GB or more: on AMD the JIT then drops tt.pointer_range=32 "
+                        "(buffer loads and stores); irscope otherwise assumes tensors under 2 GB, as most are")
     line = g.add_mutually_exclusive_group()
     line.add_argument("--line-info", dest="line_info", action="store_true", default=True,
                       help="keep source line information in every stage (default)")
@@ -64,5 +67,6 @@ def options_from_args(args: argparse.Namespace) -> CompileOptions:
         divisibility=parse_divisibility(getattr(args, "divisibility", [])),
         args=tuple(parse_assignment(a, "argument") for a in args.arg),
         line_info=args.line_info,
+        large_tensors=getattr(args, "large_tensors", False),
         name=getattr(args, "name", None),
     )

@@ -25,15 +25,16 @@ _TYPICAL_TENSOR_BYTES = 1 << 26
 class _FakeTensor:
     """What the JIT's specialiser looks at in a tensor: its address, dtype and (on AMD) its size."""
 
-    def __init__(self, tensor: Tensor, address: int):
+    def __init__(self, tensor: Tensor, address: int, nbytes: int = _TYPICAL_TENSOR_BYTES):
         self.dtype = tensor.dtype
         self._address = address
+        self._nbytes = nbytes
 
     def data_ptr(self) -> int:
         return self._address
 
     def ptr_range(self) -> int:  # AMD: HIPBackend.is_within_2gb
-        return _TYPICAL_TENSOR_BYTES
+        return self._nbytes
 
 
 class _DescBase:
@@ -138,7 +139,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
         else:
             value = resolved.args[p.name]
             if isinstance(value, Tensor):
-                value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096)
+                value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096,
+                                    (1 << 32) if opts.large_tensors else _TYPICAL_TENSOR_BYTES)
             elif isinstance(value, TensorDesc):
                 value = tensor_descriptor(value)
         call_args.append(value)

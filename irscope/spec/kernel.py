@@ -157,6 +157,8 @@ class CompileOptions:
     divisibility: tuple[tuple[str | None, int], ...] = ()  # (None, 1): every argument; ("x_ptr", 4): one
     args: tuple[tuple[str, Any], ...] = ()  # typical launch values that differ from the spec's
     line_info: bool = True
+    # Tensors of 2 GB or more: AMD's JIT then drops the buffer-op assumption (tt.pointer_range=32).
+    large_tensors: bool = False
     name: str | None = None  # the variant folder's name, if the user chose one
     # Record the IR after every pass: "" (no), "mlir" (Triton's MLIR passes) or "all" (also LLVM's).
     # Not part of the variant name: the compiled code is the same, so it lands in the same folder.
@@ -168,6 +170,8 @@ class CompileOptions:
     def to_dict(self) -> dict:
         """The options as irscope.json's `request` records them (JSON: tensors as `*fp16`)."""
         out: dict = {"config": self.config, "line_info": self.line_info}
+        if self.large_tensors:
+            out["large_tensors"] = True
         for name in ("num_warps", "num_stages", "name"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
@@ -191,6 +195,7 @@ class CompileOptions:
                    backend_options=pairs("backend_options"), args=pairs("args"),
                    divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
                    line_info=request.get("line_info", True), name=request.get("name"),
+                   large_tensors=bool(request.get("large_tensors", False)),
                    passes=request.get("passes", ""))
 
 
@@ -418,6 +423,8 @@ def variant_name(spec: KernelSpec, opts: CompileOptions) -> str:
     signature = [(k, str(v)) for k, v in opts.args if k not in spec.args]
     if signature:
         parts.append("sig" + hashlib.sha1(repr(signature).encode()).hexdigest()[:6])
+    if opts.large_tensors:
+        parts.append("large")
     if not opts.line_info:
         parts.append("noline")
     return ".".join(parts)
