@@ -25,8 +25,9 @@ def outcomes(compile_cache):
     session's compile cache: a default config is the point `compiled` and others compile too)."""
     points = [Point(k, t, CompileOptions(config=c)) for k, c in POINTS for t in CORE]
     done = compile_cache.outcomes(points, workers=2, timeout=600)
-    return {(o.point.kernel, o.point.options.config, o.point.target): (o, load_snapshot(o.path) if o.path else None)
-            for o in done}
+    # Keyed by the point asked for: a reused compile may spell the default config as None.
+    return {(p.kernel, p.options.config, p.target): (o, load_snapshot(o.path) if o.path else None)
+            for p, o in zip(points, done)}
 
 
 def _fits(outcome, snap, target) -> tuple[bool, str]:

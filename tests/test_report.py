@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -179,8 +180,13 @@ def test_clicking_a_python_line_highlights_its_lines_in_every_stage(browser, sna
     assert open_page(browser, path) == []
     py = browser.find_element("css selector", ".vs.py")
     browser.execute_script("arguments[0].scrollTop = arguments[1] * 17 - 100", py, line - 1)
-    row = browser.find_element("css selector", f'.vs.py .r[data-i="{line - 1}"]')
-    row.click()
+    # The pane redraws its rows after the scroll event: click the row as drawn once the redraw is done
+    # (a row found before it is a stale element).
+    sel = f'.vs.py .r[data-i="{line - 1}"]'
+    for _ in range(50):
+        if browser.execute_script(f"const r = document.querySelector('{sel}'); if (r) r.click(); return !!r"):
+            break
+        time.sleep(0.05)
     assert browser.find_elements("css selector", f'.vs.py .r.cur[data-i="{line - 1}"]'), "the line is not selected"
     status = browser.find_element("css selector", ".viewer .status").text
     assert status.startswith(f"line {line}: {want['ttgir']} line(s) of ttgir"), status
