@@ -92,3 +92,12 @@ def test_show_and_stats_read_a_gluon_snapshot(cli, gluon_out):
     assert code == 0 and "#ttg.blocked<" in out
     code, out, err = cli("stats", path, "--json")
     assert code == 0, err
+
+
+@pytest.mark.slow  # two 15-second compiles of the largest Gluon kernel
+@pytest.mark.parametrize("kernel", ["attention_ws", "attention_ws.causal"])
+def test_the_warp_specialised_attention_keeps_its_hopper_code(irscope, kernel):
+    # The golden is also what the H200 runs through `irscope run --snapshot` (docs/gpu.md).
+    irscope.assert_golden(kernel, target="sm_90a")
+    snap = irscope.compile(kernel, target="sm_90a")
+    irscope.expect(snap).uses("wgmma.mma_async").uses("cp.async.bulk.tensor").uses("setmaxnreg").no_spills()

@@ -6,6 +6,7 @@ computes something else: `check_call` says which assumption a launch breaks, bef
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from ..errors import UsageError
@@ -50,6 +51,9 @@ def check_call(snapshot: Snapshot, fn, call) -> None:
                     f"{label} was compiled with {name}={e.get('value')}, but this launch has {name}={value}",
                     "choose a --size (or config) that matches the snapshot, or compile one for this launch")
             continue
+        if kind == "descriptor":
+            _check_descriptor(label, name, e["type"], value)
+            continue
         div = e.get("divisibility", 1)
         if kind == "tensor":
             want = e["type"][1:]
@@ -66,6 +70,21 @@ def check_call(snapshot: Snapshot, fn, call) -> None:
             raise SpecialisationMismatch(
                 f"{label} assumes {name} is a multiple of {div}; this launch has {name}={value}",
                 f"choose a --size where {name} is a multiple of {div}, or compile the snapshot with --arg {name}={value}")
+
+
+def _check_descriptor(label: str, name: str, type_: str, value) -> None:
+    """A descriptor's type is its dtype and block shape (and, for Gluon's, its shared layout, which
+    follows from those by default): a launch with other blocks would copy tiles the cubin does not expect."""
+    m = re.match(r"tensordesc<(\w+)\[([\d,\s]*)\]", type_)
+    if m is None:
+        return
+    want = [int(v) for v in m[2].split(",") if v.strip()]
+    got = [int(v) for v in getattr(value, "block_shape", None) or ()]
+    dtype = _dtype_name(getattr(value, "base", None))
+    if got != want or dtype != m[1]:
+        raise SpecialisationMismatch(
+            f"{label} takes {name} as a {m[1]} descriptor of {want} blocks, but this launch passes "
+            f"{dtype} blocks of {got}", "run the snapshot of the config and dtype this launch uses")
 
 
 def snapshot_runner(snapshot: Snapshot, spec, fallback: Callable) -> Callable:

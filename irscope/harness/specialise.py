@@ -47,17 +47,37 @@ class _DescBase:
         return TYPICAL_POINTER_ALIGNMENT
 
 
-def tensor_descriptor(desc: TensorDesc):
+def tensor_descriptor(desc: TensorDesc, gluon: bool = False):
     """A real `TensorDescriptor` for a TensorDesc, over a stand-in base: the native specialiser accepts
-    only that class (or a subclass), and reads `base.dtype` and `block_shape` alone. Built without its
-    `__post_init__`, which would ask a torch tensor for its itemsize; the shape was checked on parsing."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-    d = TensorDescriptor.__new__(TensorDescriptor)
+    only that class (or a subclass), and reads `base.dtype` and `block_shape` alone (and, for Gluon's
+    class, the shared `layout`, which is part of the type). Built without its `__post_init__`, which would
+    ask a torch tensor for its itemsize; the shape was checked on parsing."""
     values = {"base": _DescBase(desc.dtype), "shape": list(desc.shape), "strides": list(desc.all_strides),
               "block_shape": list(desc.block_shape), "padding": desc.padding, "round_f32_to_tf32": False}
+    if gluon:
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+        values["layout"] = _nvmma_layout(desc)
+    else:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    d = TensorDescriptor.__new__(TensorDescriptor)
     for f in getattr(TensorDescriptor, "__dataclass_fields__", values):
         object.__setattr__(d, f, values.get(f))
     return d
+
+
+def _nvmma_layout(desc: TensorDesc):
+    """The NVMMA shared layout of a Gluon descriptor: Gluon's default for the block, or the swizzle asked."""
+    from triton.experimental.gluon import language as gl
+    dtype = getattr(gl, _GLUON_DTYPES.get(desc.dtype, desc.dtype))
+    if desc.swizzle is None:
+        return gl.NVMMASharedLayout.get_default_for(list(desc.block_shape), dtype)
+    return gl.NVMMASharedLayout(swizzle_byte_width=desc.swizzle, element_bitwidth=dtype.primitive_bitwidth,
+                                rank=len(desc.block_shape))
+
+
+_GLUON_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp8e4nv": "float8e4nv",
+                 "fp8e5": "float8e5", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+                 "u8": "uint8"}
 
 
 def source_of(fn, signature: dict, constexprs: dict, attrs: dict):
@@ -142,7 +162,7 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
                 value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096,
                                     (1 << 32) if opts.large_tensors else _TYPICAL_TENSOR_BYTES)
             elif isinstance(value, TensorDesc):
-                value = tensor_descriptor(value)
+                value = tensor_descriptor(value, gluon=getattr(fn, "is_gluon", lambda: False)())
         call_args.append(value)
     kwargs = _jit_kwargs(fn)
     if resolved.num_warps is not None:

@@ -36,7 +36,10 @@ class Tensor:
 @dataclass(frozen=True)
 class TensorDesc:
     """A host-side tensor descriptor argument (`triton.tools.tensor_descriptor.TensorDescriptor`) of a
-    typical launch: a tensor of `dtype` with this shape and strides, read in blocks of `block_shape`.
+    typical launch: a tensor of `dtype` with this shape and strides, read in blocks of `block_shape`
+    (an entry may name a constexpr, e.g. "BLOCK_M": the block then follows the config).
+    For a `@gluon.jit` kernel it stands for Gluon's descriptor, whose shared layout is part of its type:
+    `swizzle` is that NVMMA layout's swizzle in bytes, 0 to 128, or None for Gluon's default for the block.
 
     Triton's specialiser sees only the dtype and the block shape (`tensordesc<fp16[64, 64]>`); shape,
     strides and padding are run-time values, kept here so a launch file says what the program passed.
@@ -44,9 +47,10 @@ class TensorDesc:
 
     dtype: str
     shape: tuple[int, ...]
-    block_shape: tuple[int, ...]
+    block_shape: tuple[int | str, ...]
     strides: tuple[int, ...] = ()  # () means contiguous (row-major) over `shape`
     padding: str = "zero"
+    swizzle: int | None = None
 
     @property
     def contiguous_strides(self) -> tuple[int, ...]:
@@ -494,7 +498,24 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
         raise UsageError(f"bad --num-stages {num_stages}", "--num-stages takes a positive integer")
     if num_warps is not None:
         check_warps(num_warps, warp_size=warp_size, max_threads=max_threads, target=target)
+    for name, value in list(args.items()):
+        if isinstance(value, TensorDesc) and any(isinstance(b, str) for b in value.block_shape):
+            args[name] = _desc_blocks(spec, name, value, constexprs)
     return Resolved(constexprs, args, num_warps, num_stages, backend_options, heuristics)
+
+
+def _desc_blocks(spec: KernelSpec, name: str, desc: TensorDesc, constexprs: Mapping[str, Any]) -> TensorDesc:
+    """A descriptor whose block shape names constexprs (`("BLOCK_M", "HEAD_DIM")`): their values under
+    the config, as the launch would build it."""
+    block = []
+    for b in desc.block_shape:
+        value = constexprs.get(b) if isinstance(b, str) else b
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UsageError(f"kernel '{spec.name}': descriptor '{name}' takes its block shape from '{b}', "
+                             f"which is {value!r} under this config, not a positive integer",
+                             "give the constexpr a value with --constexpr or choose a config with --config")
+        block.append(value)
+    return replace(desc, block_shape=tuple(block))
 
 
 def _heuristics(spec: KernelSpec, cfg: Config, opts: CompileOptions, args: dict, constexprs: dict,

@@ -1,0 +1,307 @@
+"""Flash attention, forward, for Hopper in Gluon: warp-specialised, TMA-fed, wgmma (FlashAttention-3's design).
+
+One program owns 2 * BLOCK_M query rows of one (batch, head). `gl.warp_specialize` splits it three ways:
+
+- a loader partition (one warp, few registers) issues TMA loads: both halves of Q once, then K and V
+  block by block into a ring of NUM_BUFFERS shared buffers. Each buffer has a `ready` mbarrier (the TMA
+  transaction count completes it) and an `empty` one (both consumers arrive when done with it);
+- two consumer partitions (one warpgroup each, most of the registers through `setmaxnreg`) own BLOCK_M
+  rows each. Per key block a consumer issues S = Q K^T for the block and P V for the previous block as
+  asynchronous wgmma, then does the online softmax of S while the tensor cores still run P V: the
+  softmax of one block overlaps the matrix products of the next. The two warpgroups run independently,
+  so one's softmax also fills the other's matrix products.
+
+Scores are scaled by log2(e) once, so the exponentials are exp2. Q, K, V and O are contiguous
+(Z, H, N_CTX, HEAD_DIM) fp16 tensors seen as (Z*H*N_CTX, HEAD_DIM) by host-side tensor descriptors;
+N_CTX must be a multiple of 2 * BLOCK_M and of BLOCK_N (the descriptors do not stop at a head's end).
+
+The Gluon API moved between Triton 3.6 (the H200's) and 3.9 (irscope's): the TMA copies were renamed
+(`async_copy_global_to_shared` -> `async_load`, `async_copy_shared_to_global` -> `async_store`), so the
+kernel calls them through the names picked below; everything else it uses is spelt the same in both.
+"""
+import math
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                               warpgroup_mma_wait)
+
+from irscope.spec import Config, KernelSpec, TensorDesc
+from irscope.workload import Workload, empty, randn
+
+_tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+_tma_store = tma.async_store if hasattr(tma, "async_store") else tma.async_copy_shared_to_global
+
+LOG2E = 1.4426950408889634
+
+
+@gluon.jit
+def _load_partition(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty,
+                    q_row, kv_row, n_blocks,
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, HEAD_DIM: gl.constexpr,
+                    NUM_BUFFERS: gl.constexpr):
+    q_bytes: gl.constexpr = BLOCK_M * HEAD_DIM * 2
+    kv_bytes: gl.constexpr = BLOCK_N * HEAD_DIM * 2
+    for half in gl.static_range(2):
+        mbarrier.expect(q_bar.index(half), q_bytes)
+        _tma_load(q_desc, [q_row + half * BLOCK_M, 0], q_bar.index(half), q_smem.index(half))
+    for j in range(n_blocks):
+        slot = j % NUM_BUFFERS
+        # A fresh barrier counts as having completed the phase before 0, so the first lap does not wait.
+        phase = ((j // NUM_BUFFERS) & 1) ^ 1
+        row = kv_row + j * BLOCK_N
+        mbarrier.wait(k_empty.index(slot), phase)
+        mbarrier.expect(k_ready.index(slot), kv_bytes)
+        _tma_load(k_desc, [row, 0], k_ready.index(slot), k_smem.index(slot))
+        mbarrier.wait(v_empty.index(slot), phase)
+        mbarrier.expect(v_ready.index(slot), kv_bytes)
+        _tma_load(v_desc, [row, 0], v_ready.index(slot), v_smem.index(slot))
+
+
+@gluon.jit
+def _softmax_step(s, m_i, l_i, rows, cols, qk_scale, MASKED: gl.constexpr):
+    """Online softmax of one block of scores: the probabilities, the rescale of what came before, m, l."""
+    if MASKED:
+        s = gl.where(cols[None, :] <= rows[:, None], s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    p = gl.exp2(s * qk_scale - m_new[:, None])
+    alpha = gl.exp2(m_i - m_new)
+    l_i = l_i * alpha + gl.sum(p, 1)
+    return p, alpha, m_new, l_i
+
+
+@gluon.jit
+def _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i, l_i, lo, hi, rows,
+                    qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_BUFFERS: gl.constexpr, MASKED: gl.constexpr):
+    """Blocks lo..hi-1, each after the one before it: S_j = Q K_j^T and P_{j-1} V_{j-1} are in flight
+    together, and the softmax of S_j runs while P_{j-1} V_{j-1} is still on the tensor cores."""
+    zero_s = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    for j in range(lo, hi):
+        slot = j % NUM_BUFFERS
+        phase = (j // NUM_BUFFERS) & 1
+        prev = (j - 1) % NUM_BUFFERS
+        prev_phase = ((j - 1) // NUM_BUFFERS) & 1
+        mbarrier.wait(k_ready.index(slot), phase)
+        s_tok = warpgroup_mma(q_s, k_smem.index(slot).permute((1, 0)), zero_s, use_acc=False, is_async=True)
+        mbarrier.wait(v_ready.index(prev), prev_phase)
+        p16 = gl.convert_layout(p.to(gl.float16), p_layout)
+        o_tok = warpgroup_mma(p16, v_smem.index(prev), acc, is_async=True)
+        s = warpgroup_mma_wait(1, deps=[s_tok])
+        mbarrier.arrive(k_empty.index(slot), count=1)
+        p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, rows, j * BLOCK_N + offs_n, qk_scale, MASKED)
+        acc = warpgroup_mma_wait(0, deps=[o_tok])
+        mbarrier.arrive(v_empty.index(prev), count=1)
+        acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))[:, None]
+    return acc, p, m_i, l_i
+
+
+@gluon.jit
+def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty,
+                        q_row, first_row, n_blocks, qk_scale, HALF: gl.constexpr,
+                        BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, HEAD_DIM: gl.constexpr,
+                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr):
+    warps: gl.constexpr = gl.num_warps()
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1],
+                                                       instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1],
+                                                       instr_shape=[16, HEAD_DIM, 16])
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+    row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+
+    q_s = q_smem.index(HALF)
+    my_first = first_row + HALF * BLOCK_M  # this warpgroup's first query row within the sequence
+    rows = my_first + gl.arange(0, BLOCK_M, layout=row_layout)
+    offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, row_layout)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+    acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
+
+    mbarrier.wait(q_bar.index(HALF), 0)
+    # Block 0 alone: nothing is in flight yet. Causal: it may hold the diagonal (the first program's).
+    mbarrier.wait(k_ready.index(0), 0)
+    s = warpgroup_mma(q_s, k_smem.index(0).permute((1, 0)),
+                      gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout), use_acc=False)
+    mbarrier.arrive(k_empty.index(0), count=1)
+    p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, rows, offs_n, qk_scale, IS_CAUSAL)
+
+    if IS_CAUSAL:
+        # Key blocks wholly below this warpgroup's first row need no mask; the rest (the diagonal, and
+        # for the first half the other half's diagonal) do.
+        n_full = gl.maximum(gl.minimum(my_first // BLOCK_N, n_blocks), 1)
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+                                           l_i, 1, n_full, rows, qk_scale, s_layout, o_layout, p_layout,
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False)
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+                                           l_i, n_full, n_blocks, rows, qk_scale, s_layout, o_layout, p_layout,
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, True)
+    else:
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+                                           l_i, 1, n_blocks, rows, qk_scale, s_layout, o_layout, p_layout,
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False)
+
+    last = (n_blocks - 1) % NUM_BUFFERS
+    mbarrier.wait(v_ready.index(last), ((n_blocks - 1) // NUM_BUFFERS) & 1)
+    acc = warpgroup_mma(gl.convert_layout(p.to(gl.float16), p_layout), v_smem.index(last), acc)
+    mbarrier.arrive(v_empty.index(last), count=1)
+    acc = acc / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
+    # Q's buffer is free once the last S is computed: O leaves through it.
+    q_s.store(acc.to(gl.float16))
+    fence_async_shared()
+    _tma_store(o_desc, [q_row + HALF * BLOCK_M, 0], q_s)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX,
+                        HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                        LOADER_REGS: gl.constexpr):
+    gl.static_assert((2 * BLOCK_M) % BLOCK_N == 0, "the causal split needs BLOCK_N to divide 2 * BLOCK_M")
+    n_m = N_CTX // (2 * BLOCK_M)
+    # Causal: the longest rows first, so the short programs fill in at the end.
+    start_m = (n_m - 1 - gl.program_id(0)) if IS_CAUSAL else gl.program_id(0)
+    bh = gl.program_id(1)
+    first_row = start_m * (2 * BLOCK_M)
+    q_row = bh * N_CTX + first_row
+    kv_row = bh * N_CTX
+    if IS_CAUSAL:
+        n_blocks = (first_row + 2 * BLOCK_M) // BLOCK_N
+    else:
+        n_blocks = N_CTX // BLOCK_N
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp(x) = exp2(x * log2(e))
+
+    q_layout: gl.constexpr = q_desc.layout
+    kv_layout: gl.constexpr = k_desc.layout
+    q_smem = gl.allocate_shared_memory(gl.float16, [2, BLOCK_M, HEAD_DIM], q_layout)
+    k_smem = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS, BLOCK_N, HEAD_DIM], kv_layout)
+    v_smem = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS, BLOCK_N, HEAD_DIM], kv_layout)
+    q_bar = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    k_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    v_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for half in gl.static_range(2):
+        mbarrier.init(q_bar.index(half), count=1)
+    for i in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(k_empty.index(i), count=2)  # one arrival from each consumer warpgroup
+        mbarrier.init(v_empty.index(i), count=2)
+
+    gl.warp_specialize([
+        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, q_row,
+                               first_row, n_blocks, qk_scale, 0, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS, IS_CAUSAL)),
+        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, q_row,
+                               first_row, n_blocks, qk_scale, 1, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS, IS_CAUSAL)),
+        (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready,
+                           v_empty, q_row, kv_row, n_blocks, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS)),
+    ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
+
+
+def descriptors(q, k, v, o, block_m, block_n):
+    """Gluon's host-side descriptors over (Z*H*N_CTX, HEAD_DIM) views, with the default NVMMA swizzle."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    d = q.shape[-1]
+    out = []
+    for t, rows in ((q, block_m), (k, block_n), (v, block_n), (o, block_m)):
+        flat = t.view(-1, d)
+        layout = gl.NVMMASharedLayout.get_default_for([rows, d], gl.float16)
+        out.append(TensorDescriptor(flat, list(flat.shape), list(flat.stride()), [rows, d], layout))
+    return out
+
+
+def _build(size, gen, device):
+    shape = (size["z"], size["h"], size["n"], size["d"])
+    return {"q": randn(gen, shape, "fp16", device), "k": randn(gen, shape, "fp16", device),
+            "v": randn(gen, shape, "fp16", device), "o": empty(shape, "fp16", device)}
+
+
+def _launch(x, size, p):
+    n, d = size["n"], size["d"]
+    bm, bn = p["BLOCK_M"], p["BLOCK_N"]
+    if n % (2 * bm) or n % bn:
+        raise ValueError(f"attention_ws needs N_CTX divisible by {2 * bm} and {bn}; got n={n}")
+    descs = descriptors(x["q"], x["k"], x["v"], x["o"], bm, bn)
+    grid = (n // (2 * bm), size["z"] * size["h"])
+    return [p.call(grid, *descs, 1.0 / math.sqrt(d), n, HEAD_DIM=d)]
+
+
+def _reference(causal):
+    def reference(x, size):
+        import torch
+        q, k, v = (x[name].float().flatten(0, 1) for name in "qkv")
+        bh, n, d = q.shape
+        out = torch.empty_like(q)
+        chunk = max(1, (1 << 26) // (n * n))  # keep the score matrices under ~256 MB
+        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril() if causal else None
+        for i in range(0, bh, chunk):
+            s = q[i:i + chunk] @ k[i:i + chunk].transpose(1, 2) / math.sqrt(d)
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+            out[i:i + chunk] = torch.softmax(s, dim=-1) @ v[i:i + chunk]
+        return {"o": out.view(x["q"].shape)}
+    return reference
+
+
+def _sdpa(backend, causal):
+    def baseline(x, size):
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        chosen = getattr(SDPBackend, backend)
+
+        def run():
+            with sdpa_kernel(chosen):
+                return F.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal)
+        return run
+    return baseline
+
+
+def _sizes():
+    sizes = {"small": {"z": 1, "h": 2, "n": 512, "d": 128}, "bench": {"z": 4, "h": 32, "n": 4096, "d": 128}}
+    for n in (1024, 2048, 4096, 8192):
+        sizes[f"n{n}"] = {"z": 4, "h": 32, "n": n, "d": 128}
+    return sizes
+
+
+def _workload(causal):
+    share = 0.5 if causal else 1.0
+    return Workload(
+        sizes=_sizes(), build=_build, outputs=("o",), launch=_launch, reference=_reference(causal),
+        check_sizes=("small",),
+        flops=lambda s: share * 4 * s["z"] * s["h"] * s["n"] * s["n"] * s["d"],
+        bytes=lambda s: 4 * 2 * s["z"] * s["h"] * s["n"] * s["d"],
+        baselines={"sdpa flash": _sdpa("FLASH_ATTENTION", causal), "sdpa cudnn": _sdpa("CUDNN_ATTENTION", causal)})
+
+
+_ROWS = 4 * 32 * 4096  # Z*H*N_CTX of the typical launch (z 4, h 32, n 4096)
+# The descriptors' block shapes follow the config: a name in block_shape is the constexpr's value.
+_ARGS = {"q_desc": TensorDesc("fp16", (_ROWS, 128), ("BLOCK_M", "HEAD_DIM")),
+         "k_desc": TensorDesc("fp16", (_ROWS, 128), ("BLOCK_N", "HEAD_DIM")),
+         "v_desc": TensorDesc("fp16", (_ROWS, 128), ("BLOCK_N", "HEAD_DIM")),
+         "o_desc": TensorDesc("fp16", (_ROWS, 128), ("BLOCK_M", "HEAD_DIM")),
+         "sm_scale": 1.0 / math.sqrt(128), "N_CTX": 4096}
+
+_HOPPER = "a Hopper kernel: TMA, mbarriers, wgmma and setmaxnreg (sm_90a only)"
+_NOT_FOR = {t: _HOPPER for t in ("sm_80", "sm_100a", "sm_120a", "gfx90a", "gfx942", "gfx950")}
+
+
+def _cfg(m, n, buffers, regs=240, note="", name=None):
+    return Config(name or f"m{m}n{n}.b{buffers}" + ("" if regs == 240 else f".r{regs}"),
+                  {"BLOCK_M": m, "BLOCK_N": n, "NUM_BUFFERS": buffers, "CONSUMER_REGS": regs}, num_warps=4,
+                  note=note, not_for=_NOT_FOR)
+
+
+DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (164 KiB)")
+CONFIGS = (DEFAULT,
+           _cfg(64, 128, 3, note="K and V triple-buffered: 224 KiB of the 227 a block may have"),
+           _cfg(64, 64, 4, note="narrower key blocks, four buffers: more in flight, more rescales"),
+           _cfg(128, 64, 2, note="two warpgroups of 128 rows: twice the work per K/V block, 128-register O"))
+
+SPECS = [KernelSpec(name="attention_ws" + (".causal" if causal else ""), fn=attention_ws_kernel,
+                    description=f"warp-specialised Gluon flash attention forward for Hopper, fp16, d 128, "
+                                f"{'causal' if causal else 'non-causal'} (TMA loader + two wgmma consumers)",
+                    args=_ARGS, constexprs={"HEAD_DIM": 128, "IS_CAUSAL": causal, "LOADER_REGS": 24},
+                    configs=CONFIGS, workload=_workload(causal))
+         for causal in (False, True)]
