@@ -65,9 +65,7 @@ def _launcher(mod, cfg, causal, q, k, v, o):
     kernel = mod.attention_ws_kernel[grid]
 
     def run():
-        kernel(*descs, 1.0 / math.sqrt(d), n, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, NUM_BUFFERS=cfg["NUM_BUFFERS"],
-               IS_CAUSAL=causal, CONSUMER_REGS=cfg["CONSUMER_REGS"], LOADER_REGS=cfg.get("LOADER_REGS", 24),
-               num_warps=4)
+        kernel(*descs, 1.0 / math.sqrt(d), n, **{**cfg, "HEAD_DIM": d, "IS_CAUSAL": causal}, num_warps=4)
     return run
 
 

@@ -8,8 +8,8 @@ One program owns 2 * BLOCK_M query rows of one (batch, head). `gl.warp_specializ
 - two consumer partitions (one warpgroup each, most of the registers through `setmaxnreg`) own BLOCK_M
   rows each. Per key block a consumer issues S = Q K^T for the block and P V for the previous block as
   asynchronous wgmma, then does the online softmax of S while the tensor cores still run P V: the
-  softmax of one block overlaps the matrix products of the next. The two warpgroups run independently,
-  so one's softmax also fills the other's matrix products.
+  softmax of one block overlaps the matrix products of the next. With PINGPONG the two warpgroups take
+  turns to issue their products (an mbarrier each), so one's softmax also fills the other's products.
 
 Scores are scaled by log2(e) once, so the exponentials are exp2. Q, K, V and O are contiguous
 (Z, H, N_CTX, HEAD_DIM) fp16 tensors seen as (Z*H*N_CTX, HEAD_DIM) by host-side tensor descriptors;
@@ -71,11 +71,15 @@ def _softmax_step(s, m_i, l_i, rows, cols, qk_scale, MASKED: gl.constexpr):
 
 
 @gluon.jit
-def _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i, l_i, lo, hi, rows,
+def _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, turn, acc, p, m_i, l_i, lo, hi, rows,
                     qk_scale, s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr,
-                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_BUFFERS: gl.constexpr, MASKED: gl.constexpr):
+                    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_BUFFERS: gl.constexpr, MASKED: gl.constexpr,
+                    HALF: gl.constexpr, PINGPONG: gl.constexpr):
     """Blocks lo..hi-1, each after the one before it: S_j = Q K_j^T and P_{j-1} V_{j-1} are in flight
-    together, and the softmax of S_j runs while P_{j-1} V_{j-1} is still on the tensor cores."""
+    together, and the softmax of S_j runs while P_{j-1} V_{j-1} is still on the tensor cores.
+
+    PINGPONG: the two warpgroups take turns to issue their matrix products (an mbarrier each says whose
+    turn it is), so one's softmax runs while the other's products have the tensor cores."""
     zero_s = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
     offs_n = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
     for j in range(lo, hi):
@@ -84,10 +88,15 @@ def _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc
         prev = (j - 1) % NUM_BUFFERS
         prev_phase = ((j - 1) // NUM_BUFFERS) & 1
         mbarrier.wait(k_ready.index(slot), phase)
+        if PINGPONG:
+            # Warpgroup 0 goes first: a fresh barrier passes a wait on parity 1 at once.
+            mbarrier.wait(turn.index(HALF), ((j - 1) & 1) ^ (1 - HALF))
         s_tok = warpgroup_mma(q_s, k_smem.index(slot).permute((1, 0)), zero_s, use_acc=False, is_async=True)
         mbarrier.wait(v_ready.index(prev), prev_phase)
         p16 = gl.convert_layout(p.to(gl.float16), p_layout)
         o_tok = warpgroup_mma(p16, v_smem.index(prev), acc, is_async=True)
+        if PINGPONG:
+            mbarrier.arrive(turn.index(1 - HALF), count=1)
         s = warpgroup_mma_wait(1, deps=[s_tok])
         mbarrier.arrive(k_empty.index(slot), count=1)
         p, alpha, m_i, l_i = _softmax_step(s, m_i, l_i, rows, j * BLOCK_N + offs_n, qk_scale, MASKED)
@@ -98,10 +107,10 @@ def _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc
 
 
 @gluon.jit
-def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty,
+def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, turn,
                         q_row, first_row, n_blocks, qk_scale, HALF: gl.constexpr,
                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, HEAD_DIM: gl.constexpr,
-                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr):
+                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr, PINGPONG: gl.constexpr):
     warps: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1],
                                                        instr_shape=[16, BLOCK_N, 16])
@@ -130,16 +139,16 @@ def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty,
         # Key blocks wholly below this warpgroup's first row need no mask; the rest (the diagonal, and
         # for the first half the other half's diagonal) do.
         n_full = gl.maximum(gl.minimum(my_first // BLOCK_N, n_blocks), 1)
-        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, turn, acc, p, m_i,
                                            l_i, 1, n_full, rows, qk_scale, s_layout, o_layout, p_layout,
-                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False)
-        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False, HALF, PINGPONG)
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, turn, acc, p, m_i,
                                            l_i, n_full, n_blocks, rows, qk_scale, s_layout, o_layout, p_layout,
-                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, True)
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, True, HALF, PINGPONG)
     else:
-        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, acc, p, m_i,
+        acc, p, m_i, l_i = _consume_blocks(q_s, k_smem, v_smem, k_ready, k_empty, v_ready, v_empty, turn, acc, p, m_i,
                                            l_i, 1, n_blocks, rows, qk_scale, s_layout, o_layout, p_layout,
-                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False)
+                                           BLOCK_M, BLOCK_N, NUM_BUFFERS, False, HALF, PINGPONG)
 
     last = (n_blocks - 1) % NUM_BUFFERS
     mbarrier.wait(v_ready.index(last), ((n_blocks - 1) // NUM_BUFFERS) & 1)
@@ -156,8 +165,8 @@ def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty,
 @gluon.jit
 def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX,
                         HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-                        LOADER_REGS: gl.constexpr):
+                        NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr, PINGPONG: gl.constexpr,
+                        CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
     gl.static_assert((2 * BLOCK_M) % BLOCK_N == 0, "the causal split needs BLOCK_N to divide 2 * BLOCK_M")
     n_m = N_CTX // (2 * BLOCK_M)
     # Causal: the longest rows first, so the short programs fill in at the end.
@@ -182,8 +191,10 @@ def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX,
     k_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     v_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for half in gl.static_range(2):
         mbarrier.init(q_bar.index(half), count=1)
+        mbarrier.init(turn.index(half), count=1)
     for i in gl.static_range(NUM_BUFFERS):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
@@ -191,10 +202,12 @@ def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX,
         mbarrier.init(v_empty.index(i), count=2)
 
     gl.warp_specialize([
-        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, q_row,
-                               first_row, n_blocks, qk_scale, 0, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS, IS_CAUSAL)),
-        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, q_row,
-                               first_row, n_blocks, qk_scale, 1, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS, IS_CAUSAL)),
+        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, turn,
+                               q_row, first_row, n_blocks, qk_scale, 0, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS,
+                               IS_CAUSAL, PINGPONG)),
+        (_consumer_partition, (o_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready, v_empty, turn,
+                               q_row, first_row, n_blocks, qk_scale, 1, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS,
+                               IS_CAUSAL, PINGPONG)),
         (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_bar, k_ready, k_empty, v_ready,
                            v_empty, q_row, kv_row, n_blocks, BLOCK_M, BLOCK_N, HEAD_DIM, NUM_BUFFERS)),
     ], [4, 1], [CONSUMER_REGS, LOADER_REGS])
@@ -287,14 +300,15 @@ _HOPPER = "a Hopper kernel: TMA, mbarriers, wgmma and setmaxnreg (sm_90a only)"
 _NOT_FOR = {t: _HOPPER for t in ("sm_80", "sm_100a", "sm_120a", "gfx90a", "gfx942", "gfx950")}
 
 
-def _cfg(m, n, buffers, regs=240, note="", name=None):
-    return Config(name or f"m{m}n{n}.b{buffers}" + ("" if regs == 240 else f".r{regs}"),
-                  {"BLOCK_M": m, "BLOCK_N": n, "NUM_BUFFERS": buffers, "CONSUMER_REGS": regs}, num_warps=4,
-                  note=note, not_for=_NOT_FOR)
+def _cfg(m, n, buffers, pingpong=True, regs=240, note="", name=None):
+    return Config(name or f"m{m}n{n}.b{buffers}" + ("" if pingpong else ".nopp") + ("" if regs == 240 else f".r{regs}"),
+                  {"BLOCK_M": m, "BLOCK_N": n, "NUM_BUFFERS": buffers, "PINGPONG": pingpong, "CONSUMER_REGS": regs},
+                  num_warps=4, note=note, not_for=_NOT_FOR)
 
 
 DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (164 KiB)")
 CONFIGS = (DEFAULT,
+           _cfg(64, 128, 2, pingpong=False, note="the warpgroups issue their products when ready, without turns"),
            _cfg(64, 128, 3, note="K and V triple-buffered: 224 KiB of the 227 a block may have"),
            _cfg(64, 64, 4, note="narrower key blocks, four buffers: more in flight, more rescales"),
            _cfg(128, 64, 2, note="two warpgroups of 128 rows: twice the work per K/V block, 128-register O"))
