@@ -85,7 +85,8 @@ def run(args: argparse.Namespace, ui) -> int:
     for o in outcomes:
         snap = load_snapshot(o.path) if o.path else None
         snaps.append(snap)
-        status = s("ok", "green") if o.ok else s(o.status, "red", "bold")
+        status = s("ok", "green") if o.ok else s(o.status, "yellow") if o.status == "not-for-target" else \
+            s(o.status, "red", "bold")
         label = o.label
         ui.print(f"{s(label, 'bold')}  {status}  {o.seconds:.1f} s")
         if snap and snap.ok:
@@ -107,9 +108,13 @@ def run(args: argparse.Namespace, ui) -> int:
         where = f" at stage {stage}" if stage and stage != "?" else f" ({first.status})"
         msg = error_summary(first.error) if first.error else first.status
         with_folder = next((o for o in failed if o.path is not None), None)
+        if all(o.status == "not-for-target" for o in failed):
+            raise CompileError(f"{len(failed)} of {len(outcomes)} compiles are not for their target; first: "
+                               f"{first.label}: {msg}", f"`irscope kernels {first.point.kernel}` says which targets "
+                               "each config is for, and why not the others")
         if with_folder is not None:
             hint = f"the stages that compiled are kept in the failed snapshot's folder: irscope show {with_folder.path}"
-        elif "not a kernel for" in msg:
+        elif first.status == "not-for-target" or "not a kernel for" in msg:
             hint = "compile it for a target that has those instructions, or guard the kernel's arch-specific ops"
         else:
             hint = "a crashed or timed-out compile leaves no folder: run it alone with --jobs 1, or raise --timeout"

@@ -62,6 +62,7 @@ class Decision:
     evidence: tuple[tuple[str, int], ...] = ()  # the counters (or resources) that show it
     why: str = ""  # what decides it, in this compile
     stage: str = ""  # the stage the evidence is read from
+    by_hand: bool = False  # the kernel's source made it (Gluon), not a pass of Triton's pipeline
 
     @property
     def key(self) -> str:
@@ -204,6 +205,9 @@ def _pipelining(f: Facts) -> list[Decision]:
     amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
     asynchronous = bool(loads) and all(g.via in _ASYNC_VIA for g in loads)
     why = f"num_stages={f.num_stages}; " + ", ".join(_loop_inputs(f))
+    if is_gluon(f.snapshot):
+        why = "a Gluon kernel allocates its buffers and barriers itself: the compiler does not pipeline it"
+        asynchronous = asynchronous or c.get("ttgir.tma_load", 0) > 0
     narrow = [g for g in loads if g.via not in _ASYNC_VIA and g.width < 4]
     if not amd and narrow:
         why += (f"; cp.async copies 4, 8 or 16 B: {', '.join('/'.join(g.arguments) for g in narrow)} at "
@@ -211,7 +215,8 @@ def _pipelining(f: Facts) -> list[Decision]:
     evidence = tuple((k, c.get(k, 0)) for k in ("ttgir.shared.buffers", "ttgir.async_copy", "ttgir.tma_load",
                                                  "ttgir.load", "ptx.cp.async", "sass.LDGSTS") if k in c or
                      k in ("ttgir.shared.buffers", "ttgir.async_copy"))
-    return [Decision("pipelining", "main loop", value, pipelined and (asynchronous or amd), evidence, why, "ttgir")]
+    return [Decision("pipelining", "main loop", value, pipelined and (asynchronous or amd), evidence, why, "ttgir",
+                     by_hand=is_gluon(f.snapshot))]
 
 
 def _vectors(f: Facts) -> list[Decision]:
@@ -278,6 +283,11 @@ def _registers(f: Facts) -> list[Decision]:
                                                      f"{res.spill_loads or 0} {unit} loaded" if spills else "no spills")
     maxnreg = f.backend_options.get("maxnreg")
     why = f"num_warps={f.num_warps}" + (f", maxnreg={maxnreg}" if maxnreg else "")
+    ws = _partitions(f.snapshot)
+    if ws is not None and ws[1]:
+        value = f"{res.registers} registers/thread at launch" + value[value.index(","):]
+        why += (f"; setmaxnreg then gives the worker partitions {', '.join(map(str, ws[1]))} registers a thread "
+                "(ttg.warp_specialize requestedRegisters) and the default partition the rest")
     ev = (("resources.registers", res.registers), ("resources.spill_stores", res.spill_stores or 0),
           ("resources.spill_loads", res.spill_loads or 0))
     c = f.analysis.counters
@@ -315,6 +325,27 @@ def _buffer_ops(f: Facts) -> list[Decision]:
     return [Decision("buffer_ops", "kernel", value, buf > 0, ev, why, "amdgcn")]
 
 
+_REQUESTED = re.compile(r"requestedRegisters = array<i32: ([\d, ]+)>")
+_WORKER_WARPS = re.compile(r"^[ \t]*partition\d+\(.*num_warps\((\d+)\)", re.M)
+
+
+def is_gluon(snapshot: Snapshot) -> bool:
+    """A Gluon kernel's compile has no TTIR: it is written in Triton's GPU dialect (docs/gluon.md)."""
+    return "ttir" not in snapshot.stage_files and "ttgir" in snapshot.stage_files
+
+
+def _partitions(snapshot: Snapshot) -> tuple[list[int], list[int]] | None:
+    """The worker partitions' warps and requested registers of the first ttg.warp_specialize, from the TTGIR."""
+    if "ttgir" not in snapshot.stage_files:
+        return None
+    text = snapshot.read("ttgir")
+    if "ttg.warp_specialize" not in text:
+        return None
+    regs = _REQUESTED.search(text)
+    return ([int(w) for w in _WORKER_WARPS.findall(text)],
+            [int(r) for r in regs[1].split(",")] if regs else [])
+
+
 def _warp_specialize(f: Facts) -> list[Decision]:
     c, t = f.analysis.counters, f.snapshot.target
     n = c.get("ttgir.warp_specialize", 0)
@@ -322,7 +353,15 @@ def _warp_specialize(f: Facts) -> list[Decision]:
         return []
     if n:
         parts = c.get("ttgir.warp_specialize.partitions", 0)
-        return [Decision("warp_specialize", "kernel", f"warp-specialised: {parts} partitions", True,
-                         _pick(c, "ttgir.warp_specialize"), "tl.range(..., warp_specialize=True)", "ttgir")]
+        value = f"warp-specialised: {parts} partitions"
+        ws = _partitions(f.snapshot)
+        if ws is not None and ws[0]:
+            value = (f"warp-specialised: the default partition ({f.num_warps} warps) and {parts} workers "
+                     f"({', '.join(map(str, ws[0]))} warps)")
+            if ws[1]:
+                value += f", setmaxnreg {', '.join(map(str, ws[1]))} registers"
+        why = "gl.warp_specialize in the kernel (Gluon)" if is_gluon(f.snapshot) else "tl.range(..., warp_specialize=True)"
+        ev = _pick(c, "ttgir.warp_specialize") + tuple((k, c[k]) for k in ("ptx.setmaxnreg",) if k in c)
+        return [Decision("warp_specialize", "kernel", value, True, ev, why, "ttgir", by_hand=is_gluon(f.snapshot))]
     return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
                      "no loop asks for it: tl.range(..., warp_specialize=True) on Hopper/Blackwell", "ttgir")]

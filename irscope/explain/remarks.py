@@ -162,7 +162,7 @@ def _base_remark(d: Decision, folder: str, found: dict[str, str] | None, vendor:
     kind = "analysis" if d.good is None else "passed" if d.good else "missed"
     seen = (found or {}).get(d.topic)
     ev = tuple(f"{k} {v:,}" for k, v in d.evidence)
-    known = deciding_pass(d.topic, vendor)
+    known = "" if d.by_hand else deciding_pass(d.topic, vendor)
     return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({d.why})" if d.why else ""), ev, folder,
                   seen or known, "timeline" if seen else "pipeline" if known else "")
 

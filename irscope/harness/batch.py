@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import UsageError
+from ..errors import IrscopeError, UsageError
 from ..spec.kernel import CompileOptions, variant_name
 from ..store.folder import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
@@ -46,6 +46,9 @@ class CompileStatus(enum.StrEnum):
     CRASHED = "crashed"  # the compiling process died (an LLVM abort); no folder
     TIMEOUT = "timeout"  # killed past --timeout; no folder
     INTERRUPTED = "interrupted"  # Ctrl-C stopped it before it finished (sweeps report these)
+    # It failed or crashed on a target the config's `not_for` names, or on instructions the target lacks
+    # (wgmma, setmaxnreg below Hopper): what the spec said, not a fault; a failed compile keeps its folder.
+    NOT_FOR_TARGET = "not-for-target"
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     try:
         results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
                                on_progress=progress, on_result=deliver, around=_on_worker)
-        outcomes = [_outcome(r, label) for r, label in zip(results, labels)]
+        outcomes = [_declared_not_for(_outcome(r, label)) for r, label in zip(results, labels)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
@@ -147,6 +150,24 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     if layouts:
         _add_layouts(outcomes, workers, start_method)
     return outcomes
+
+
+def _declared_not_for(o: Outcome) -> Outcome:
+    """A failed or crashed compile that the config's `not_for` foresaw, or one that asked for instructions
+    the target lacks: NOT_FOR_TARGET, the spec's reason first and the compiler's words after."""
+    if o.status not in (CompileStatus.FAILED, CompileStatus.CRASHED):
+        return o
+    message = (o.error or {}).get("message") or ""
+    try:
+        reason = load_kernel(o.point.kernel).config(o.point.options.config).not_for.get(o.point.target)
+    except IrscopeError:
+        reason = None
+    if not reason and "not a kernel for" not in message:
+        return o
+    if reason:
+        last = message.strip().splitlines()[-1].strip() if message.strip() else str(o.status)
+        message = f"not for {o.point.target}: {reason} (the compiler: {last[:300]})"
+    return dataclasses.replace(o, status=CompileStatus.NOT_FOR_TARGET, error={**(o.error or {}), "message": message})
 
 
 def _add_layouts(outcomes: list[Outcome], workers: int | None, start_method: str | None) -> None:

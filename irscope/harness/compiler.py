@@ -193,6 +193,9 @@ def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_n
     if diagnostics and ("PassManager" in message or "error encountered during parsing" in message):
         # Triton says only that a pass manager (or the IR's verifier) failed; MLIR said why on stderr.
         message = diagnostics[0].strip() + " (" + message + ")"
+    elif diagnostics and gluon and message.rstrip().endswith("^"):
+        # A Gluon op's builder failed verification: Triton points at the line, MLIR said why on stderr.
+        message += "\n" + diagnostics[0].strip()
     result.error = {"stage": failed, "type": type(exc).__name__, "message": message}
 
 
