@@ -16,7 +16,8 @@ AMD = ("gfx90a", "gfx942", "gfx950")
 @pytest.fixture(scope="module")
 def gluon_out(tmp_path_factory):
     """The copy kernel for all seven targets (its layout's threads per warp per vendor), the shared-memory
-    transpose on sm_90a and gfx942, and the wgmma tile on sm_90a and sm_80, compiled once."""
+    transpose on sm_90a and gfx942, the wgmma tile on sm_90a and sm_80, and the TMA copy through host
+    descriptors at 2 and 4 stages on sm_90a, compiled once."""
     from irscope.harness.batch import Point, compile_points
     from irscope.spec import CompileOptions
 
@@ -26,7 +27,10 @@ def gluon_out(tmp_path_factory):
     points += [Point(f"{KERNELS}:gluon_transpose", "sm_90a", CompileOptions(config="nvidia")),
                Point(f"{KERNELS}:gluon_transpose", "gfx942", CompileOptions(config="cdna")),
                Point(f"{KERNELS}:gluon_hopper_mma", "sm_90a"), Point(f"{KERNELS}:gluon_hopper_mma", "sm_80")]
-    return {(o.point.kernel.rsplit(":", 1)[1], o.point.target): o for o in compile_points(points, out)}
+    points += [Point(f"{KERNELS}:gluon_tma_copy", "sm_90a", CompileOptions(config=c)) for c in ("s2", "s4")]
+    done = compile_points(points, out)
+    return {(o.point.kernel.rsplit(":", 1)[1] + (f".{o.point.options.config}" if "tma" in o.point.kernel else ""),
+             o.point.target): o for o in done}
 
 
 @pytest.mark.parametrize("target", NVIDIA + AMD)
@@ -75,6 +79,63 @@ def test_gluon_wgmma_compiles_for_hopper_and_is_reported_as_not_for_sm_80(gluon_
     assert ampere.status == "not-for-target" and ampere.path is None
     assert "warpgroup MMA (wgmma)" in ampere.error["message"]
     assert "not a kernel for sm_80" in ampere.error["message"]
+
+
+@pytest.mark.parametrize("stages", [2, 4])
+def test_a_gluon_kernel_taking_host_descriptors_compiles_to_one_tma_copy_a_stage(gluon_out, stages):
+    outcome = gluon_out[(f"gluon_tma_copy.s{stages}", "sm_90a")]
+    assert outcome.ok, outcome.error
+    snap = load_snapshot(outcome.path)
+    descs = [e for e in snap.meta["specialisation"] if e["kind"] == "descriptor"]
+    assert [e["name"] for e in descs] == ["src_desc", "dst_desc"]
+    for e in descs:  # the block shape came from the config's constexprs, the layout is Gluon's default
+        assert e["value"] == "desc:fp16[4096,64]/[64,64]"
+        assert e["type"].startswith("tensordesc<fp16[64, 64],NVMMASharedLayout(swizzle_byte_width=128")
+    c = analyze(snap).counters
+    ptx, sass = snap.read("ptx"), snap.read("sass")
+    assert c["ptx.cp.async.bulk.tensor.load"] == stages == ptx.count("cp.async.bulk.tensor.2d.shared::cta.global")
+    assert c["ptx.cp.async.bulk.tensor.store"] == stages == ptx.count("cp.async.bulk.tensor.2d.global.shared::cta")
+    assert c["sass.UTMALDG"] == stages == sass.count("UTMALDG")
+    assert c["sass.UTMASTG"] == stages == sass.count("UTMASTG")
+    assert c["ttgir.mbarrier_init"] == stages and c.get("ptx.cp.async", 0) == 0  # no per-thread copies
+
+
+def test_a_gluon_descriptors_swizzle_is_part_of_its_type_and_the_block_follows_the_config():
+    from dataclasses import replace
+
+    from irscope.errors import UsageError
+    from irscope.harness.specialise import specialise
+    from irscope.spec import CompileOptions, TensorDesc
+    from irscope.spec.library import load_kernel
+    from irscope.targets import get_target
+
+    spec = load_kernel(f"{KERNELS}:gluon_tma_copy")
+    hopper = get_target("sm_90a")
+    signature = specialise(spec, hopper, CompileOptions(config="s4"))[2]
+    assert "swizzle_byte_width=128" in signature["src_desc"]
+    narrow = replace(spec, args={**spec.args, "src_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN"), swizzle=64)})
+    signature = specialise(narrow, hopper, CompileOptions(config="s4"))[2]
+    assert "swizzle_byte_width=64" in signature["src_desc"] and "swizzle_byte_width=128" in signature["dst_desc"]
+    wrong = replace(spec, args={**spec.args, "src_desc": TensorDesc("fp16", (4096, 64), ("BLOCK", "BN"))})
+    with pytest.raises(UsageError, match="takes its block shape from 'BLOCK'"):
+        specialise(wrong, hopper, CompileOptions(config="s4"))
+
+
+def test_a_snapshot_run_refuses_descriptors_of_other_blocks_than_its_cubin_takes():
+    torch = pytest.importorskip("torch")
+    from irscope.gpu.replay import SpecialisationMismatch, check_call
+    from irscope.spec.library import load_kernel
+    from irscope.spec.workload import params_for
+    from tests.conftest import ROOT
+
+    spec = load_kernel("attention_ws")
+    golden = load_snapshot(ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a")
+    size = spec.workload.sizes["small"]
+    x = spec.workload.build(size, torch.Generator().manual_seed(0), "cpu")
+    check_call(golden, spec.fn, spec.workload.launch(x, size, params_for(spec))[0])  # its own config: fine
+    narrow = spec.workload.launch(x, size, params_for(spec, "m64n64.b4"))[0]
+    with pytest.raises(SpecialisationMismatch, match=r"k_desc as a fp16 descriptor of \[128, 128\] blocks"):
+        check_call(golden, spec.fn, narrow)
 
 
 def test_the_cli_says_a_gluon_layout_does_not_fit_the_target(cli, tmp_path):

@@ -1,9 +1,15 @@
-"""Gluon kernels for the tests: explicit layouts, shared memory, and a Hopper-only warpgroup MMA."""
+"""Gluon kernels for the tests: explicit layouts, shared memory, a Hopper-only warpgroup MMA, and a TMA
+copy through host-side tensor descriptors."""
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                               warpgroup_mma_wait)
 
-from irscope.spec import Config, KernelSpec, Tensor
+from irscope.spec import Config, KernelSpec, Tensor, TensorDesc
+
+# Triton 3.9's names of the TMA copies; 3.6 spelt them async_copy_global_to_shared / _shared_to_global.
+_tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+_tma_store = tma.async_store if hasattr(tma, "async_store") else tma.async_copy_shared_to_global
 
 
 @gluon.jit
@@ -52,6 +58,24 @@ def hopper_mma(a_ptr, b_ptr, c_ptr, BM: gl.constexpr, BN: gl.constexpr, BK: gl.c
     gl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(gl.float16))
 
 
+@gluon.jit
+def tma_copy(src_desc, dst_desc, BM: gl.constexpr, BN: gl.constexpr, STAGES: gl.constexpr):
+    """STAGES tiles of BM x BN by TMA into shared buffers (an mbarrier each), then out by TMA: one bulk
+    tensor load and one store per stage, unrolled."""
+    smem = gl.allocate_shared_memory(gl.float16, [STAGES, BM, BN], src_desc.layout)
+    bars = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    first = gl.program_id(0) * STAGES * BM
+    for i in gl.static_range(STAGES):
+        mbarrier.init(bars.index(i), count=1)
+    for i in gl.static_range(STAGES):
+        mbarrier.expect(bars.index(i), BM * BN * 2)
+        _tma_load(src_desc, [first + i * BM, 0], bars.index(i), smem.index(i))
+    for i in gl.static_range(STAGES):
+        mbarrier.wait(bars.index(i), 0)
+        _tma_store(dst_desc, [first + i * BM, 0], smem.index(i))
+    tma.store_wait(0)
+
+
 COPY = KernelSpec(name="gluon_copy", fn=copy, args={"src": Tensor("fp32"), "dst": Tensor("fp32"), "n": 4096},
                   configs=(Config("nvidia", {"BLOCK": 1024, "TPW": 32}, num_warps=4),
                            Config("cdna", {"BLOCK": 1024, "TPW": 64}, num_warps=4)))
@@ -61,3 +85,10 @@ TRANSPOSE = KernelSpec(name="gluon_transpose", fn=transpose_smem, args={"src": T
 HOPPER_MMA = KernelSpec(name="gluon_hopper_mma", fn=hopper_mma,
                         args={"a_ptr": Tensor("fp16"), "b_ptr": Tensor("fp16"), "c_ptr": Tensor("fp16")},
                         configs=(Config("default", {"BM": 64, "BN": 64, "BK": 64}, num_warps=4),))
+# The descriptors' block shape names the constexprs, so it follows the config (a 64 x 64 fp16 tile is
+# 128 B a row: one TMA message a tile with the default 128-byte swizzle).
+TMA_COPY = KernelSpec(name="gluon_tma_copy", fn=tma_copy,
+                      args={"src_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN")),
+                            "dst_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN"))},
+                      configs=(Config("s2", {"BM": 64, "BN": 64, "STAGES": 2}, num_warps=4),
+                               Config("s4", {"BM": 64, "BN": 64, "STAGES": 4}, num_warps=4)))
