@@ -5,7 +5,7 @@
 Every kernel config runs in its own child process with a time limit, so a config that hangs (a barrier
 waited on forever) or faults costs that config only. Each child JIT-compiles the kernel with the
 machine's Triton (3.6 on the H200; the kernel is written for 3.6 and 3.9), checks it against an fp32
-reference (non-causal and causal, small and long sequences), then times it with triton.testing.do_bench
+reference (non-causal and causal, short, ragged (n 300) and long sequences), then times it with triton.testing.do_bench
 at z 4, h 32, d 128, fp16, n 1024-8192. One more child times SDPA's cuDNN and flash backends at the
 same sizes; the last one runs the 3.9 snapshot's cubin through `irscope run --snapshot` when asked
 (--snapshot DIR). Writes $OUT/attention_ws.json and $OUT/attention_ws.log; prints a summary.
@@ -61,7 +61,7 @@ def _launcher(mod, cfg, causal, q, k, v, o):
     n, d = q.shape[2], q.shape[3]
     bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
     descs = mod.descriptors(q, k, v, o, bm, bn)
-    grid = (n // (2 * bm), q.shape[0] * q.shape[1])
+    grid = ((n + 2 * bm - 1) // (2 * bm), q.shape[0] * q.shape[1])
     kernel = mod.attention_ws_kernel[grid]
 
     def run():
@@ -81,7 +81,7 @@ def child_kernel(task):
     mod = _kernel_module()
     cfg, causal, d = task["config"], task["causal"], task.get("d", D)
     rec = {"kind": "kernel", "config": task["name"], "causal": causal, "d": d, "checks": [], "times": []}
-    for z, h, n in ((1, 4, 1024), (1, 2, 4096)):
+    for z, h, n in ((1, 4, 1024), (1, 3, 300), (1, 2, 4096)):
         q, k, v = _inputs(z, h, n, d, seed=n)
         o = torch.full_like(q, float("nan"))
         t0 = time.time()

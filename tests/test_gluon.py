@@ -134,7 +134,7 @@ def test_a_snapshot_run_refuses_descriptors_of_other_blocks_than_its_cubin_takes
     x = spec.workload.build(size, torch.Generator().manual_seed(0), "cpu")
     check_call(golden, spec.fn, spec.workload.launch(x, size, params_for(spec))[0])  # its own config: fine
     narrow = spec.workload.launch(x, size, params_for(spec, "m64n64.b4"))[0]
-    with pytest.raises(SpecialisationMismatch, match=r"k_desc as a fp16 descriptor of \[128, 128\] blocks"):
+    with pytest.raises(SpecialisationMismatch, match=r"k_desc as a fp16 descriptor of \[1, 128, 128\] blocks"):
         check_call(golden, spec.fn, narrow)
 
 
