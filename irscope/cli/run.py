@@ -69,6 +69,11 @@ def run(args: argparse.Namespace, ui) -> int:
     if args.interpret:
         if args.config == "all":
             raise UsageError("--config all times every config, which needs a GPU", "name one config, or none")
+        gluon = [ref for ref, spec in zip(args.kernels, specs) if getattr(spec.fn, "is_gluon", lambda: False)()]
+        if gluon:
+            raise UsageError(f"Triton's interpreter does not run Gluon kernels, and {gluon[0]} is one",
+                             f"run it on a GPU (irscope run {gluon[0]}), or read its compile without one "
+                             f"(irscope compile {gluon[0]} --target sm_90a)")
         requests = [runner.Request(ref, args.config, size, args.seed) for ref, spec in zip(args.kernels, specs)
                     for size in (args.size or runner.workload_of(spec).check_sizes)]
         ui.err.write(f"irscope: checking {len(requests)} run(s) in Triton's interpreter on the CPU...\n")
