@@ -360,7 +360,7 @@ def _warp_specialize(f: Facts) -> list[Decision]:
                      f"({', '.join(map(str, ws[0]))} warps)")
             if ws[1]:
                 value += f", setmaxnreg {', '.join(map(str, ws[1]))} registers"
-        why = "gl.warp_specialize in the kernel (Gluon)" if is_gluon(f.snapshot) else "tl.range(..., warp_specialize=True)"
+        why = "gl.warp_specialize in the Gluon source" if is_gluon(f.snapshot) else "tl.range(..., warp_specialize=True)"
         ev = _pick(c, "ttgir.warp_specialize") + tuple((k, c[k]) for k in ("ptx.setmaxnreg",) if k in c)
         return [Decision("warp_specialize", "kernel", value, True, ev, why, "ttgir", by_hand=is_gluon(f.snapshot))]
     return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
