@@ -17,7 +17,7 @@ AMD = ("gfx90a", "gfx942", "gfx950")
 def gluon_out(tmp_path_factory):
     """The copy kernel for all seven targets (its layout's threads per warp per vendor), the shared-memory
     transpose on sm_90a and gfx942, the wgmma tile on sm_90a and sm_80, and the TMA copy through host
-    descriptors at 2 and 4 stages on sm_90a, compiled once."""
+    descriptors at 2 and 4 stages on sm_90a (and on gfx942, which its config says it is not for), compiled once."""
     from irscope.harness.batch import Point, compile_points
     from irscope.spec import CompileOptions
 
@@ -28,6 +28,7 @@ def gluon_out(tmp_path_factory):
                Point(f"{KERNELS}:gluon_transpose", "gfx942", CompileOptions(config="cdna")),
                Point(f"{KERNELS}:gluon_hopper_mma", "sm_90a"), Point(f"{KERNELS}:gluon_hopper_mma", "sm_80")]
     points += [Point(f"{KERNELS}:gluon_tma_copy", "sm_90a", CompileOptions(config=c)) for c in ("s2", "s4")]
+    points += [Point(f"{KERNELS}:gluon_tma_copy", "gfx942", CompileOptions(config="s2"))]
     done = compile_points(points, out)
     return {(o.point.kernel.rsplit(":", 1)[1] + (f".{o.point.options.config}" if "tma" in o.point.kernel else ""),
              o.point.target): o for o in done}
@@ -98,6 +99,27 @@ def test_a_gluon_kernel_taking_host_descriptors_compiles_to_one_tma_copy_a_stage
     assert c["sass.UTMALDG"] == stages == sass.count("UTMALDG")
     assert c["sass.UTMASTG"] == stages == sass.count("UTMASTG")
     assert c["ttgir.mbarrier_init"] == stages and c.get("ptx.cp.async", 0) == 0  # no per-thread copies
+
+
+def test_a_compile_the_config_says_is_not_for_the_target_is_reported_so_with_the_specs_reason(gluon_out):
+    amd = gluon_out[("gluon_tma_copy.s2", "gfx942")]
+    assert amd.status == "not-for-target"
+    assert amd.error["message"].startswith("not for gfx942: TMA and mbarriers are NVIDIA's, Hopper and later (the "
+                                           "compiler: ")
+    assert json.loads((amd.path / "irscope.json").read_text())["status"] == "failed"  # the stages it got are kept
+
+
+def test_explain_reads_a_gluon_kernels_warp_specialisation_and_names_no_triton_pass(cli):
+    from tests.conftest import ROOT
+    code, out, err = cli("explain", ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a", "--budget", "0",
+                         "--json")
+    assert code == 0, err
+    remarks = {r["topic"]: r for r in json.loads(out)["remarks"]}
+    ws = remarks["warp_specialize"]
+    assert "the default partition (4 warps) and 2 workers (4, 1 warps), setmaxnreg 240, 24 registers" in ws["message"]
+    assert "gl.warp_specialize in the Gluon source" in ws["message"] and not ws["pass"]
+    pipelining = remarks["pipelining"]
+    assert not pipelining["pass"] and "allocates its buffers and barriers itself" in pipelining["message"]
 
 
 def test_a_gluon_descriptors_swizzle_is_part_of_its_type_and_the_block_follows_the_config():

@@ -85,10 +85,11 @@ TRANSPOSE = KernelSpec(name="gluon_transpose", fn=transpose_smem, args={"src": T
 HOPPER_MMA = KernelSpec(name="gluon_hopper_mma", fn=hopper_mma,
                         args={"a_ptr": Tensor("fp16"), "b_ptr": Tensor("fp16"), "c_ptr": Tensor("fp16")},
                         configs=(Config("default", {"BM": 64, "BN": 64, "BK": 64}, num_warps=4),))
+_NO_TMA = {"gfx942": "TMA and mbarriers are NVIDIA's, Hopper and later"}
 # The descriptors' block shape names the constexprs, so it follows the config (a 64 x 64 fp16 tile is
 # 128 B a row: one TMA message a tile with the default 128-byte swizzle).
 TMA_COPY = KernelSpec(name="gluon_tma_copy", fn=tma_copy,
                       args={"src_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN")),
                             "dst_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN"))},
-                      configs=(Config("s2", {"BM": 64, "BN": 64, "STAGES": 2}, num_warps=4),
-                               Config("s4", {"BM": 64, "BN": 64, "STAGES": 4}, num_warps=4)))
+                      configs=(Config("s2", {"BM": 64, "BN": 64, "STAGES": 2}, num_warps=4, not_for=_NO_TMA),
+                               Config("s4", {"BM": 64, "BN": 64, "STAGES": 4}, num_warps=4, not_for=_NO_TMA)))
