@@ -61,11 +61,11 @@ def _launcher(mod, cfg, causal, q, k, v, o):
     n, d = q.shape[2], q.shape[3]
     bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
     descs = mod.descriptors(q, k, v, o, bm, bn)
-    grid = ((n + 2 * bm - 1) // (2 * bm), q.shape[0] * q.shape[1])
-    kernel = mod.attention_ws_kernel[grid]
+    zh = q.shape[0] * q.shape[1]
+    kernel = mod.attention_ws_kernel[mod.grid(n, zh, bm, cfg["PERSISTENT"], q.device)]
 
     def run():
-        kernel(*descs, 1.0 / math.sqrt(d), n, **{**cfg, "HEAD_DIM": d, "IS_CAUSAL": causal}, num_warps=4)
+        kernel(*descs, 1.0 / math.sqrt(d), n, zh, **{**cfg, "HEAD_DIM": d, "IS_CAUSAL": causal}, num_warps=4)
     return run
 
 
