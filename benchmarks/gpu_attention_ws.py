@@ -6,9 +6,9 @@ Every kernel config runs in its own child process with a time limit, so a config
 waited on forever) or faults costs that config only. Each child JIT-compiles the kernel with the
 machine's Triton (3.6 on the H200; the kernel is written for 3.6 and 3.9), checks it against an fp32
 reference (non-causal and causal, short, ragged (n 300) and long sequences), then times it with triton.testing.do_bench
-at z 4, h 32, d 128, fp16, n 1024-8192. One more child times SDPA's cuDNN and flash backends at the
-same sizes; the last one runs the 3.9 snapshot's cubin through `irscope run --snapshot` when asked
-(--snapshot DIR). Writes $OUT/attention_ws.json and $OUT/attention_ws.log; prints a summary.
+at z 4, h 32, d 128, fp16, n 1024-8192 (and d 64 at n 4096, 8192), the best of --repeats do_bench runs.
+The first child times SDPA's cuDNN and flash backends at the same sizes; after the default config come
+the 3.9 snapshots' cubins through `irscope run --snapshot` when asked (--snapshot DIR). Writes $OUT/attention_ws.json and $OUT/attention_ws.log; prints a summary.
 """
 from __future__ import annotations
 
@@ -171,8 +171,9 @@ def _run_child(task, timeout, log):
 
 
 def _run_snapshot(snap, timeout, log):
-    """`irscope run --snapshot SNAP --size bench`: the 3.9 cubin checked (small size) and timed (bench) here."""
-    cmd = [sys.executable, "-m", "irscope", "run", "--snapshot", snap, "--size", "small", "--size", "bench"]
+    """`irscope run --snapshot SNAP`: the 3.9 cubin checked (small and ragged sizes) and timed (bench) here."""
+    cmd = [sys.executable, "-m", "irscope", "run", "--snapshot", snap, "--size", "small", "--size", "ragged",
+           "--size", "bench"]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
@@ -180,7 +181,8 @@ def _run_snapshot(snap, timeout, log):
         text, rc = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired:
         text, rc = f"timed out after {timeout:.0f} s", "timeout"
-    log.write(f"\n=== irscope run --snapshot {snap} --size small --size bench rc={rc} {time.time() - t0:.1f} s\n"
+    log.write(f"\n=== irscope run --snapshot {snap} --size small --size ragged --size bench rc={rc} "
+              f"{time.time() - t0:.1f} s\n"
               f"{text[-4000:]}\n")
     log.flush()
     return {"kind": "snapshot", "snapshot": snap, "rc": rc, "tail": text[-1500:], "wall_s": round(time.time() - t0, 1)}
@@ -221,6 +223,7 @@ def main():
     ap.add_argument("--snapshot", action="append", default=[], help="also `irscope run --snapshot DIR --size bench`")
     ap.add_argument("--timeout", type=int, default=50, help="seconds one config's child may take")
     ap.add_argument("--budget", type=int, default=215, help="seconds for the whole run")
+    ap.add_argument("--repeats", type=int, default=3, help="do_bench runs per point (the best is kept)")
     args = ap.parse_args()
     if args.child:
         task = json.loads(args.child)
@@ -233,15 +236,17 @@ def main():
     mod = _kernel_module()
     wanted = [c for c in args.configs.split(",") if c]
     configs = [c for c in mod.CONFIGS if not wanted or c.name in wanted]
-    tasks = [{"kind": "sdpa", "sizes": SIZES, "dims": (D,)}]  # first: the baselines must not be cut for time
-    for i, c in enumerate(configs):
+    # First the baselines (they must not be cut for time), d 128 and d 64.
+    tasks = [{"kind": "sdpa", "sizes": SIZES, "dims": (D, 64), "repeats": args.repeats}]
+    for c in configs:
         for causal in (False, True):
-            sizes = SIZES if i == 0 else (4096, 8192)
-            tasks.append({"kind": "kernel", "name": c.name, "causal": causal, "sizes": sizes,
+            tasks.append({"kind": "kernel", "name": c.name, "causal": causal, "sizes": SIZES, "repeats": args.repeats,
                           "config": {**mod.SPECS[0].constexprs, **dict(c.constexprs)}})
-    if not wanted:
-        tasks.append({"kind": "kernel", "name": configs[0].name + ".d64", "causal": False, "d": 64,
-                      "sizes": (4096,), "config": {**mod.SPECS[0].constexprs, **dict(configs[0].constexprs)}})
+    if configs:
+        for causal in (False, True):
+            tasks.append({"kind": "kernel", "name": configs[0].name + ".d64", "causal": causal, "d": 64,
+                          "sizes": (4096, 8192), "repeats": args.repeats,
+                          "config": {**mod.SPECS[0].constexprs, **dict(configs[0].constexprs)}})
     # The snapshots' cubins (Triton 3.9, compiled here without a GPU) right after the default config.
     tasks[3:3] = [{"kind": "snapshot", "snapshot": snap} for snap in args.snapshot]
     import torch
@@ -257,7 +262,8 @@ def main():
             left = args.budget - (time.time() - t_start)
             if left < 20:  # stay inside the 4 minutes a device request gets
                 results.append({"kind": task["kind"], "config": task.get("name") or task.get("snapshot"),
-                                "causal": task.get("causal"), "ok": False, "error": "skipped: out of time"})
+                                "causal": task.get("causal"), "d": task.get("d", D), "ok": False,
+                                "error": "skipped: out of time"})
                 continue
             if task["kind"] == "snapshot":
                 results.append(_run_snapshot(task["snapshot"], min(90, left), log))
