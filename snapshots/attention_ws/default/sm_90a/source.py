@@ -69,11 +69,13 @@ def _load_tile(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_bar, q_empty, k
         _tma_load(k_desc, [bh, j * BLOCK_N, 0], k_ready.index(slot), k_smem.index(slot))
         if j == 0:
             # After the tile's first K (which may go in while the consumers finish the last tile): Q, once
-            # the last tile's O has left through its buffer (a fresh barrier passes at once).
+            # the O of the tile that last used its buffer has left through it (a fresh barrier passes).
+            QB: gl.constexpr = q_smem.shape[0] // 2  # Q buffers a half: 2 lets Q in a tile ahead
             for half in gl.static_range(2):
-                mbarrier.wait(q_empty.index(half), (it & 1) ^ 1)
-                mbarrier.expect(q_bar.index(half), q_bytes)
-                _tma_load(q_desc, [bh, first_row + half * BLOCK_M, 0], q_bar.index(half), q_smem.index(half))
+                qi = (it % QB) * 2 + half
+                mbarrier.wait(q_empty.index(qi), ((it // QB) & 1) ^ 1)
+                mbarrier.expect(q_bar.index(qi), q_bytes)
+                _tma_load(q_desc, [bh, first_row + half * BLOCK_M, 0], q_bar.index(qi), q_smem.index(qi))
         mbarrier.wait(v_empty.index(slot), phase)
         mbarrier.expect(v_ready.index(slot), kv_bytes)
         _tma_load(v_desc, [bh, j * BLOCK_N, 0], v_ready.index(slot), v_smem.index(slot))
@@ -166,7 +168,9 @@ def _consume_tile(o_desc, q_smem, k_smem, v_smem, q_bar, q_empty, k_ready, k_emp
                                                        instr_shape=[16, HEAD_DIM, 16])
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
-    q_tma = q_smem.index(HALF)  # [1, BLOCK_M, HEAD_DIM]: the descriptor's box, one head
+    QB: gl.constexpr = q_smem.shape[0] // 2  # Q buffers a half (the loader takes turns the same way)
+    qi = (it % QB) * 2 + HALF
+    q_tma = q_smem.index(qi)  # [1, BLOCK_M, HEAD_DIM]: the descriptor's box, one head
     q_s = q_tma.reshape([BLOCK_M, HEAD_DIM])
     turns = c - it
     bh, first_row, n_blocks = _tile(tile, n_m, N_CTX, BLOCK_M, BLOCK_N, IS_CAUSAL)
@@ -176,7 +180,7 @@ def _consume_tile(o_desc, q_smem, k_smem, v_smem, q_bar, q_empty, k_ready, k_emp
     l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
     acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
 
-    mbarrier.wait(q_bar.index(HALF), it & 1)
+    mbarrier.wait(q_bar.index(qi), (it // QB) & 1)
     # Block 0 alone: nothing is in flight yet. Causal: it may hold the diagonal (the first tile's).
     slot = c % NUM_BUFFERS
     mbarrier.wait(k_ready.index(slot), (c // NUM_BUFFERS) & 1)
@@ -214,7 +218,7 @@ def _consume_tile(o_desc, q_smem, k_smem, v_smem, q_bar, q_empty, k_ready, k_emp
     fence_async_shared()
     _tma_store(o_desc, [bh, my_first, 0], q_tma)
     tma.store_wait(0)
-    mbarrier.arrive(q_empty.index(HALF), count=1)
+    mbarrier.arrive(q_empty.index(qi), count=1)
     return c + n_blocks
 
 
@@ -242,10 +246,11 @@ def _consumer_partition(o_desc, q_smem, k_smem, v_smem, q_bar, q_empty, k_ready,
 def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, ZH,
                         HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                         NUM_BUFFERS: gl.constexpr, IS_CAUSAL: gl.constexpr, PINGPONG: gl.constexpr,
-                        PERSISTENT: gl.constexpr, CONSUMER_REGS: gl.constexpr, LOADER_REGS: gl.constexpr):
+                        PERSISTENT: gl.constexpr, Q_BUFFERS: gl.constexpr, CONSUMER_REGS: gl.constexpr,
+                        LOADER_REGS: gl.constexpr):
     """One tile a program (the grid is the tile count), or with PERSISTENT (the grid is the SM count,
     `grid()`) the tiles program_id, program_id + num_programs, ...: the loader then runs into the next
-    tile's K and V while the consumers finish this one."""
+    tile's K and V while the consumers finish this one, and with Q_BUFFERS=2 its Q too."""
     gl.static_assert((2 * BLOCK_M) % BLOCK_N == 0, "the causal split needs BLOCK_N to divide 2 * BLOCK_M")
     n_m = gl.cdiv(N_CTX, 2 * BLOCK_M)
     n_tiles = n_m * ZH
@@ -253,19 +258,20 @@ def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, sm_scale, N_CTX, ZH,
 
     q_layout: gl.constexpr = q_desc.layout
     kv_layout: gl.constexpr = k_desc.layout
-    q_smem = gl.allocate_shared_memory(gl.float16, [2, 1, BLOCK_M, HEAD_DIM], q_layout)
+    q_smem = gl.allocate_shared_memory(gl.float16, [2 * Q_BUFFERS, 1, BLOCK_M, HEAD_DIM], q_layout)
     k_smem = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS, 1, BLOCK_N, HEAD_DIM], kv_layout)
     v_smem = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS, 1, BLOCK_N, HEAD_DIM], kv_layout)
-    q_bar = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_bar = gl.allocate_shared_memory(gl.int64, [2 * Q_BUFFERS, 1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [2 * Q_BUFFERS, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     k_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     v_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
     turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(2 * Q_BUFFERS):
+        mbarrier.init(q_bar.index(i), count=1)
+        mbarrier.init(q_empty.index(i), count=1)
     for half in gl.static_range(2):
-        mbarrier.init(q_bar.index(half), count=1)
-        mbarrier.init(q_empty.index(half), count=1)
         mbarrier.init(turn.index(half), count=1)
     for i in gl.static_range(NUM_BUFFERS):
         mbarrier.init(k_ready.index(i), count=1)
@@ -383,17 +389,19 @@ _HOPPER = "a Hopper kernel: TMA, mbarriers, wgmma and setmaxnreg (sm_90a only)"
 _NOT_FOR = {t: _HOPPER for t in ("sm_80", "sm_100a", "sm_120a", "gfx90a", "gfx942", "gfx950")}
 
 
-def _cfg(m, n, buffers, pingpong=True, persistent=False, regs=240, note="", name=None):
+def _cfg(m, n, buffers, pingpong=True, persistent=False, q_buffers=1, regs=240, note="", name=None):
     return Config(name or f"m{m}n{n}.b{buffers}" + ("" if pingpong else ".nopp") + (".persistent" if persistent else "")
-                  + ("" if regs == 240 else f".r{regs}"),
+                  + ("" if q_buffers == 1 else f".q{q_buffers}") + ("" if regs == 240 else f".r{regs}"),
                   {"BLOCK_M": m, "BLOCK_N": n, "NUM_BUFFERS": buffers, "PINGPONG": pingpong, "PERSISTENT": persistent,
-                   "CONSUMER_REGS": regs}, num_warps=4, note=note, not_for=_NOT_FOR)
+                   "Q_BUFFERS": q_buffers, "CONSUMER_REGS": regs}, num_warps=4, note=note, not_for=_NOT_FOR)
 
 
 DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (164 KiB)")
 CONFIGS = (DEFAULT,
            _cfg(64, 128, 2, persistent=True, note="one program an SM, looping over tiles: the loader runs into "
                 "the next tile while the consumers finish this one"),
+           _cfg(64, 128, 2, persistent=True, q_buffers=2, note="persistent, and Q double-buffered: the next "
+                "tile's Q comes in while this one runs (192 KiB)"),
            _cfg(64, 128, 2, pingpong=False, note="the warpgroups issue their products when ready, without turns"),
            _cfg(64, 128, 3, note="K and V triple-buffered: 224 KiB of the 227 a block may have"),
            _cfg(64, 64, 4, note="narrower key blocks, four buffers: more in flight, more rescales"))
