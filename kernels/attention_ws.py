@@ -396,7 +396,7 @@ def _cfg(m, n, buffers, pingpong=True, persistent=False, q_buffers=1, regs=240, 
                    "Q_BUFFERS": q_buffers, "CONSUMER_REGS": regs}, num_warps=4, note=note, not_for=_NOT_FOR)
 
 
-DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (164 KiB)")
+DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (160 KiB)")
 CONFIGS = (DEFAULT,
            _cfg(64, 128, 2, persistent=True, note="one program an SM, looping over tiles: the loader runs into "
                 "the next tile while the consumers finish this one"),
