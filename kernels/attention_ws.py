@@ -403,6 +403,7 @@ CONFIGS = (DEFAULT,
            _cfg(64, 128, 2, persistent=True, q_buffers=2, note="persistent, and Q double-buffered: the next "
                 "tile's Q comes in while this one runs (192 KiB)"),
            _cfg(64, 128, 2, pingpong=False, note="the warpgroups issue their products when ready, without turns"),
+           _cfg(64, 128, 2, pingpong=False, persistent=True, note="persistent, without turns"),
            _cfg(64, 128, 3, note="K and V triple-buffered: 224 KiB of the 227 a block may have"),
            _cfg(64, 64, 4, note="narrower key blocks, four buffers: more in flight, more rescales"))
 # Not in the menu: two warpgroups of 128 rows (m128n64.b2) spill about 1 KB at 240 registers (O alone is
