@@ -109,6 +109,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     """
     from .envs import ensure_env, is_running
     out = Path(out)
+    if executor is not None and points:
+        getattr(executor, "start", lambda: None)()  # a cluster starts in the background while we check
     check_points(points)
     if executor is not None and executor.remote and any(p.triton and not is_running(p.triton) for p in points):
         raise UsageError("--triton with --scheduler/--cluster: a Dask worker compiles with its own Triton only",
@@ -195,18 +197,39 @@ def _write_delivered(r, folder: Path):
     return dataclasses.replace(r, value=dataclasses.replace(outcome, path=folder))
 
 
+# What this worker process has warmed up already (_on_worker): target names, built-in kernel names.
+_warm: set[str] = set()
+
+
 def _on_worker(job: tuple[Point, str, str], run: Callable) -> JobResult:
-    """Around a compile on a remote worker: warm Triton up there before forking, and give the compiler's
-    last words a log on the worker's own disk, read there when the compile crashed."""
-    from .. import harness
+    """Around a compile on a remote worker: warm Triton up there before forking (once per worker process
+    and target), and give the compiler's last words a log on the worker's own disk, read there when the
+    compile crashed."""
     target = get_target(job[0].target)
-    harness.warm_up([target])
+    _warm_for(job[0], target)
     with tempfile.TemporaryDirectory(prefix="irscope-logs-") as tmp:
         log = Path(tmp) / "compile.log"
         r = run((job[0], job[1], str(log)))
         if r.status == JobStatus.CRASHED:
             r = dataclasses.replace(r, message=crash_reason(log, target) or r.message)
     return r
+
+
+def _warm_for(point: Point, target: Target) -> None:
+    """ptxas's version for the target, and a built-in kernel's module, loaded in the worker process once,
+    so that every compile child it forks inherits them (importing `add` in each child cost about 60 ms). A
+    user's FILE.py kernel is left to each child: a long-lived worker would keep the file's first version."""
+    from .. import harness
+    if f"target:{target.name}" not in _warm:
+        harness.warm_up([target])
+        _warm.add(f"target:{target.name}")
+    ref = point.kernel
+    if f"kernel:{ref}" not in _warm and ":" not in ref and not ref.endswith(".py") and "/" not in ref:
+        try:
+            load_kernel(ref)
+        except Exception:  # noqa: BLE001 - the compile child reports a kernel that does not load
+            return
+        _warm.add(f"kernel:{ref}")
 
 
 def compile_elsewhere(point: Point, out: Path, *, log_path: Path | None = None) -> Outcome:
