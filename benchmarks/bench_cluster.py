@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 # The settings irscope gives its LocalCluster (irscope/harness/cluster.py), for the started-beforehand one.
-DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "inf", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "inf", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+            "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s", "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+            "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s"}
 
 
 def _load() -> float:
