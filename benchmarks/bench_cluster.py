@@ -10,9 +10,10 @@ included), `--force` for the cold runs:
 
 - local_cold / local_warm: `--jobs N`, the local pool;
 - dask_cold / dask_warm: `--cluster local:N`, starting the LocalCluster is inside the timed run;
-- sched_cold / sched_warm: `--scheduler tcp://...` to a `dask scheduler` and N `dask worker --nthreads 1`
-  processes started before the timed runs (`prestart_s` is how long they took to come up), as on a real
-  cluster.
+- sched_cold / sched_again / sched_warm: `--scheduler tcp://...` to a `dask scheduler` and N `dask worker
+  --nthreads 1` processes started before the timed runs (`prestart_s` is how long they took to come up), as
+  on a real cluster, with the settings docs/cluster.md recommends; sched_cold is those workers' first sweep
+  (they import Triton and warm up in it), sched_again the same sweep again on them.
 
 `cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers, every
 compile child), which a loaded machine changes less than the wall time. Needs the `cluster` extra. Prints
@@ -135,6 +136,9 @@ def main() -> None:
         try:
             runs["sched_cold"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
                                        cpu_elsewhere=cluster.cpu)
+            # The same workers a second time: what a sweep costs on a cluster that is kept running.
+            runs["sched_again"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
+                                         cpu_elsewhere=cluster.cpu)
             runs["local_warm"] = _sweep(args.file, local_out, "--jobs", str(n))
             runs["dask_warm"] = _sweep(args.file, dask_out, "--cluster", f"local:{n}")
             runs["sched_warm"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, cpu_elsewhere=cluster.cpu)
@@ -145,15 +149,15 @@ def main() -> None:
         print(json.dumps({"measurement": name, "workers": n, "file": args.file.name, **r}))
     print(json.dumps({"measurement": "prestart", "workers": n, "prestart_s": round(cluster.seconds, 2),
                       "load_before": round(load, 2)}))
-    lc, dc, sc, lw = (runs[k] for k in ("local_cold", "dask_cold", "sched_cold", "local_warm"))
+    lc, dc, sc, sa, lw = (runs[k] for k in ("local_cold", "dask_cold", "sched_cold", "sched_again", "local_warm"))
     points = lc["points"]
     # A warm run is the client's own serial work: start-up, planning, loading and analysing every snapshot.
     client_serial = lw["wall_s"]
     # One compile on one worker thread: the cold local run spread over n processes, less the serial part.
     per_point = (lc["wall_s"] - client_serial) * n / points
-    # What Dask adds per point beyond that, on workers that were already running (scheduling, the files
-    # sent back and written here, the workers' own warm-up in their first sweep).
-    dask_per_point = (sc["wall_s"] - lc["wall_s"]) * n / points
+    # What Dask adds per point beyond that, on workers that were already running and warm (scheduling,
+    # the files sent back and written here).
+    dask_per_point = (sa["wall_s"] - lc["wall_s"]) * n / points
     k = args.project
     projected = client_serial + math.ceil(points / k) * (per_point + max(0.0, dask_per_point))
 
@@ -163,9 +167,11 @@ def main() -> None:
     print(json.dumps({"measurement": "projection", "points": points,
                       "overhead_local_cluster_pct": pct(dc["wall_s"], lc["wall_s"]),
                       "overhead_prestarted_pct": pct(sc["wall_s"], lc["wall_s"]),
+                      "overhead_prestarted_again_pct": pct(sa["wall_s"], lc["wall_s"]),
                       "cpu_overhead_local_cluster_pct": pct(dc["cpu_s"], lc["cpu_s"]),
                       "cpu_overhead_prestarted_pct": pct(sc["cpu_s"], lc["cpu_s"]),
-                      "local_cluster_start_s": round(max(0.0, dc["wall_s"] - sc["wall_s"]), 2),
+                      "cpu_overhead_prestarted_again_pct": pct(sa["cpu_s"], lc["cpu_s"]),
+                      "local_cluster_start_s": round(max(0.0, dc["wall_s"] - sa["wall_s"]), 2),
                       "client_serial_s": round(client_serial, 2), "per_point_s": round(per_point, 3),
                       "dask_per_point_s": round(dask_per_point, 3),
                       f"projected_{k}_workers_s": round(projected, 1),
