@@ -123,6 +123,9 @@ def main() -> None:
     ap.add_argument("--file", type=Path, default=ROOT / "benchmarks" / "sweep-100.yaml")
     ap.add_argument("--workers", type=int, default=2, help="local pool jobs = worker processes (one thread each)")
     ap.add_argument("--project", type=int, default=32, help="workers to project the cluster time to")
+    ap.add_argument("--pairs", type=int, default=2,
+                    help="then this many more (local_cold, sched_again) pairs back to back, so that a load that "
+                         "drifts over minutes falls on both halves of a pair alike")
     args = ap.parse_args()
     subprocess.run([sys.executable, "-m", "irscope", "--version"], env=ENV, capture_output=True)  # byte-compile
     n = args.workers
@@ -142,6 +145,9 @@ def main() -> None:
             runs["local_warm"] = _sweep(args.file, local_out, "--jobs", str(n))
             runs["dask_warm"] = _sweep(args.file, dask_out, "--cluster", f"local:{n}")
             runs["sched_warm"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, cpu_elsewhere=cluster.cpu)
+            pairs = [(_sweep(args.file, local_out, "--jobs", str(n), "--force"),
+                      _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force", cpu_elsewhere=cluster.cpu))
+                     for _ in range(args.pairs)]
         finally:
             cluster.close()
         shutil.rmtree(Path(tmp) / "workers", ignore_errors=True)
@@ -149,6 +155,12 @@ def main() -> None:
         print(json.dumps({"measurement": name, "workers": n, "file": args.file.name, **r}))
     print(json.dumps({"measurement": "prestart", "workers": n, "prestart_s": round(cluster.seconds, 2),
                       "load_before": round(load, 2)}))
+    for i, (a, b) in enumerate(pairs):
+        print(json.dumps({"measurement": "pair", "index": i, "local_wall_s": a["wall_s"], "sched_wall_s": b["wall_s"],
+                          "overhead_pct": round(100 * (b["wall_s"] - a["wall_s"]) / a["wall_s"], 1),
+                          "local_cpu_s": a["cpu_s"], "sched_cpu_s": b["cpu_s"],
+                          "cpu_overhead_pct": round(100 * (b["cpu_s"] - a["cpu_s"]) / a["cpu_s"], 1),
+                          "loads": [a["load_before"], a["load_after"], b["load_after"]]}))
     lc, dc, sc, sa, lw = (runs[k] for k in ("local_cold", "dask_cold", "sched_cold", "sched_again", "local_warm"))
     points = lc["points"]
     # A warm run is the client's own serial work: start-up, planning, loading and analysing every snapshot.
