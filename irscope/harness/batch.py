@@ -109,9 +109,9 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     """
     from .envs import ensure_env, is_running
     out = Path(out)
-    if executor is not None and points:
-        getattr(executor, "start", lambda: None)()  # a cluster starts in the background while we check
     check_points(points)
+    if executor is not None and points:  # a cluster starts in the background while the folders are checked
+        getattr(executor, "start", lambda: None)()
     if executor is not None and executor.remote and any(p.triton and not is_running(p.triton) for p in points):
         raise UsageError("--triton with --scheduler/--cluster: a Dask worker compiles with its own Triton only",
                          "install that Triton on the workers (and here), or compile that release locally")
@@ -197,7 +197,7 @@ def _write_delivered(r, folder: Path):
     return dataclasses.replace(r, value=dataclasses.replace(outcome, path=folder))
 
 
-# What this worker process has warmed up already (_on_worker): target names, built-in kernel names.
+# What this worker process has warmed up already (_warm_for): "target:NAME", "kernel:NAME:TARGET".
 _warm: set[str] = set()
 
 
