@@ -129,8 +129,7 @@ class DaskCluster:
 
     def threads(self) -> int:
         """Worker threads in the cluster now: how many tasks run at once."""
-        workers = self.client.scheduler_info().get("workers", {})
-        return sum(int(w.get("nthreads", 1)) for w in workers.values()) or 1
+        return sum(self.client.nthreads().values()) or 1
 
     def run(self, jobs: Sequence, work: Callable, *, timeout: float | None = None,
             on_progress: Callable[[RunProgress], None] | None = None,
