@@ -110,7 +110,7 @@ def _runs(snap: Snapshot) -> str:
         return f'<h3>GPU runs</h3><p class="bad">{escape(e.message)}</p>'
     if not records:
         return ""
-    rows, points, roof = [], [], None
+    rows, points, roof, profiles = [], [], None, []
     for r in records:
         bench = r.get("bench") or {}
         k = bench.get("kernel") or {}
@@ -125,14 +125,40 @@ def _runs(snap: Snapshot) -> str:
             if k.get("ms") and flops and nbytes:
                 tflops = flops / (k["ms"] * 1e-3) / 1e12
                 points.append(RoofPoint(flops / nbytes, tflops, f"{r.get('size_name', '')}: {k['ms']:.4f} ms, "
-                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B"))
+                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B (do_bench)"))
+        prof = r.get("profile") or {}
+        if prof:
+            profiles.append(_profile_row(r, prof, k))
+            p_flops, p_bytes, p_ms = prof.get("flops") or 0, prof.get("bytes") or 0, prof.get("ms")
+            if roof and p_ms and p_flops and p_bytes:
+                tflops = p_flops / (p_ms * 1e-3) / 1e12
+                points.append(RoofPoint(p_flops / p_bytes, tflops, f"{r.get('size_name', '')}: {p_ms:.4f} ms, "
+                                        f"{tflops:.1f} TFLOP/s, {p_flops / p_bytes:.1f} FLOP/B (Proton)", "proton"))
     out = "<h3>GPU runs (runs.json)</h3>" + table(
         ["recorded", "device", "size", "check", "ms", "TFLOP/s", "GB/s", "of copy ceiling", "of matmul ceiling"],
         rows, numeric=(4, 5, 6, 7, 8), sortable=True)
+    if profiles:
+        out += ("<h3>Proton profiles (irscope run --profile)</h3>" + table(
+            ["recorded", "size", "scope", "kernels", "iterations", "Proton ms", "do_bench ms", "TFLOP/s", "GB/s",
+             "of copy ceiling", "of matmul ceiling"], profiles, numeric=(4, 5, 6, 7, 8, 9, 10), sortable=True)
+            + '<p class="note">Proton: the kernel records (CUPTI) under the scope irscope entered around the '
+              "launches, L2 flushed between iterations; rates from the scope's flops and bytes metrics.</p>")
     if roof and points:
         out += '<div class="plots">' + roofline(f"roofline on {roof[2]} (ceilings measured in the run)", points,
                                                 roof[0], roof[1]) + "</div>"
     return out
+
+
+def _profile_row(r: dict, prof: dict, k: dict) -> list[str]:
+    if prof.get("error"):
+        return [r.get("recorded", ""), str(r.get("size_name", "")), str(prof.get("scope") or ""),
+                f"not profiled: {prof['error']}", "-", "-", _f(k.get("ms"), "{:.4f}"), "-", "-", "-", "-"]
+    kernels = ", ".join(f"{x.get('name', '?')} x{x.get('calls', '?')}" + (f" ({x['mean_ms']:.4f} ms)"
+                        if x.get("mean_ms") is not None else "") for x in prof.get("kernels") or [])
+    return [r.get("recorded", ""), str(r.get("size_name", "")), str(prof.get("scope") or ""), kernels,
+            _f(prof.get("iterations"), "{}"), _f(prof.get("ms"), "{:.4f}"), _f(k.get("ms"), "{:.4f}"),
+            _f(prof.get("tflops"), "{:.1f}"), _f(prof.get("gbps"), "{:.0f}"), _f(prof.get("copy_fraction"), "{:.0%}"),
+            _f(prof.get("matmul_fraction"), "{:.0%}")]
 
 
 def _f(v, fmt: str) -> str:

@@ -1,0 +1,171 @@
+"""`irscope run --profile`: reading Proton's output, the runs.json record it makes, and how `irscope show`
+and `irscope report` display it. Proton needs a GPU; these run on the CPU, on Proton files as Proton
+writes them (tests/data/proton/, see PROFILE below) and on the record `irscope run --profile` makes of one.
+The browser's view of a recorded profile is in tests/test_report.py (its roofline test)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from irscope.errors import SnapshotError
+from irscope.gpu import profile
+from irscope.gpu.bench import Ceilings
+from irscope.report import build_report, write_report
+from irscope.store import results
+from irscope.store.snapshot import load_snapshot
+from tests.conftest import DATA, GOLDENS
+
+PROTON = DATA / "proton"
+# Written by hand from Proton's format (TreeData.cpp's buildHatchetJson; Triton 3.6): the scope irscope
+# enters three times around matmul.fp32's 16-wide tile, and the L2 flush outside it.
+PROFILE = PROTON / "handwritten.hatchet"
+SCOPE = "matmul.fp32/m16n16k16.w4.s2/bench/jit"
+FLOPS, BYTES = 2 * 4096 ** 3, 4 * 3 * 4096 * 4096
+CEILINGS = Ceilings(copy_gbps=4220.0, matmul_tflops=670.0, device="NVIDIA H200", driver="580", capability="9.0")
+
+
+def _summary(path=PROFILE, scope=SCOPE, iterations=3):
+    return profile.summarise(profile.read_profile(path), scope, iterations, expected={"flops": FLOPS, "bytes": BYTES},
+                             ceilings=CEILINGS, file=str(path), proton="3.6.0")
+
+
+# -- reading Proton's file ------------------------------------------------------------------------------
+
+def test_the_kernel_time_is_the_kernel_records_under_the_scope_per_iteration():
+    p = _summary()
+    assert [k.name for k in p.kernels] == ["matmul_fp32_kernel"]  # the L2 flush outside the scope is not counted
+    assert p.kernels[0].calls == 3 and p.kernels[0].mean_ms == pytest.approx(30.0)
+    assert p.ms == pytest.approx(30.0)
+
+
+def test_rates_come_from_the_scope_metrics_per_iteration_and_their_fractions_from_the_ceilings():
+    p = _summary()
+    assert p.metrics_summed is True  # Proton summed the three entries' flops
+    assert p.flops == pytest.approx(FLOPS) and p.bytes == pytest.approx(BYTES)
+    assert p.tflops == pytest.approx(FLOPS / 30e-3 / 1e12)
+    assert p.gbps == pytest.approx(BYTES / 30e-3 / 1e9)
+    assert p.copy_fraction == pytest.approx(p.gbps / 4220.0) and p.matmul_fraction == pytest.approx(p.tflops / 670.0)
+    assert p.device["num_sms"] == 132
+
+
+def test_a_scope_holding_one_entrys_metrics_is_not_divided(tmp_path):
+    data = json.loads(PROFILE.read_text())
+    scope = data[0]["children"][1]
+    scope["metrics"] = {"flops": float(FLOPS), "bytes": float(BYTES)}  # a Proton that keeps, not sums
+    path = tmp_path / "kept.hatchet"
+    path.write_text(json.dumps(data))
+    p = _summary(path)
+    assert p.metrics_summed is False and p.flops == pytest.approx(FLOPS)
+
+
+def test_a_profile_without_the_scope_says_which_scope_is_missing():
+    with pytest.raises(profile.ProfileFormatError, match="no scope 'softmax/default/bench/jit'"):
+        _summary(scope="softmax/default/bench/jit")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("not json", "is not JSON"),
+    ('{"frame": {}}', "is not a hatchet list"),
+    ('[{"frame": {"name": 3}}]', "lacks frame.name"),
+    ('[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": true}}]', "is not a number"),
+    ('[{"frame": {"name": "ROOT"}, "children": {}}]', "malformed metrics or children"),
+    ('[{"frame": {"name": "ROOT"}}, ["not", "devices"]]', "must map device types"),
+    ("[" * 100_000 + "]" * 100_000, "nests deeper"),
+])
+def test_a_damaged_or_hostile_profile_is_refused_in_one_line(text, message):
+    with pytest.raises(profile.ProfileFormatError, match=message):
+        profile.parse_profile(text)
+
+
+def test_deep_frames_are_refused_without_exhausting_recursion():
+    node = {"frame": {"name": "leaf"}, "metrics": {}, "children": []}
+    for i in range(profile.MAX_DEPTH + 5):
+        node = {"frame": {"name": f"f{i}"}, "metrics": {}, "children": [node]}
+    with pytest.raises(profile.ProfileFormatError, match=f"deeper than {profile.MAX_DEPTH}"):
+        profile.parse_profile(json.dumps([node, {}]))
+
+
+def test_iterations_aim_at_a_fixed_kernel_time():
+    assert profile.iterations_for(2.0) == 100
+    assert profile.iterations_for(100.0) == profile.MIN_ITERATIONS
+    assert profile.iterations_for(0.001) == profile.MAX_ITERATIONS
+    assert profile.iterations_for(None) == 20
+
+
+# -- the record in runs.json ----------------------------------------------------------------------------
+
+@pytest.fixture
+def snap_with_profile(tmp_path):
+    """add's committed golden with a run as `irscope run --profile` records it (irscope/cli/run.py)."""
+    folder = tmp_path / "add"
+    shutil.copytree(GOLDENS / "add" / "default" / "sm_90a", folder)
+    p = _summary()
+    record = {"source": "jit", "ok": True, "size_name": "bench",
+              "gpu": {"device": "NVIDIA H200", "target": "sm_90a", "copy_gbps": 4220.0, "matmul_tflops": 670.0},
+              "bench": {"kernel": {"name": "kernel", "ms": 31.0, "tflops": FLOPS / 31e-3 / 1e12,
+                                   "gbps": BYTES / 31e-3 / 1e9},
+                        "flops": FLOPS, "bytes": BYTES, "copy_fraction": 0.0015, "matmul_fraction": 0.0066,
+                        "speedups": {"torch matmul": 0.1}},
+              "profile": p.as_dict()}
+    results.append(folder, results.RUNS_FILE, record)
+    return folder, p
+
+
+def test_a_profile_record_round_trips_through_runs_json(snap_with_profile):
+    folder, p = snap_with_profile
+    (back,) = results.runs(load_snapshot(folder))
+    assert back["profile"] == json.loads(json.dumps(p.as_dict()))
+    assert back["profile"]["kernels"][0] == {"name": "matmul_fp32_kernel", "calls": 3, "total_ms": 90.0,
+                                             "mean_ms": 30.0}
+
+
+def test_a_damaged_profile_record_names_its_field(snap_with_profile):
+    folder, _ = snap_with_profile
+    records = json.loads((folder / "runs.json").read_text())
+    records[0]["profile"]["kernels"][0]["calls"] = "three"
+    (folder / "runs.json").write_text(json.dumps(records))
+    with pytest.raises(SnapshotError, match=r"field '\[0\]\.profile\.kernels\[0\]\.calls' must be an integer"):
+        results.runs(load_snapshot(folder))
+
+
+def test_show_lists_proton_figures_beside_do_bench(cli, snap_with_profile):
+    folder, p = snap_with_profile
+    code, out, err = cli("show", folder)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if "· proton " in ln)
+    assert "31.000 ms" in line and f"proton 30.000 ms, {p.tflops:.1f} TFLOP/s" in line
+
+
+def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_profile, tmp_path):
+    folder, p = snap_with_profile
+    html = write_report(tmp_path / "r.html", build_report([load_snapshot(folder)])).read_text()
+    assert "Proton profiles (irscope run --profile)" in html
+    assert "matmul_fp32_kernel x3 (30.0000 ms)" in html and ">30.0000<" in html and ">31.0000<" in html
+    assert html.count('class="pt proton"') == 1 and html.count('<circle class="pt"') == 1
+
+
+# -- the command ----------------------------------------------------------------------------------------
+
+def test_profile_without_a_gpu_stops_with_exit_5_and_a_hint(cli):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present: this checks the message on machines without one")
+    code, out, err = cli("run", "add", "--profile")
+    assert code == 5 and out == ""
+    assert "no CUDA GPU here for Proton to profile" in err and "hint: run --profile on a machine" in err
+
+
+def test_profile_with_the_interpreter_is_a_usage_error(cli):
+    code, _, err = cli("run", "add", "--profile", "--interpret")
+    assert code == 2 and "Proton" in err and "drop --interpret" in err
+
+
+def test_config_is_repeatable_and_each_config_runs(cli):
+    # The device script names matmul.fp32's two tiles this way; add's two configs are the cheap stand-in.
+    code, out, err = cli("run", "add", "--interpret", "--config", "default", "--config", "b4096", "--size", "small")
+    assert code == 0, err
+    assert "add  config default  size small" in out and "add  config b4096  size small" in out
+    assert "2 passed, 0 failed" in out
