@@ -28,7 +28,7 @@ P="--profile --profile-dir $W/proton --out $W/snaps"
   ir show "$W/golden-matmul"
   ls -l "$W/proton"
   echo "--- add's Proton file, as written:"
-  head -c 3000 "$W"/proton/add-*.hatchet; echo
+  head -c 3000 "$W"/proton/add-default-*.hatchet; echo
 } 2>&1 | tee "$OUT/log.txt"
 rm -rf "$W"/snaps/*/*/*/passes
 tar -C "$W" -czf "$OUT/proton-run.tar.gz" $(cd "$W" && ls -d proton snaps golden-matmul/runs.json 2>/dev/null)

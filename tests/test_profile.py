@@ -169,3 +169,11 @@ def test_config_is_repeatable_and_each_config_runs(cli):
     assert code == 0, err
     assert "add  config default  size small" in out and "add  config b4096  size small" in out
     assert "2 passed, 0 failed" in out
+
+
+def test_profile_files_are_named_without_dots_and_never_twice(tmp_path):
+    taken: set[str] = set()
+    first = profile.file_stem(tmp_path, "matmul.fp32", "m16n16k16.w4.s2", "bench", "jit", taken)
+    again = profile.file_stem(tmp_path, "matmul.fp32", "m16n16k16.w4.s2", "bench", "jit", taken)
+    assert first.name == "matmul_fp32-m16n16k16_w4_s2-bench-jit" and "." not in first.name
+    assert again.name == first.name + "-2" and first.parent == tmp_path.resolve()

@@ -260,14 +260,15 @@ def scope_name(prepared, source: str) -> str:
     return f"{prepared.spec.name}/{prepared.config}/{prepared.size_name}/{source}"
 
 
-def file_stem(folder: Path, prepared, source: str, taken: set[str]) -> Path:
-    """A file name for one run's profile in `folder`, unique within this `irscope run`."""
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{prepared.spec.name}-{prepared.config}-{prepared.size_name}-{source}")
+def file_stem(folder: Path, kernel: str, config: str, size_name: str, source: str, taken: set[str]) -> Path:
+    """A file name (without Proton's ".hatchet") for one run's profile in `folder`, unique within `taken`."""
+    # No dots: Proton appends ".hatchet" to the name it is given, and a dot would read as an extension.
+    base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{kernel}-{config}-{size_name}-{source}")
     name, n = base, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1
     taken.add(name)
-    return Path(folder) / name
+    return Path(folder).resolve() / name
 
 
 def profile_prepared(prepared, run, *, folder: Path, source: str, ceilings=None, ms: float | None = None,
@@ -286,7 +287,8 @@ def profile_prepared(prepared, run, *, folder: Path, source: str, ceilings=None,
         for call in prepared.calls:
             run(call)
 
-    stem = file_stem(folder, prepared, source, taken if taken is not None else set())
+    stem = file_stem(folder, prepared.spec.name, prepared.config, prepared.size_name, source,
+                     taken if taken is not None else set())
     path = proton.profile_iterations(launch, stem=stem, scope=scope, metrics=metrics, iterations=iterations)
     try:
         tree = read_profile(path)
