@@ -6,7 +6,8 @@ On a CUDA GPU it then times the kernel and the torch baselines with do_bench, in
 against the copy bandwidth and library matmul rate measured in the same run (`--check` skips timing).
 `--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile (the kernel's Python comes from
 the built-in library or a FILE.py:NAME the user gives, never from a path the snapshot records). `--interpret`
-runs the check on the CPU through Triton's interpreter (what CI does).
+runs the check on the CPU through Triton's interpreter (what CI does). `--profile` also runs each checked
+run under Triton's Proton profiler (irscope.gpu.profile) and records its figures beside do_bench's.
 """
 from __future__ import annotations
 
