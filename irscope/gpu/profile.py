@@ -29,7 +29,8 @@ MAX_DEPTH = 256
 MAX_NODES = 200_000
 TARGET_MS = 200.0  # kernel time to profile per run: enough iterations to average, few enough to be quick
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 200
-TIME_KEY, COUNT_KEY = "time (ns)", "count"
+COUNT_KEY = "count"
+_TIME_UNITS_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
 class ProfileFormatError(ValueError):
@@ -46,7 +47,23 @@ class Frame:
 
     @property
     def is_kernel(self) -> bool:
-        return TIME_KEY in self.metrics and COUNT_KEY in self.metrics and "device_id" in self.metrics
+        return self.time_ms is not None and _is_num(self.metrics.get(COUNT_KEY)) and "device_id" in self.metrics
+
+    @property
+    def time_ms(self) -> float | None:
+        """The frame's `time (ns)` in ms (another unit Proton might write, `time (us)`, converted)."""
+        for key, value in self.metrics.items():
+            base, _, unit = key.partition("(")
+            if base.strip().lower() == "time" and unit.rstrip(")").strip() in _TIME_UNITS_MS and _is_num(value):
+                return float(value) * _TIME_UNITS_MS[unit.rstrip(")").strip()]
+        return None
+
+    def metric(self, name: str) -> float | None:
+        """A numeric metric by name, exact or with a unit after it (`bytes` matches `bytes (B)`)."""
+        if _is_num(self.metrics.get(name)):
+            return float(self.metrics[name])
+        return next((float(v) for k, v in self.metrics.items()
+                     if k.partition("(")[0].strip().lower() == name and _is_num(v)), None)
 
     def walk(self):
         """Every frame below and including this one, depth first, without recursion."""
@@ -206,16 +223,15 @@ def summarise(tree: ProtonTree, scope: str, iterations: int, *, expected: Mappin
         if f is not frame and f.is_kernel:
             k = kernels.setdefault(f.name, [0, 0.0])
             k[0] += int(_num(f.metrics[COUNT_KEY]))
-            k[1] += _num(f.metrics[TIME_KEY]) / 1e6
+            k[1] += f.time_ms or 0.0
     if not kernels:
         raise ProfileFormatError(f"{file or 'the profile'}: scope '{scope}' holds no kernel records (did CUPTI "
                                  "record the launches?)")
     times = tuple(KernelTime(n, c, t) for n, (c, t) in kernels.items())
     ms = sum(k.total_ms for k in times) / max(iterations, 1)
-    summed = _summed(frame.metrics, expected or {}, iterations)
+    summed = _summed(frame, expected or {}, iterations)
     per = iterations if summed else 1
-    flops, nbytes = (_num(frame.metrics[k]) / per if _is_num(frame.metrics.get(k)) else None
-                     for k in ("flops", "bytes"))
+    flops, nbytes = (v / per if v is not None else None for v in (frame.metric("flops"), frame.metric("bytes")))
     tflops = flops / ms / 1e9 if flops and ms > 0 else None
     gbps = nbytes / ms / 1e6 if nbytes and ms > 0 else None
     copy_f = gbps / ceilings.copy_gbps if gbps and ceilings is not None and ceilings.copy_gbps else None
@@ -226,13 +242,13 @@ def summarise(tree: ProtonTree, scope: str, iterations: int, *, expected: Mappin
                    file=file, proton=proton, device=dict(device))
 
 
-def _summed(metrics: Mapping[str, Any], expected: Mapping[str, float], iterations: int) -> bool | None:
+def _summed(scope: Frame, expected: Mapping[str, float], iterations: int) -> bool | None:
     """Whether the scope's metrics are the sum over `iterations` entries (None: cannot tell, or no matter)."""
     if iterations <= 1:
         return None
     for key in ("flops", "bytes"):
-        got, want = metrics.get(key), expected.get(key)
-        if _is_num(got) and want and got > 0:
+        got, want = scope.metric(key), expected.get(key)
+        if got is not None and want and got > 0:
             # Whichever of one entry's value and all entries' sum the file is closer to (in log space).
             ratio = math.log(got / want)
             return abs(ratio - math.log(iterations)) < abs(ratio)
