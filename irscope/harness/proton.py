@@ -54,18 +54,22 @@ def profile_iterations(launch: Callable[[], Any], *, stem: Path, scope: str, met
     if session is None:  # Proton ignores start() when TRITON_PROTON_DISABLE is set
         raise EnvironmentProblem("Proton did not start a session: TRITON_PROTON_DISABLE is set",
                                  "unset TRITON_PROTON_DISABLE, or drop --profile")
+    failure = None
     try:
         for _ in range(iterations):
             flush.zero_()  # outside the scope: its kernel is recorded under ROOT, not with the workload
             with prof.scope(scope, dict(metrics)):
                 launch()
         torch.cuda.synchronize()
-    finally:  # finalize flushes CUPTI's buffers and writes the tree
-        try:
-            prof.finalize(session, "hatchet")
-        except Exception as e:  # noqa: BLE001
-            raise EnvironmentProblem(f"Proton did not write its profile: {type(e).__name__}: {_first_line(e)}",
-                                     f"check that {stem.parent} is writable") from None
+    except Exception as e:  # noqa: BLE001 - Proton refusing a metric, a launch failing: said in one line
+        failure = f"the profiled launches failed: {type(e).__name__}: {_first_line(e)}"
+    try:  # always: finalize flushes CUPTI's buffers, writes the tree and closes the session
+        prof.finalize(session, "hatchet")
+    except Exception as e:  # noqa: BLE001
+        failure = failure or f"Proton did not write its profile: {type(e).__name__}: {_first_line(e)}"
+    if failure:
+        raise EnvironmentProblem(failure, f"run it again without --profile to see the launch alone; Proton's "
+                                 f"file, if any, is {stem}.hatchet")
     del flush
     for path in (stem.with_name(stem.name + ".hatchet"), stem):
         if path.is_file():
