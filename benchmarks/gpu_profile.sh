@@ -26,6 +26,7 @@ P="--profile --profile-dir $W/proton --out $W/snaps"
   ir run --snapshot "$W/golden-matmul" $P --json "$OUT/snapshot.json"
   ir show "$W/snaps/matmul.fp32/m16n16k16.w4.s2/sm_90a"
   ir show "$W/golden-matmul"
+  python3 -m pytest -q -m gpu tests/test_profile.py -p no:cacheprovider
   ls -l "$W/proton"
   echo "--- add's Proton file, as written:"
   head -c 3000 "$W"/proton/add-default-*.hatchet; echo

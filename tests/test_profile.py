@@ -13,7 +13,6 @@ import pytest
 from irscope.errors import SnapshotError
 from irscope.gpu import profile
 from irscope.gpu.bench import Ceilings
-from irscope.report import build_report, write_report
 from irscope.store import results
 from irscope.store.snapshot import load_snapshot
 from tests.conftest import DATA, GOLDENS
@@ -140,6 +139,7 @@ def test_show_lists_proton_figures_beside_do_bench(cli, snap_with_profile):
 
 
 def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_profile, tmp_path):
+    from irscope.report import build_report, write_report  # Pygments: here, not at import (the GPU machine's test)
     folder, p = snap_with_profile
     html = write_report(tmp_path / "r.html", build_report([load_snapshot(folder)])).read_text()
     assert "Proton profiles (irscope run --profile)" in html
@@ -177,3 +177,18 @@ def test_profile_files_are_named_without_dots_and_never_twice(tmp_path):
     again = profile.file_stem(tmp_path, "matmul.fp32", "m16n16k16.w4.s2", "bench", "jit", taken)
     assert first.name == "matmul_fp32-m16n16k16_w4_s2-bench-jit" and "." not in first.name
     assert again.name == first.name + "-2" and first.parent == tmp_path.resolve()
+
+
+@pytest.mark.gpu
+def test_profile_on_a_gpu_records_protons_kernel_time_beside_do_bench(cli, tmp_path):
+    code, out, err = cli("run", "add", "--profile", "--profile-dir", tmp_path / "proton", "--repeats", "2",
+                         "--json", tmp_path / "r.json")
+    assert code == 0, out + err
+    record = json.loads((tmp_path / "r.json").read_text())[0]
+    prof = record["profile"]
+    assert [k["name"] for k in prof["kernels"]] == ["add_kernel"]
+    assert prof["kernels"][0]["calls"] == prof["iterations"]
+    # The same launches timed two ways: CUPTI's kernel time is within a factor of two of do_bench's.
+    assert 0.5 < prof["ms"] / record["bench"]["kernel"]["ms"] < 2.0
+    assert prof["gbps"] > 0 and prof["copy_fraction"] > 0.3
+    assert Path(prof["file"]).is_file() and profile.read_profile(Path(prof["file"])).scope(prof["scope"])
