@@ -213,16 +213,16 @@ def report(ui, r) -> None:
 
 
 def _report_profile(ui, p) -> None:
+    """Proton's figures of a run, under do_bench's: time per iteration, rates, fractions, its kernels."""
     rate = [f"{p.tflops:.1f} TFLOP/s" if p.tflops else "", f"{p.gbps:.0f} GB/s" if p.gbps else ""]
     fr = [f"{p.copy_fraction:.0%} of copy bandwidth" if p.copy_fraction is not None else "",
           f"{p.matmul_fraction:.0%} of the library matmul rate" if p.matmul_fraction is not None and p.tflops
           and p.tflops > 1 else ""]
     fr = [f for f in fr if f]
+    kernels = ", ".join(f"{k.name} x{k.calls} ({k.mean_ms:.4f} ms)" for k in p.kernels)
     ui.print(f"  proton  {p.ms:.4f} ms  " + "  ".join(r for r in rate if r) + (f"  ({', '.join(fr)})" if fr else "")
-             + f"  [{p.iterations} iterations, L2 flushed; {p.file}]")
-    if len(p.kernels) > 1:
-        for k in p.kernels:
-            ui.print(f"          {k.name}: {k.calls} calls, {k.mean_ms:.4f} ms each")
+             + f"  [{p.iterations} iterations, L2 flushed: {kernels}]")
+    ui.print(f"          {p.file}")
 
 
 def _report_bench(ui, b) -> None:
