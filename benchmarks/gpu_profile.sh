@@ -17,10 +17,14 @@ P="--profile --profile-dir $W/proton --out $W/snaps"
   python3 -c "import sys, torch, triton; print(sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv
   ir compile matmul.fp32 --config all --target sm_90a --out "$W/snaps"
-  ir compile add softmax matmul --target sm_90a --out "$W/snaps"
-  # The seed talk's point: the same fp32 matmul with 16-wide and 128-wide tiles.
-  ir run matmul.fp32 --config m16n16k16.w4.s2 --config m128n128k32.w8.s3 $P --json "$OUT/fp32.json"
-  ir run add softmax matmul $P --json "$OUT/suite.json"
+  ir compile add softmax matmul blur.row --target sm_90a --out "$W/snaps"
+  # The seed talk's point: the same fp32 matmul with 16-wide and 128-wide tiles, at three sizes.
+  ir run matmul.fp32 --config m16n16k16.w4.s2 --config m128n128k32.w8.s3 --size 2048 --size bench --size 8192 \
+         $P --json "$OUT/fp32.json"
+  # Memory-bound kernels, and blur.row: one workload of three kernels (Proton times each).
+  ir run add softmax blur.row $P --json "$OUT/suite.json"
+  # The fp16 matmul at two sizes: Proton's kernel time against do_bench's events, 5 repeats.
+  ir run matmul --size bench --size 8192 --repeats 5 $P --json "$OUT/matmul.json"
   # A cubin compiled elsewhere (Triton 3.9, CPU-only machine), profiled the same way.
   cp -r snapshots/matmul/default/sm_90a "$W/golden-matmul"
   ir run --snapshot "$W/golden-matmul" $P --json "$OUT/snapshot.json"

@@ -18,15 +18,20 @@ from irscope.store.snapshot import load_snapshot
 from tests.conftest import DATA, GOLDENS
 
 PROTON = DATA / "proton"
-# Written by hand from Proton's format (TreeData.cpp's buildHatchetJson; Triton 3.6): the scope irscope
-# enters three times around matmul.fp32's 16-wide tile, and the L2 flush outside it.
-PROFILE = PROTON / "handwritten.hatchet"
+# A real Proton file: Triton 3.6.0's Proton on the H200 (docs/gpu-runs/2026-12-01-proton/), written by
+# `irscope run matmul.fp32 --config m16n16k16.w4.s2 --profile`: the scope irscope entered 15 times around
+# the 16-wide tile's launch, and the L2 flush (torch's fill kernel) outside it, under ROOT.
+PROFILE = PROTON / "matmul_fp32-m16n16k16_w4_s2-bench-jit.hatchet"
 SCOPE = "matmul.fp32/m16n16k16.w4.s2/bench/jit"
+ITERATIONS = 15  # what that run recorded (`iterations` in its runs.json)
+KERNEL_NS = 193_529_825  # the file's matmul_fp32_kernel `time (ns)`: 15 launches
 FLOPS, BYTES = 2 * 4096 ** 3, 4 * 3 * 4096 * 4096
-CEILINGS = Ceilings(copy_gbps=4220.0, matmul_tflops=670.0, device="NVIDIA H200", driver="580", capability="9.0")
+# The ceilings that run measured (its runs.json's gpu record), rounded.
+CEILINGS = Ceilings(copy_gbps=4219.8, matmul_tflops=664.9, device="NVIDIA H200", driver="580.159.04",
+                    capability="9.0")
 
 
-def _summary(path=PROFILE, scope=SCOPE, iterations=3):
+def _summary(path=PROFILE, scope=SCOPE, iterations=ITERATIONS):
     return profile.summarise(profile.read_profile(path), scope, iterations, expected={"flops": FLOPS, "bytes": BYTES},
                              ceilings=CEILINGS, file=str(path), proton="3.6.0")
 
@@ -36,23 +41,24 @@ def _summary(path=PROFILE, scope=SCOPE, iterations=3):
 def test_the_kernel_time_is_the_kernel_records_under_the_scope_per_iteration():
     p = _summary()
     assert [k.name for k in p.kernels] == ["matmul_fp32_kernel"]  # the L2 flush outside the scope is not counted
-    assert p.kernels[0].calls == 3 and p.kernels[0].mean_ms == pytest.approx(30.0)
-    assert p.ms == pytest.approx(30.0)
+    assert p.kernels[0].calls == ITERATIONS and p.kernels[0].total_ms == pytest.approx(KERNEL_NS / 1e6)
+    assert p.ms == pytest.approx(KERNEL_NS / 1e6 / ITERATIONS)  # 12.90 ms (do_bench said 12.92)
 
 
 def test_rates_come_from_the_scope_metrics_per_iteration_and_their_fractions_from_the_ceilings():
     p = _summary()
-    assert p.metrics_summed is True  # Proton summed the three entries' flops
+    assert p.metrics_summed is True  # Proton 3.6 summed the 15 entries' flops and bytes
     assert p.flops == pytest.approx(FLOPS) and p.bytes == pytest.approx(BYTES)
-    assert p.tflops == pytest.approx(FLOPS / 30e-3 / 1e12)
-    assert p.gbps == pytest.approx(BYTES / 30e-3 / 1e9)
-    assert p.copy_fraction == pytest.approx(p.gbps / 4220.0) and p.matmul_fraction == pytest.approx(p.tflops / 670.0)
-    assert p.device["num_sms"] == 132
+    assert p.tflops == pytest.approx(FLOPS / (KERNEL_NS / ITERATIONS * 1e-9) / 1e12)  # 10.65
+    assert p.gbps == pytest.approx(BYTES / (KERNEL_NS / ITERATIONS * 1e-9) / 1e9)
+    assert p.copy_fraction == pytest.approx(p.gbps / 4219.8)
+    assert p.matmul_fraction == pytest.approx(p.tflops / 664.9)
+    assert p.device["num_sms"] == 132 and p.device["arch"] == "90"
 
 
 def test_a_scope_holding_one_entrys_metrics_is_not_divided(tmp_path):
     data = json.loads(PROFILE.read_text())
-    scope = data[0]["children"][1]
+    (scope,) = [c for c in data[0]["children"] if c["frame"]["name"] == SCOPE]
     scope["metrics"] = {"flops": float(FLOPS), "bytes": float(BYTES)}  # a Proton that keeps, not sums
     path = tmp_path / "kept.hatchet"
     path.write_text(json.dumps(data))
@@ -104,10 +110,10 @@ def snap_with_profile(tmp_path):
     p = _summary()
     record = {"source": "jit", "ok": True, "size_name": "bench",
               "gpu": {"device": "NVIDIA H200", "target": "sm_90a", "copy_gbps": 4220.0, "matmul_tflops": 670.0},
-              "bench": {"kernel": {"name": "kernel", "ms": 31.0, "tflops": FLOPS / 31e-3 / 1e12,
-                                   "gbps": BYTES / 31e-3 / 1e9},
-                        "flops": FLOPS, "bytes": BYTES, "copy_fraction": 0.0015, "matmul_fraction": 0.0066,
-                        "speedups": {"torch matmul": 0.1}},
+              "bench": {"kernel": {"name": "kernel", "ms": 12.9156, "tflops": FLOPS / 12.9156e-3 / 1e12,
+                                   "gbps": BYTES / 12.9156e-3 / 1e9},
+                        "flops": FLOPS, "bytes": BYTES, "copy_fraction": 0.0037, "matmul_fraction": 0.016,
+                        "speedups": {"torch matmul": 0.21}},
               "profile": p.as_dict()}
     results.append(folder, results.RUNS_FILE, record)
     return folder, p
@@ -117,8 +123,8 @@ def test_a_profile_record_round_trips_through_runs_json(snap_with_profile):
     folder, p = snap_with_profile
     (back,) = results.runs(load_snapshot(folder))
     assert back["profile"] == json.loads(json.dumps(p.as_dict()))
-    assert back["profile"]["kernels"][0] == {"name": "matmul_fp32_kernel", "calls": 3, "total_ms": 90.0,
-                                             "mean_ms": 30.0}
+    assert back["profile"]["kernels"][0] == {"name": "matmul_fp32_kernel", "calls": 15, "total_ms": KERNEL_NS / 1e6,
+                                             "mean_ms": KERNEL_NS / 1e6 / 15}
 
 
 def test_a_damaged_profile_record_names_its_field(snap_with_profile):
@@ -135,7 +141,7 @@ def test_show_lists_proton_figures_beside_do_bench(cli, snap_with_profile):
     code, out, err = cli("show", folder)
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if "· proton " in ln)
-    assert "31.000 ms" in line and f"proton 30.000 ms, {p.tflops:.1f} TFLOP/s" in line
+    assert "12.916 ms" in line and f"proton 12.902 ms, {p.tflops:.1f} TFLOP/s" in line
 
 
 def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_profile, tmp_path):
@@ -143,7 +149,7 @@ def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_pro
     folder, p = snap_with_profile
     html = write_report(tmp_path / "r.html", build_report([load_snapshot(folder)])).read_text()
     assert "Proton profiles (irscope run --profile)" in html
-    assert "matmul_fp32_kernel x3 (30.0000 ms)" in html and ">30.0000<" in html and ">31.0000<" in html
+    assert "matmul_fp32_kernel x15 (12.9020 ms)" in html and ">12.9020<" in html and ">12.9156<" in html
     assert html.count('class="pt proton"') == 1 and html.count('<circle class="pt"') == 1
 
 
