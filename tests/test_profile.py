@@ -142,6 +142,7 @@ def test_show_lists_proton_figures_beside_do_bench(cli, snap_with_profile):
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if "· proton " in ln)
     assert "12.916 ms" in line and f"proton 12.902 ms, {p.tflops:.1f} TFLOP/s" in line
+    assert "0.4% of copy, 1.6% of matmul" in line  # small fractions keep a decimal
 
 
 def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_profile, tmp_path):
@@ -149,7 +150,7 @@ def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_pro
     folder, p = snap_with_profile
     html = write_report(tmp_path / "r.html", build_report([load_snapshot(folder)])).read_text()
     assert "Proton profiles (irscope run --profile)" in html
-    assert "matmul_fp32_kernel x15 (12.9020 ms)" in html and ">12.9020<" in html and ">12.9156<" in html
+    assert "matmul_fp32_kernel x15 (12.9020 ms)" in html and ">12.9020<" in html and ">12.9156<" in html and ">0.4%<" in html
     assert html.count('class="pt proton"') == 1 and html.count('<circle class="pt"') == 1
 
 

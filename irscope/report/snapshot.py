@@ -118,7 +118,7 @@ def _runs(snap: Snapshot) -> str:
         cf, mf = bench.get("copy_fraction"), bench.get("matmul_fraction")
         rows.append([r.get("recorded", ""), gpu.get("device", "?"), r.get("size_name", ""),
                      "ok" if r.get("ok") else "FAILED", _f(k.get("ms"), "{:.4f}"), _f(k.get("tflops"), "{:.1f}"),
-                     _f(k.get("gbps"), "{:.0f}"), _f(cf, "{:.0%}"), _f(mf, "{:.0%}")])
+                     _f(k.get("gbps"), "{:.0f}"), _pct(cf), _pct(mf)])
         if gpu.get("copy_gbps") and gpu.get("matmul_tflops"):
             roof = roof or (gpu["copy_gbps"], gpu["matmul_tflops"], gpu.get("device", "?"))
             flops, nbytes = bench.get("flops") or 0, bench.get("bytes") or 0
@@ -157,8 +157,13 @@ def _profile_row(r: dict, prof: dict, k: dict) -> list[str]:
                         if x.get("mean_ms") is not None else "") for x in prof.get("kernels") or [])
     return [r.get("recorded", ""), str(r.get("size_name", "")), str(prof.get("scope") or ""), kernels,
             _f(prof.get("iterations"), "{}"), _f(prof.get("ms"), "{:.4f}"), _f(k.get("ms"), "{:.4f}"),
-            _f(prof.get("tflops"), "{:.1f}"), _f(prof.get("gbps"), "{:.0f}"), _f(prof.get("copy_fraction"), "{:.0%}"),
-            _f(prof.get("matmul_fraction"), "{:.0%}")]
+            _f(prof.get("tflops"), "{:.1f}"), _f(prof.get("gbps"), "{:.0f}"), _pct(prof.get("copy_fraction")),
+            _pct(prof.get("matmul_fraction"))]
+
+
+def _pct(v) -> str:
+    """A fraction as a percentage, with a decimal below 10% (an fp32 kernel's 0.4% of copy is not 0%)."""
+    return "-" if v is None else f"{v:.1%}" if abs(v) < 0.1 else f"{v:.0%}"
 
 
 def _f(v, fmt: str) -> str:

@@ -102,9 +102,13 @@ def summary(record: dict) -> str:
     if prof.get("ms") is not None:
         rates = [f"{prof['tflops']:.1f} TFLOP/s" if prof.get("tflops") else "",
                  f"{prof['gbps']:.0f} GB/s" if prof.get("gbps") else "",
-                 f"{prof['copy_fraction']:.0%} of copy" if prof.get("copy_fraction") is not None else "",
-                 f"{prof['matmul_fraction']:.0%} of matmul" if prof.get("matmul_fraction") is not None else ""]
+                 f"{_pct(prof['copy_fraction'])} of copy" if prof.get("copy_fraction") is not None else "",
+                 f"{_pct(prof['matmul_fraction'])} of matmul" if prof.get("matmul_fraction") is not None else ""]
         parts.append(f"proton {prof['ms']:.3f} ms" + "".join(f", {r}" for r in rates if r))
     versions = record.get("versions") or {}
     parts.append(", ".join(f"{k} {v}" for k, v in versions.items()))
     return " · ".join(p for p in parts if p)
+
+
+def _pct(v: float) -> str:
+    return f"{v:.1%}" if abs(v) < 0.1 else f"{v:.0%}"
