@@ -154,6 +154,20 @@ def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_pro
     assert html.count('class="pt proton"') == 1 and html.count('<circle class="pt"') == 1
 
 
+def test_a_comparison_draws_every_snapshots_runs_on_one_roofline(snap_with_profile, tmp_path):
+    from irscope.report import build_report, write_report
+    folder, p = snap_with_profile
+    other = tmp_path / "softmax"
+    shutil.copytree(GOLDENS / "softmax" / "default" / "sm_90a", other)
+    record = json.loads((folder / "runs.json").read_text())[0]
+    record["bench"]["kernel"]["ms"] = 3.182  # the 128-wide tile's do_bench time, as a second snapshot's run
+    results.append(other, results.RUNS_FILE, {k: v for k, v in record.items() if k not in ("recorded", "profile")})
+    html = write_report(tmp_path / "c.html", build_report(compare=[load_snapshot(folder),
+                                                                   load_snapshot(other)])).read_text()
+    assert html.count('class="plot roofline"') == 1  # only the comparison's: no snapshot sections asked for
+    assert ">add</text>" in html and ">softmax</text>" in html  # each point named by its column
+
+
 # -- the command ----------------------------------------------------------------------------------------
 
 def test_profile_without_a_gpu_stops_with_exit_5_and_a_hint(cli):

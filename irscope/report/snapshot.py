@@ -9,11 +9,10 @@ from ..analyze import Analysis, analyze
 from ..errors import SnapshotError
 from ..render.tables import resource_cells
 from ..render.terminal import human_bytes, stage_sizes
-from ..store import results
 from ..store.snapshot import Snapshot
 from .page import Page, table
 from .stages import maps_and_file, stage_view
-from .svg import RoofPoint, roofline
+from .runs import runs_section
 
 PREFERRED = ("ttgir", "glir", "ttir", "llir", "ptx", "amdgcn", "sass", "source")
 
@@ -28,7 +27,7 @@ def add_snapshot(page: Page, snap: Snapshot, on_progress=None) -> Analysis:
         parts.append(f'<pre class="error">{escape(error_summary(snap.error))}</pre>')
     parts.append('<div class="cards">' + _resources(a) + _counters(a) + "</div>")
     parts.append(_viewer(page, snap, on_progress))
-    parts.append(_runs(snap))
+    parts.append(runs_section(snap))
     page.add_section(snap.label, "".join(parts))
     return a
 
@@ -101,70 +100,3 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
             f'data-first="{escape(first)}" data-python="{py_id or ""}">{py}<div><div class="tabs">{tabs}</div>'
             f'<div class="vs ir"></div><div class="status"></div><div class="note"></div></div></div>'
             + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems))
-
-
-def _runs(snap: Snapshot) -> str:
-    try:
-        records = results.runs(snap)
-    except SnapshotError as e:
-        return f'<h3>GPU runs</h3><p class="bad">{escape(e.message)}</p>'
-    if not records:
-        return ""
-    rows, points, roof, profiles = [], [], None, []
-    for r in records:
-        bench = r.get("bench") or {}
-        k = bench.get("kernel") or {}
-        gpu = r.get("gpu") or {}
-        cf, mf = bench.get("copy_fraction"), bench.get("matmul_fraction")
-        rows.append([r.get("recorded", ""), gpu.get("device", "?"), r.get("size_name", ""),
-                     "ok" if r.get("ok") else "FAILED", _f(k.get("ms"), "{:.4f}"), _f(k.get("tflops"), "{:.1f}"),
-                     _f(k.get("gbps"), "{:.0f}"), _pct(cf), _pct(mf)])
-        if gpu.get("copy_gbps") and gpu.get("matmul_tflops"):
-            roof = roof or (gpu["copy_gbps"], gpu["matmul_tflops"], gpu.get("device", "?"))
-            flops, nbytes = bench.get("flops") or 0, bench.get("bytes") or 0
-            if k.get("ms") and flops and nbytes:
-                tflops = flops / (k["ms"] * 1e-3) / 1e12
-                points.append(RoofPoint(flops / nbytes, tflops, f"{r.get('size_name', '')}: {k['ms']:.4f} ms, "
-                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B (do_bench)"))
-        prof = r.get("profile") or {}
-        if prof:
-            profiles.append(_profile_row(r, prof, k))
-            p_flops, p_bytes, p_ms = prof.get("flops") or 0, prof.get("bytes") or 0, prof.get("ms")
-            if roof and p_ms and p_flops and p_bytes:
-                tflops = p_flops / (p_ms * 1e-3) / 1e12
-                points.append(RoofPoint(p_flops / p_bytes, tflops, f"{r.get('size_name', '')}: {p_ms:.4f} ms, "
-                                        f"{tflops:.1f} TFLOP/s, {p_flops / p_bytes:.1f} FLOP/B (Proton)", "proton"))
-    out = "<h3>GPU runs (runs.json)</h3>" + table(
-        ["recorded", "device", "size", "check", "ms", "TFLOP/s", "GB/s", "of copy ceiling", "of matmul ceiling"],
-        rows, numeric=(4, 5, 6, 7, 8), sortable=True)
-    if profiles:
-        out += ("<h3>Proton profiles (irscope run --profile)</h3>" + table(
-            ["recorded", "size", "scope", "kernels", "iterations", "Proton ms", "do_bench ms", "TFLOP/s", "GB/s",
-             "of copy ceiling", "of matmul ceiling"], profiles, numeric=(4, 5, 6, 7, 8, 9, 10), sortable=True)
-            + '<p class="note">Proton: the kernel records (CUPTI) under the scope irscope entered around the '
-              "launches, L2 flushed between iterations; rates from the scope's flops and bytes metrics.</p>")
-    if roof and points:
-        out += '<div class="plots">' + roofline(f"roofline on {roof[2]} (ceilings measured in the run)", points,
-                                                roof[0], roof[1]) + "</div>"
-    return out
-
-
-def _profile_row(r: dict, prof: dict, k: dict) -> list[str]:
-    if prof.get("error"):
-        return [r.get("recorded", ""), str(r.get("size_name", "")), str(prof.get("scope") or ""),
-                f"not profiled: {prof['error']}", "-", "-", _f(k.get("ms"), "{:.4f}"), "-", "-", "-", "-"]
-    kernels = ", ".join(f"{x.get('name', '?')} x{x.get('calls', '?')}" + (f" ({x['mean_ms']:.4f} ms)"
-                        if x.get("mean_ms") is not None else "") for x in prof.get("kernels") or [])
-    return [r.get("recorded", ""), str(r.get("size_name", "")), str(prof.get("scope") or ""), kernels,
-            _f(prof.get("iterations"), "{}"), _f(prof.get("ms"), "{:.4f}"), _f(k.get("ms"), "{:.4f}"),
-            _f(prof.get("tflops"), "{:.1f}"), _f(prof.get("gbps"), "{:.0f}"), _pct(prof.get("copy_fraction")),
-            _pct(prof.get("matmul_fraction"))]
-
-
-def _pct(v) -> str:
-    """A fraction as a percentage, with a decimal below 10% (an fp32 kernel's 0.4% of copy is not 0%)."""
-    return "-" if v is None else f"{v:.1%}" if abs(v) < 0.1 else f"{v:.0%}"
-
-
-def _f(v, fmt: str) -> str:
-    return "-" if v is None else fmt.format(v)

@@ -109,6 +109,7 @@ class RoofPoint:
     tflops: float
     tip: str
     by: str = "do_bench"  # which timer: "do_bench" (a circle) or "proton" (a square), drawn apart
+    label: str = ""  # written beside the point (a comparison's roofline: which snapshot)
 
 
 def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflops: float) -> str:
@@ -154,6 +155,9 @@ def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflop
         elif p.intensity > 0 and p.tflops > 0:
             out.append(f'<circle class="pt" cx="{px(p.intensity):.1f}" cy="{py(p.tflops):.1f}" r="5" '
                        f'fill="{OK_COLOUR}"><title>{escape(p.tip)}</title></circle>')
+        if p.label and p.intensity > 0 and p.tflops > 0:
+            out.append(f'<text class="tick ptlabel" x="{px(p.intensity) + 8:.1f}" y="{py(p.tflops) + 4:.1f}">'
+                       f'{escape(p.label)}</text>')
     if any(p.by == "proton" for p in points):
         out.append(f'<text class="tick legend" x="{L + 6}" y="{T + 12}" fill="{PROTON_COLOUR}">&#9633; Proton '
                    f'<tspan fill="{OK_COLOUR}">&#9679; do_bench</tspan></text>')
