@@ -154,6 +154,19 @@ def test_report_tabulates_the_profile_and_marks_it_on_the_roofline(snap_with_pro
     assert html.count('class="pt proton"') == 1 and html.count('<circle class="pt"') == 1
 
 
+def test_a_hostile_profile_record_is_shown_as_text(snap_with_profile, tmp_path):
+    from irscope.report import build_report, write_report
+    folder, _ = snap_with_profile
+    records = json.loads((folder / "runs.json").read_text())
+    evil = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
+    records[0]["profile"]["scope"] = evil
+    records[0]["profile"]["kernels"][0]["name"] = evil
+    (folder / "runs.json").write_text(json.dumps(records))
+    html = write_report(tmp_path / "h.html", build_report([load_snapshot(folder)])).read_text()
+    assert "<img src=x" not in html and "alert(2)</script>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
 def test_a_comparison_draws_every_snapshots_runs_on_one_roofline(snap_with_profile, tmp_path):
     from irscope.report import build_report, write_report
     folder, p = snap_with_profile
