@@ -56,6 +56,19 @@ def test_rates_come_from_the_scope_metrics_per_iteration_and_their_fractions_fro
     assert p.device["num_sms"] == 132 and p.device["arch"] == "90"
 
 
+def test_a_workload_of_three_kernels_is_timed_per_kernel_and_summed():
+    # blur.row on the H200 (the second run): gray, row and column kernels under one scope, 200 iterations.
+    path = PROTON / "blur_row-default-bench-jit.hatchet"
+    p = profile.summarise(profile.read_profile(path), "blur.row/default/bench/jit", 200,
+                          expected={"flops": 137_281_536.0, "bytes": 89_653_248.0})
+    times = {k.name: k for k in p.kernels}
+    assert sorted(times) == ["blur_col_kernel", "blur_row_kernel", "gray_kernel"]
+    assert all(k.calls == 200 for k in p.kernels)
+    assert times["gray_kernel"].mean_ms == pytest.approx(2_740_546 / 200 / 1e6)
+    assert p.ms == pytest.approx(sum(k.total_ms for k in p.kernels) / 200) and p.ms == pytest.approx(0.036, abs=1e-3)
+    assert p.bytes == pytest.approx(89_653_248.0) and p.metrics_summed is True
+
+
 def test_a_scope_holding_one_entrys_metrics_is_not_divided(tmp_path):
     data = json.loads(PROFILE.read_text())
     (scope,) = [c for c in data[0]["children"] if c["frame"]["name"] == SCOPE]
