@@ -2,7 +2,7 @@
 Proton's (`--profile`), and the roofline they are drawn on, for one snapshot or several compared."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from ..errors import SnapshotError
@@ -40,8 +40,10 @@ def roof_of(records: list[dict], label: str = "") -> Roof | None:
             if ms and flops and nbytes:
                 tflops = flops / (ms * 1e-3) / 1e12
                 points.append(RoofPoint(flops / nbytes, tflops, f"{name}{r.get('size_name', '')}: {ms:.4f} ms, "
-                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B ({by})", by,
-                                        label if by == "do_bench" else ""))
+                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B ({by})", by))
+    if label and points:  # named once, at its rightmost point: several sizes' labels would overlap
+        i = max(range(len(points)), key=lambda j: points[j].intensity)
+        points[i] = replace(points[i], label=label)
     return Roof(*ceilings, tuple(points)) if ceilings and points else None
 
 
