@@ -98,6 +98,18 @@ def test_a_damaged_or_hostile_profile_is_refused_in_one_line(text, message):
         profile.parse_profile(text)
 
 
+def test_a_profile_too_big_or_not_text_is_refused_before_it_is_parsed(tmp_path):
+    big = tmp_path / "big.hatchet"
+    with big.open("wb") as f:  # sparse: no 64 MiB written
+        f.truncate(profile.MAX_FILE_BYTES + 1)
+    with pytest.raises(profile.ProfileFormatError, match="more than the"):
+        profile.read_profile(big)
+    packed = tmp_path / "x.hatchet_msgpack"
+    packed.write_bytes(b"\x92\x83\xa5frame\xff\xfe")
+    with pytest.raises(profile.ProfileFormatError, match="not UTF-8"):
+        profile.read_profile(packed)
+
+
 def test_deep_frames_are_refused_without_exhausting_recursion():
     node = {"frame": {"name": "leaf"}, "metrics": {}, "children": []}
     for i in range(profile.MAX_DEPTH + 5):
