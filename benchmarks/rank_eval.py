@@ -1,0 +1,111 @@
+"""The evaluation of `irscope rank` behind docs/rank.md, in two steps.
+
+    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
+    python benchmarks/rank_eval.py score TIMES.json             # -> docs/rank/measured.json, evaluation.json
+
+`facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
+what the model reads, with the problem at each evaluation size: from that file alone the predictions are
+reproducible. `score` merges the H200 timings (benchmarks/rank_time.py) and computes, per space and size,
+Spearman's correlation, whether the measured best is in the predicted top-1/top-5, and the slowdowns;
+tests/test_rank.py recomputes the same figures from the committed files, on the CPU.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DOCS = ROOT / "docs" / "rank"
+SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
+          "add": ("bench", "n=16777216")}
+GPU = "h200"
+
+
+def collect_facts(root: Path) -> dict:
+    from irscope.rank import chip_for, facts_of
+    from irscope.spec import library
+    from irscope.spec.problem import problem_at
+    from irscope.store.snapshot import find_snapshots
+
+    chip = chip_for("sm_90a", GPU)
+    out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
+    for kernel, sizes in SPACES.items():
+        spec = library.load_kernel(kernel)
+        configs = []
+        for s in sorted(find_snapshots(root / kernel), key=lambda s: s.label):
+            if s.target_name != "sm_90a":
+                continue
+            f = facts_of(s)
+            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict() for size in sizes}
+            configs.append({"facts": f.as_dict(), "problems": problems})
+        out["spaces"][kernel] = {"sizes": list(sizes), "configs": configs}
+    return out
+
+
+def predictions(facts_doc: dict) -> dict:
+    """{kernel: {size: {label: predicted ms or None}}} from the facts file alone."""
+    from irscope.rank import chip_for, estimate
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    chip = chip_for(facts_doc["target"], facts_doc["gpu"])
+    out: dict = {}
+    for kernel, space in facts_doc["spaces"].items():
+        for size in space["sizes"]:
+            preds = out.setdefault(kernel, {}).setdefault(size, {})
+            for c in space["configs"]:
+                f = Facts.from_dict(c["facts"])
+                p = c["problems"][size]
+                problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
+                e = estimate(f, problem, chip)
+                preds[f.label] = e.ms if e.launchable else None
+    return out
+
+
+def measured(times_doc: dict) -> dict:
+    """{kernel: {size: {label: median ms over passes, or None when it did not run or was wrong}}}."""
+    out: dict = {}
+    for kernel, sizes in times_doc["spaces"].items():
+        for size, data in sizes.items():
+            m = out.setdefault(kernel, {}).setdefault(size, {})
+            for row in data["configs"]:
+                m[row["label"]] = statistics.median(row["times_ms"]) if row["times_ms"] and not row["error"] else None
+    return out
+
+
+def score(preds: dict, meas: dict) -> dict:
+    from irscope.rank.evaluate import evaluate
+    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes}
+            for kernel, sizes in meas.items() if kernel in preds}
+
+
+def main(argv: list[str]) -> int:
+    DOCS.mkdir(parents=True, exist_ok=True)
+    if argv[:1] == ["facts"]:
+        doc = collect_facts(Path(argv[1]))
+        (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+        n = sum(len(s["configs"]) for s in doc["spaces"].values())
+        print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
+        return 0
+    if argv[:1] == ["score"]:
+        times = json.loads(Path(argv[1]).read_text())
+        meas = measured(times)
+        (DOCS / "measured.json").write_text(json.dumps({"versions": times["versions"], "command": times["command"],
+                                                         "started": times["started"], "times": times["spaces"]},
+                                                        indent=1, sort_keys=True))
+        figures = score(predictions(json.loads((DOCS / "facts.json").read_text())), meas)
+        (DOCS / "evaluation.json").write_text(json.dumps(figures, indent=1, sort_keys=True))
+        for kernel, sizes in figures.items():
+            for size, f in sizes.items():
+                print(kernel, size, json.dumps(f))
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
