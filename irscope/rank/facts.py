@@ -91,6 +91,7 @@ class Facts:
     straight: dict = field(default_factory=dict)  # Work outside it, once per program
     loops: int = 0  # scf.for loops at the top of the kernel (the main one is the heaviest)
     constexprs: dict = field(default_factory=dict)
+    warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -243,4 +244,5 @@ def facts_of(snapshot: Snapshot) -> Facts:
         registers=int(res.registers or 0), spill_bytes=int((res.spill_stores or 0) + (res.spill_loads or 0)),
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
-        loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs)
+        loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
+        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)))

@@ -4,19 +4,22 @@ Every program of the launch is a sequence of the work its TTGIR says (facts.py),
 loop's iterations; `B` programs share an SM at once (the occupancy the compile allows) and the launch
 runs in waves of `SMs x B` programs. One wave takes as long as its slowest demand on the SM:
 
-    tensor core   dot flops / the matrix instruction's rate       (x B programs)
-    issue         element-wise results / 128 lanes + exp2-like results / the SFU rate
+    core          matrix products (dot flops / the instruction's rate) + issue (element-wise results /
+                  128 lanes + exp2-like results / the SFU rate) + spills (spilled bytes x threads / the
+                  L1 rate), summed (x B programs): without warp specialisation a program's softmax or
+                  epilogue does not overlap its matrix products, and resident programs take turns (the
+                  reason FlashAttention-2 reaches ~35% of an H100, per the FlashAttention-3 paper). A
+                  warp-specialised kernel overlaps them: max(matrix, issue) + spills.
     shared memory layout conversions and matrix operands read from it / 128 B per clock
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
-    spills        spilled bytes x threads x iterations / the L1 rate
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead; its matrix products and element-wise
-                  work run one after the other (one program does not overlap them with itself)
+                  issued them `num_stages - 1` iterations ahead
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
-fixed cost. The bound that dominates the fullest wave is the estimate's reason. Nothing here is fitted to
-timings: docs/rank.md gives the derivation, and every constant is in chips.py with its source.
+fixed cost. The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
+largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
+derivation, and every constant is in chips.py with its source.
 """
 from __future__ import annotations
 
@@ -87,13 +90,20 @@ def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
 
     # Throughput demands of one program on its SM, in cycles.
-    demand = {
+    parts = {
         "tensor core": total.dot_flops / mma,
         "issue": _issue(total, threads, lanes, chip),
+        "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
+    }
+    if facts.warp_specialized:
+        core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
+    else:
+        core = sum(parts.values())
+    demand = {
+        "core": core,
         "shared memory": total.smem_bytes / chip.smem_bytes_clk,
         "L2": (total.load_bytes + total.store_bytes) / chip.l2_bytes_clk,
         "memory": problem.min_bytes / programs / dram_clk,
-        "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
     }
     # One program's own chain. Loads that re-read what other programs read hit L2.
     share = problem.min_bytes / programs
@@ -125,17 +135,20 @@ def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
     def wave(b: int) -> tuple[float, str]:
         terms = {k: b * v for k, v in demand.items()}
         terms["latency"] = chain
-        bound = max(terms, key=terms.get)
+        # A chain no longer than the core work it holds is that work, not waiting: name the work.
+        bound = max(terms, key=lambda k: terms[k] * (0.999 if k == "latency" else 1.0))
         return terms[bound], bound
 
     full, bound = wave(blocks)
+    if bound == "core":
+        bound = max(parts, key=parts.get)
     cycles = (waves - 1) * full + wave(per_sm_last)[0]
     ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + chip.launch_us / 1e3
     fill = programs / (waves * slots)
-    terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in demand.items()}
+    terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, latency,
-                                                    per_iter, compute(loop) if facts.loop else 0.0),
+                                                    per_iter, compute(loop) if facts.loop else 0.0, parts),
                     waves, fill, terms_us)
 
 
@@ -144,7 +157,7 @@ def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
     return elem / lanes + sfu / chip.sfu_ops
 
 
-def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp) -> str:
+def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts) -> str:
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -163,7 +176,12 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
             text = "latency: one program's serial work"
         text += f", {occ}"
     else:
-        text = words[bound] + f", {occ}"
+        text = words[bound]
+        if bound in parts:
+            total = sum(parts.values()) or 1.0
+            mix = " + ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v / total >= 0.05)
+            text += f" ({mix}{', overlapped' if f.warp_specialized else ', in turn'})"
+        text += f", {occ}"
     if fill < 0.85:
         text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
                  f" ({fill:.0%} full)")
