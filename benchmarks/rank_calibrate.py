@@ -59,17 +59,18 @@ def main(out: str) -> int:
     n = 1 << 20
     out_t = torch.empty(n, dtype=torch.int32, device="cuda")
     starts = {}
-    for w in (1, 2, 4, 8, 16, 32):
+    for w in (1, 4, 8, 32):
         ms = bench(lambda: _start_only[(n,)](out_t, num_warps=w))
         starts[w] = {"ms": ms, "ns_per_program_per_sm": ms * 1e6 * sms / n}
     res["program_start"] = starts
+    json.dump(res, open(out, "w"), indent=1)
     # 2. Matrix instructions: a compute-bound loop of dots per tile shape and warp count, fp16 in, fp32 out.
-    mma = []
-    for warps in (2, 4, 8):
-        for bm, bn in ((64, 16), (64, 32), (64, 64), (64, 128), (64, 256), (128, 64), (128, 128), (128, 256)):
-            bk, iters = 64, 256
-            if warps == 8 and bm == 64:
-                continue
+    res["mma"] = mma = []
+    shapes = [(2, 64, 64), (2, 64, 128), (4, 64, 16), (4, 64, 32), (4, 64, 64), (4, 64, 128), (4, 64, 256),
+              (8, 128, 64), (8, 128, 128), (8, 128, 256)]
+    for warps, bm, bn in shapes:
+        bk, iters = 64, 256
+        if True:
             a = torch.randn(bm * bk, device="cuda", dtype=torch.float16)
             b = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
             progs = sms * 4
@@ -80,10 +81,10 @@ def main(out: str) -> int:
                 ms = bench(lambda: _mma_loop[(progs,)](a, b, c, iters, bm, bn, bk, num_warps=warps, num_stages=1))
                 flops = 2 * bm * bn * bk * iters * progs
                 mma.append({"warps": warps, "bm": bm, "bn": bn, "bk": bk, "instruction": kind, "ms": ms,
-                            "tflops": flops / ms / 1e9, "regs": k.n_regs, "spills": k.n_spills})
+                            "tflops": flops / ms / 1e9, "regs": getattr(k, "n_regs", None)})
             except Exception as e:  # noqa: BLE001
                 mma.append({"warps": warps, "bm": bm, "bn": bn, "error": f"{type(e).__name__}: {str(e)[:200]}"})
-    res["mma"] = mma
+            json.dump(res, open(out, "w"), indent=1)
     # 3. L2 feed: 8 MB re-read by every program.
     span = 2 * 1024 * 1024
     x = torch.randn(span, device="cuda", dtype=torch.float32)
