@@ -23,6 +23,7 @@ DOCS = ROOT / "docs" / "rank"
 SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
           "add": ("bench", "n=16777216")}
 GPU = "h200"
+HELDOUT = {"attention": ("n8192.d128", "n2048.d128"), "add": ("n=67108864", "n=4194304")}
 
 
 def collect_facts(root: Path) -> dict:
@@ -40,13 +41,14 @@ def collect_facts(root: Path) -> dict:
             if s.target_name != "sm_90a":
                 continue
             f = facts_of(s)
-            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict() for size in sizes}
+            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict()
+                        for size in sizes + HELDOUT.get(kernel, ())}
             configs.append({"facts": f.as_dict(), "problems": problems})
-        out["spaces"][kernel] = {"sizes": list(sizes), "configs": configs}
+        out["spaces"][kernel] = {"sizes": list(sizes) + list(HELDOUT.get(kernel, ())), "configs": configs}
     return out
 
 
-def predictions(facts_doc: dict) -> dict:
+def predictions(facts_doc: dict, model: int = 2) -> dict:
     """{kernel: {size: {label: predicted ms or None}}} from the facts file alone."""
     from irscope.rank import chip_for, estimate
     from irscope.rank.facts import Facts
@@ -61,7 +63,7 @@ def predictions(facts_doc: dict) -> dict:
                 f = Facts.from_dict(c["facts"])
                 p = c["problems"][size]
                 problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
-                e = estimate(f, problem, chip)
+                e = estimate(f, problem, chip, model)
                 preds[f.label] = e.ms if e.launchable else None
     return out
 

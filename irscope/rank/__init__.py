@@ -28,8 +28,8 @@ class Ranked:
     estimate: Estimate
 
 
-def rank(facts: list[Facts], problem, chip: Chip) -> list[Ranked]:
+def rank(facts: list[Facts], problem, chip: Chip, model: int = 2) -> list[Ranked]:
     """Every config's estimate at `problem` on `chip`, fastest first (ties by label, so a ranking is stable)."""
-    est = [(f, estimate(f, problem, chip)) for f in facts]
+    est = [(f, estimate(f, problem, chip, model)) for f in facts]
     est.sort(key=lambda fe: (fe[1].ms, fe[0].label))
     return [Ranked(i + 1, f, e) for i, (f, e) in enumerate(est)]

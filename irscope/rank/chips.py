@@ -35,6 +35,9 @@ class Chip:
     # The slower matrix instructions a compile may fall back to, as fractions of `mma_flops`.
     fallback: dict = field(default_factory=dict)
     source: str = ""
+    # Model 2 only: figures measured on the machine by benchmarks/rank_calibrate.py, on kernels of its
+    # own (never the evaluation's). None where not measured: model 2 then falls back to model 1's figure.
+    measured: "Measured | None" = None
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -42,6 +45,33 @@ class Chip:
             return float(self.fp32_flops)
         base = self.mma_flops.get(dtype) or self.mma_flops.get("fp16", self.fp32_flops)
         return base * self.fallback.get(instruction, 1.0)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What rank_calibrate.py measured on one chip."""
+
+    start_cycles: dict  # num_warps -> cycles an SM spends per program it starts (an almost empty kernel)
+    mma_fraction: dict  # "wgmma.n<N>" / "mma" -> fraction of `mma_flops` a compute-bound loop reaches
+    l2_bytes_clk: float | None = None  # L2 to one SM, bytes/clock, re-reading an L2-resident buffer
+    l1_bytes: int = 256 * 1024  # L1 + shared memory per SM (the datasheet's), where spills live first
+    source: str = ""
+
+    def start(self, warps: int) -> float:
+        keys = sorted(int(k) for k in self.start_cycles)
+        if not keys:
+            return 0.0
+        below = [k for k in keys if k <= warps] or keys[:1]
+        return float(self.start_cycles[str(below[-1])] if str(below[-1]) in self.start_cycles
+                     else self.start_cycles[below[-1]])
+
+    def mma(self, instruction: str, n: int) -> float | None:
+        if instruction == "wgmma" and n:
+            shapes = sorted(int(k.split(".n")[1]) for k in self.mma_fraction if k.startswith("wgmma.n"))
+            if shapes:
+                near = min(shapes, key=lambda s: (abs(s - n), s))
+                return self.mma_fraction[f"wgmma.n{near}"]
+        return self.mma_fraction.get(instruction)
 
 
 _F16 = ("fp16", "bf16")

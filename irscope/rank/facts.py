@@ -92,6 +92,7 @@ class Facts:
     loops: int = 0  # scf.for loops at the top of the kernel (the main one is the heaviest)
     constexprs: dict = field(default_factory=dict)
     warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
+    mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -245,4 +246,12 @@ def facts_of(snapshot: Snapshot) -> Facts:
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
-        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)))
+        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters))
+
+
+def _wgmma_n(counters: dict) -> int:
+    shapes = [(v, k) for k, v in counters.items() if k.startswith("ptx.wgmma.m") and v]
+    if not shapes:
+        return 0
+    m = re.match(r"ptx\.wgmma\.m\d+n(\d+)k", max(shapes)[1])
+    return int(m.group(1)) if m else 0

@@ -72,8 +72,14 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
-    """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`."""
+MODELS = (1, 2)
+
+
+def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
+    """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
+    only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
+    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1."""
+    measured = chip.measured if model == 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
@@ -85,6 +91,10 @@ def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
     total.add(loop, n)
 
     mma = chip.mma_rate(facts.dot_dtype, facts.instruction)
+    if measured is not None and measured.mma(facts.instruction, facts.mma_n):
+        mma = chip.mma_rate(facts.dot_dtype, "wgmma" if facts.instruction == "mma" else facts.instruction) * \
+            measured.mma(facts.instruction, facts.mma_n)
+    l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
     lanes = chip.fp32_flops / 2
     dram_clk = chip.dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
@@ -95,6 +105,12 @@ def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
         "issue": _issue(total, threads, lanes, chip),
         "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
     }
+    if measured is not None and facts.spill_bytes:
+        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
+        # that they go to L2 and back.
+        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
+        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
+            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / l2_rate
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
@@ -102,9 +118,11 @@ def estimate(facts: Facts, problem, chip: Chip) -> Estimate:
     demand = {
         "core": core,
         "shared memory": total.smem_bytes / chip.smem_bytes_clk,
-        "L2": (total.load_bytes + total.store_bytes) / chip.l2_bytes_clk,
+        "L2": (total.load_bytes + total.store_bytes) / l2_rate,
         "memory": problem.min_bytes / programs / dram_clk,
     }
+    if measured is not None:
+        demand["program starts"] = measured.start(facts.num_warps)
     # One program's own chain. Loads that re-read what other programs read hit L2.
     share = problem.min_bytes / programs
     latency = chip.l2_latency if total.load_bytes > 2 * share else chip.dram_latency
@@ -165,6 +183,7 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
         "shared memory": "shared memory bandwidth: operands and layout conversions",
         "L2": "L2 feed: tile loads re-read from L2",
         "memory": "memory bandwidth",
+        "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
         "spills": f"spills: {f.spill_bytes} B/thread spilled",
     }
     if bound == "latency":
