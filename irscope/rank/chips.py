@@ -66,11 +66,9 @@ class Measured:
                      else self.start_cycles[below[-1]])
 
     def mma(self, instruction: str, n: int) -> float | None:
-        if instruction == "wgmma" and n:
-            shapes = sorted(int(k.split(".n")[1]) for k in self.mma_fraction if k.startswith("wgmma.n"))
-            if shapes:
-                near = min(shapes, key=lambda s: (abs(s - n), s))
-                return self.mma_fraction[f"wgmma.n{near}"]
+        """The measured fraction of the peak, for this instruction (and wgmma N) only; None if not measured."""
+        if instruction == "wgmma":
+            return self.mma_fraction.get(f"wgmma.n{n}") if n else None
         return self.mma_fraction.get(instruction)
 
 
@@ -86,6 +84,17 @@ def _rates(fp16: int, tf32_ratio: float = 0.5, fp8_ratio: float = 2.0, int8_rati
     return r
 
 
+# benchmarks/rank_calibrate.py on the H200 (Triton 3.6.0, torch 2.11, 2026-12-01; docs/rank/calibrate-h200.json).
+# The run stopped at its time limit after the first three matrix shapes: the other wgmma shapes and the L2
+# feed were not measured, and model 2 keeps model 1's figures for them.
+#   program start: 79.8 ns per program per SM at 1, 4 and 8 warps, 118.0 ns at 32 (x 1.83 GHz = cycles)
+#   mma.sync (2 warps, 64x128x64 tiles): 575 TFLOP/s = 0.581 of 989.4; at 64x64: 452 (0.457)
+#   wgmma m64n16 (4 warps): 347 TFLOP/s = 0.350
+H200_MEASURED = Measured(
+    start_cycles={"1": 79.8 * 1.83, "4": 79.8 * 1.83, "8": 79.8 * 1.83, "32": 118.0 * 1.83},
+    mma_fraction={"mma": 575.3 / 989.4, "wgmma.n16": 346.7 / 989.4},
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01 (docs/rank/calibrate-h200.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -100,7 +109,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("h100", "sm_90a", "H100 SXM5 80GB", 132, 1.83, 3350, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
-         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)"),
+         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,
