@@ -1,7 +1,7 @@
 """The evaluation of `irscope rank` behind docs/rank.md, in two steps.
 
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
-    python benchmarks/rank_eval.py score TIMES.json             # -> docs/rank/measured.json, evaluation.json
+    python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 DOCS = ROOT / "docs" / "rank"
 SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
-          "add": ("bench", "n=16777216")}
+          "add": ("bench", "n=16777216"), "softmax": ("bench", "rows=2048,cols=8192"),
+          "softmax.persistent": ("bench", "rows=2048,cols=8192")}
 GPU = "h200"
 HELDOUT = {"attention": ("n8192.d128", "n2048.d128"), "add": ("n=67108864", "n=4194304")}
 
@@ -85,6 +86,24 @@ def score(preds: dict, meas: dict) -> dict:
             for kernel, sizes in meas.items() if kernel in preds}
 
 
+def score_models(facts_doc: dict, meas: dict) -> dict:
+    """{"model 1": figures, "model 2": figures}: docs/rank/evaluation.json."""
+    from irscope.rank.model import MODELS
+    return {f"model {m}": score(predictions(facts_doc, m), meas) for m in MODELS}
+
+
+def merge_times(docs: list[dict]) -> dict:
+    """Several timing runs as one {"runs": [...], "spaces": {kernel: {size: ...}}}."""
+    spaces: dict = {}
+    runs = []
+    for d in docs:
+        runs.append({"versions": d["versions"], "command": d["command"], "started": d["started"],
+                     "sizes": {k: list(v) for k, v in d["spaces"].items()}})
+        for kernel, sizes in d["spaces"].items():
+            spaces.setdefault(kernel, {}).update(sizes)
+    return {"runs": runs, "spaces": spaces}
+
+
 def main(argv: list[str]) -> int:
     DOCS.mkdir(parents=True, exist_ok=True)
     if argv[:1] == ["facts"]:
@@ -94,16 +113,14 @@ def main(argv: list[str]) -> int:
         print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
         return 0
     if argv[:1] == ["score"]:
-        times = json.loads(Path(argv[1]).read_text())
-        meas = measured(times)
-        (DOCS / "measured.json").write_text(json.dumps({"versions": times["versions"], "command": times["command"],
-                                                         "started": times["started"], "times": times["spaces"]},
-                                                        indent=1, sort_keys=True))
-        figures = score(predictions(json.loads((DOCS / "facts.json").read_text())), meas)
+        times = merge_times([json.loads(Path(a).read_text()) for a in argv[1:]])
+        (DOCS / "measured.json").write_text(json.dumps(times, indent=1, sort_keys=True))
+        figures = score_models(json.loads((DOCS / "facts.json").read_text()), measured(times))
         (DOCS / "evaluation.json").write_text(json.dumps(figures, indent=1, sort_keys=True))
-        for kernel, sizes in figures.items():
-            for size, f in sizes.items():
-                print(kernel, size, json.dumps(f))
+        for model, kernels in figures.items():
+            for kernel, sizes in kernels.items():
+                for size, f in sizes.items():
+                    print(model, kernel, size, json.dumps(f))
         return 0
     print(__doc__)
     return 2
