@@ -122,8 +122,29 @@ def main(argv: list[str]) -> int:
                 for size, f in sizes.items():
                     print(model, kernel, size, json.dumps(f))
         return 0
+    if argv[:1] == ["table"]:
+        print(markdown(json.loads((DOCS / "evaluation.json").read_text())))
+        return 0
     print(__doc__)
     return 2
+
+
+def markdown(figures: dict) -> str:
+    """The evaluation as docs/rank.md's table: one row per space and size, both models side by side."""
+    m1, m2 = figures["model 1"], figures["model 2"]
+    rows = ["| space | size | configs timed | Spearman model 1 / 2 | best in top-1 / top-5 (model 2) | "
+            "predicted top-1 slower than best, model 1 / 2 | best of predicted top-5 slower, model 1 / 2 | "
+            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|"]
+    for kernel in m2:
+        for size, f in m2[kernel].items():
+            g = m1[kernel][size]
+            held = " (held out)" if kernel.startswith("softmax") or size in HELDOUT.get(kernel, ()) or kernel == "matmul" else ""
+            rows.append(f"| {kernel} | {size}{held} | {f['configs']} | {g['spearman']:.3f} / **{f['spearman']:.3f}** | "
+                        f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
+                        f"{g['top1_slowdown']:.1%} / {f['top1_slowdown']:.1%} | "
+                        f"{g['top5_slowdown']:.1%} / **{f['top5_slowdown']:.1%}** | "
+                        f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
