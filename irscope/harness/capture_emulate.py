@@ -36,7 +36,7 @@ _PARTS = {
     120: ("GeForce RTX 5090", 170, 96 * MiB, 32 * GiB),
 }
 
-EMULATED_CALLS = ("is_available", "is_initialized", "init", "device_count", "current_device", "set_device",
+EMULATED_CALLS = ("is_available", "init", "device_count", "current_device", "set_device",
                   "get_device_name", "get_device_capability", "get_device_properties", "device", "_DeviceGuard",
                   "synchronize", "mem_get_info", "get_arch_list")
 
@@ -108,7 +108,7 @@ def emulate(target: Target) -> dict:
             return False
 
     answers = {
-        "is_available": lambda: True, "is_initialized": lambda: True, "init": lambda: None,
+        "is_available": lambda: True, "init": lambda: None,
         "device_count": lambda: 1, "current_device": lambda: 0, "set_device": lambda device: None,
         "get_device_name": lambda device=None: props.name,
         "get_device_capability": lambda device=None: (props.major, props.minor),
