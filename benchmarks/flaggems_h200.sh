@@ -14,7 +14,6 @@ done
 SITE=$(mktemp -d /tmp/flaggems-site-XXXX)
 export PYTHONPATH=$PWD:$SITE PYTHONUNBUFFERED=1 TRITON_DISABLE_LINE_INFO=1
 export TRITON_CACHE_DIR=$(mktemp -d /tmp/flaggems-triton-cache-XXXX)  # a cold cache: the JIT really compiles
-ir() { python3 -m irscope --color never "$@"; echo "[exit $?] irscope $*"; }
 {
   date -u
   echo "wheels: ${WHEELS:-NOT FOUND}"
@@ -27,11 +26,12 @@ ir() { python3 -m irscope --color never "$@"; echo "[exit $?] irscope $*"; }
   GEMS_VENDOR=nvidia python3 -c "import sys, torch, triton, flag_gems; print(sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'flag_gems', flag_gems.__version__, torch.cuda.get_device_name())"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   echo "== 1. capture on the GPU (real JIT)"
-  ir capture --no-compile --out "$OUT/gpu" -- python3 tests/capture_programs/flaggems_ops.py
+  timeout 150 python3 -m irscope --color never capture --no-compile --out "$OUT/gpu" -- python3 tests/capture_programs/flaggems_ops.py; echo "[exit $?] capture on the GPU"
   echo "== 2. each captured launch compiled device-less vs the JIT's stages"
-  python3 benchmarks/capture_vs_jit.py "$OUT/gpu/launches.json" --md "$OUT/table.md"; echo "[exit $?] capture_vs_jit"
+  timeout 120 python3 benchmarks/capture_vs_jit.py "$OUT/gpu/launches.json" --md "$OUT/table.md"; echo "[exit $?] capture_vs_jit"
   echo "== 3. the same program captured emulated (--as sm_90a), same machine and Triton"
-  ir capture --as sm_90a --no-compile --out "$OUT/emulated" -- python3 tests/capture_programs/flaggems_ops.py
+  timeout 90 python3 -m irscope --color never capture --as sm_90a --no-compile --out "$OUT/emulated" -- python3 \
+    tests/capture_programs/flaggems_ops.py; echo "[exit $?] emulated capture"
   python3 benchmarks/compare_captures.py "$OUT/gpu/launches.json" "$OUT/emulated/launches.json" \
     --md "$OUT/emulated-vs-gpu.md"; echo "[exit $?] compare_captures"
   date -u
