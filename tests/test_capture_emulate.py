@@ -91,24 +91,3 @@ def test_each_emulated_device_has_its_architectures_limits():
     assert (consumer.major, consumer.multi_processor_count, consumer.shared_memory_per_block_optin) == (12, 170,
                                                                                                        99 * 1024)
 
-
-def test_a_kernel_generated_at_run_time_compiles_back_with_the_helper_it_was_handed(tmp_path, monkeypatch):
-    from irscope import harness
-    from irscope.harness.launches import launch_points, load_launch_kernel
-
-    program = ASKS_CUDA.parent / "generated_kernels.py"
-    code, _, stderr = _irscope("capture", "--target", "sm_80", "--no-compile", "--out", str(tmp_path), "--",
-                               "python", str(program))
-    assert code == 0, stderr
-    data = read_launches(tmp_path / "launches.json")
-    (kernel,) = data["kernels"].values()
-    assert "def twice_kernel(" in kernel["module_source"] and "code_cache" not in kernel["file"]
-    assert kernel["globals"]["twice"] == "gen_helpers:twice"  # the module attribute is a wrapper of it
-    monkeypatch.syspath_prepend(str(program.parent))  # gen_helpers importable, as an installed library is
-    target = get_target("sm_80")
-    (point,), skipped = launch_points(tmp_path / "launches.json", [target])
-    spec, _ = load_launch_kernel(point.kernel)
-    assert spec.fn.__globals__["twice"].__globals__["FACTOR"].value == 2.0  # its home module's globals
-    result = harness.compile_kernel(spec, target, point.options)
-    assert result.ok and skipped == []
-    assert "2.000000e+00" in result.stages["ttir"]

@@ -208,8 +208,8 @@ class Recorder:
             self._defaults = dict(_make_backend(self.target).parse_options({}).__dict__)
         out = {}
         for k, v in options.items():
-            if k in _JIT_FLAGS or not _scalar(v):
-                continue
+            if k in _JIT_FLAGS or not _scalar(v) or k not in self._defaults:
+                continue  # (a direct compile's metadata also holds its hash, name, shared memory...)
             if k in ("num_warps", "num_stages") or self._defaults.get(k, object()) != v:
                 out[k] = v
         return out

@@ -1,7 +1,7 @@
 """A kernel generated at run time as FlagGems generates its pointwise kernels: its source (a copy of the
 scalar function and a kernel calling it) is written to a cache folder, loaded from there without entering
 sys.modules, and then handed the scalar function's module globals and the real scalar function
-(tests/test_capture_emulate.py)."""
+(tests/test_capture_sources.py)."""
 import importlib.util
 import inspect
 import os
