@@ -25,8 +25,7 @@ def _irscope(*argv: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def as_sm80(tmp_path_factory):
     out = tmp_path_factory.mktemp("as-sm80")
-    code, stdout, stderr = _irscope("capture", "--as", "sm_80", "--no-compile", "--out", str(out), "--",
-                                    "python", str(ASKS_CUDA))
+    code, stdout, stderr = _irscope("capture", "--as", "sm_80", "--out", str(out), "--", "python", str(ASKS_CUDA))
     assert code == 0, stderr
     return read_launches(out / "launches.json"), stdout
 
@@ -46,6 +45,7 @@ def test_a_program_that_needs_cuda_runs_under_as_and_sees_that_targets_device(as
                               "specialised": "tensordesc<fp16[32, 32]>"}
     assert args["out_ptr"]["specialised"] == "*fp16:D16"  # a "cuda" tensor, made on the CPU, aligned as on a GPU
     assert "for emulated sm_80" in stdout
+    assert f"{launch['id']}/sm_80  ok" in stdout  # compiled for the target --as named (no --target given)
 
 
 def test_the_launch_file_says_the_gpu_was_emulated_and_what_it_answered(as_sm80):
@@ -66,8 +66,8 @@ def test_without_as_the_same_program_stops_for_want_of_a_gpu(tmp_path):
 
 
 def test_as_sm90a_takes_the_hopper_path_and_the_capture_compiles_back_with_tma(tmp_path):
-    code, stdout, stderr = _irscope("capture", "--as", "sm_90a", "--target", "sm_90a", "--out", str(tmp_path),
-                                    "--", "python", str(ASKS_CUDA))
+    code, stdout, stderr = _irscope("capture", "--as", "sm_90a", "--out", str(tmp_path), "--", "python",
+                                    str(ASKS_CUDA))
     assert code == 0, stderr
     (launch,) = read_launches(tmp_path / "launches.json")["launches"]
     assert launch["grid"] == [132, 1, 1] and _args(launch)["BLOCK"]["value"] == 64

@@ -25,9 +25,10 @@ def add_parser(sub) -> None:
                                    "(then Triton's interpreter runs them); on a GPU the real JIT runs.")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                    help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`")
-    p.add_argument("--target", "-t", default="sm_90a",
-                   help="target(s) to compile the captured launches for: sm_90a (default), a list, or all; the "
-                        "first is the one the JIT specialises for while recording without a GPU")
+    p.add_argument("--target", "-t",
+                   help="target(s) to compile the captured launches for: sm_90a (default; with --as, that "
+                        "target), a list, or all; the first is the one the JIT specialises for while recording "
+                        "without a GPU (unless --as names another)")
     p.add_argument("--out", "-o", metavar="DIR", help="where launches.json and the snapshots go "
                                                     "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--as", dest="emulate", metavar="TARGET",
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace, ui) -> int:
         program = program[1:]
     if not program:
         raise UsageError("no program to capture", "put it after --: irscope capture -- python my_model.py")
-    targets = parse_targets(args.target)
+    targets = parse_targets(args.target or args.emulate or "sm_90a")
     emulate = None
     if args.emulate:
         from ..harness.capture_emulate import device_properties
