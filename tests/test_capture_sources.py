@@ -58,3 +58,12 @@ def test_a_compile_outside_the_jit_is_recorded_from_its_signature_and_compiles_b
     assert args["n"] == {"name": "n", "kind": "int", "value": 16, "value_known": False, "specialised": "i32:D16"}
     assert launch["options"] == {"num_warps": 2, "num_stages": 3}  # options only, not the compile's metadata
     assert f"{launch['id']}/sm_90a  ok" in stdout
+
+
+def test_what_the_program_set_in_its_environment_is_kept_but_not_its_credentials(tmp_path):
+    program = tmp_path / "sets_env.py"
+    program.write_text("import os\nos.environ['MY_LIB_VENDOR'] = 'nvidia'\nos.environ['HUB_TOKEN'] = 'hunter2'\n")
+    code, _, stderr = _irscope("capture", "--no-compile", "--out", str(tmp_path), "--", "python", str(program))
+    assert code == 0, stderr
+    data = read_launches(tmp_path / "launches.json")
+    assert data["environment"] == {"MY_LIB_VENDOR": "nvidia"}

@@ -14,6 +14,10 @@ import shutil
 import sys
 
 
+# Variables whose names say they hold a credential stay out of the launch file, which is meant to be shared.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+
+
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     if "--" not in argv:
         raise SystemExit("irscope capture_boot: usage: --launches FILE --target T [--mode M] -- PROGRAM ARGS")
@@ -86,7 +90,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         from ..store.launches import write_launches
         recorder.environment = {k: v for k, v in os.environ.items()
-                                if environ_before.get(k) != v and k != "TRITON_INTERPRET"}
+                                if environ_before.get(k) != v and k != "TRITON_INTERPRET"
+                                and not any(w in k.upper() for w in _SECRET_WORDS)}
         write_launches(args.launches, recorder.document(program, code))
 
 
