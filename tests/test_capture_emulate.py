@@ -66,6 +66,8 @@ def test_without_as_the_same_program_stops_for_want_of_a_gpu(tmp_path):
 
 
 def test_as_sm90a_takes_the_hopper_path_and_the_capture_compiles_back_with_tma(tmp_path):
+    import torch
+    before = (torch.cuda.is_available, torch.cuda.get_device_properties)
     code, stdout, stderr = _irscope("capture", "--as", "sm_90a", "--out", str(tmp_path), "--", "python",
                                     str(ASKS_CUDA))
     assert code == 0, stderr
@@ -74,6 +76,9 @@ def test_as_sm90a_takes_the_hopper_path_and_the_capture_compiles_back_with_tma(t
     assert f"{launch['id']}/sm_90a  ok" in stdout
     folder = tmp_path / launch["id"] / "sm_90a"
     assert "async_tma_copy_global_to_local" in next(folder.glob("*.ttgir")).read_text()
+    # compiling it back emulated the GPU in this process only while the kernel's module was imported
+    assert (torch.cuda.is_available, torch.cuda.get_device_properties) == before
+    assert torch.overrides._get_current_function_mode() is None  # no "cuda"-to-CPU mode left on the stack
 
 
 def test_as_refuses_an_amd_target_before_the_program_starts(tmp_path):

@@ -96,3 +96,16 @@ def test_the_hopper_matmul_compiles_back_to_tma_copies(capture):
     assert result.ok
     assert "async_tma_copy_global_to_local" in result.stages["ttgir"]
     assert "cp.async.bulk.tensor" in result.stages["ptx"]  # 32x32 tiles: mma.sync, not wgmma
+
+
+def test_the_cpu_capture_records_exactly_the_launches_of_the_h200s_jit(capture):
+    # docs/examples/capture/flaggems-h200-launches.json: the same program on an H200, real JIT and autotuning
+    # (Triton 3.6.0, torch 2.11): the same launches, each with the same arguments, grid and autotune config.
+    _, data = capture
+    h200 = read_launches(Path(__file__).parent.parent / "docs" / "examples" / "capture" / "flaggems-h200-launches.json")
+    assert h200["mode"] == "gpu" and "emulation" not in h200
+
+    def launches(d):
+        return {x["id"]: (x["args"], x.get("grid"), x.get("autotune_config")) for x in d["launches"]}
+
+    assert launches(data) == launches(h200)

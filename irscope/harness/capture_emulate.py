@@ -89,12 +89,38 @@ def driver_properties(props: EmulatedDeviceProperties) -> dict:
 
 def emulate(target: Target) -> dict:
     """Make `torch.cuda` answer as one device of `target` and put "cuda" tensors on the CPU, for the rest
-    of this process. Returns what the launch file records about it."""
+    of this process (the captured program's). Returns what the launch file records about it."""
+    answers = _answers(device_properties(target))
+    _patch(answers)
+    _cuda_on_cpu_mode().__enter__()  # stays on the mode stack for the rest of the program
+    return {"as": target.name, "what": "torch.cuda answered as this device and 'cuda' tensors were made on "
+                                       "the CPU; no GPU was present and nothing was executed",
+            "torch_cuda_calls": list(answers), "device_properties": asdict(device_properties(target))}
+
+
+@contextlib.contextmanager
+def emulated(target: Target):
+    """The same emulation for a while only, then torch.cuda as it was: for importing a captured kernel's
+    module to compile it, in a process (irscope's, a test run's) that goes on afterwards."""
     import torch
+    answers = _answers(device_properties(target))
+    saved = {name: torch.cuda.__dict__.get(name, _MISSING) for name in answers}
+    _patch(answers)
+    try:
+        with _cuda_on_cpu_mode():
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is _MISSING:
+                delattr(torch.cuda, name)
+            else:
+                setattr(torch.cuda, name, value)
 
-    props = device_properties(target)
-    cuda = torch.cuda
 
+_MISSING = object()
+
+
+def _answers(props: EmulatedDeviceProperties) -> dict:
     class _NoDevice(contextlib.AbstractContextManager):
         def __init__(self, *args, **kwargs):
             pass
@@ -102,7 +128,7 @@ def emulate(target: Target) -> dict:
         def __exit__(self, *exc):
             return False
 
-    answers = {
+    return {
         "is_available": lambda: True, "init": lambda: None,
         "device_count": lambda: 1, "current_device": lambda: 0, "set_device": lambda device: None,
         "get_device_name": lambda device=None: props.name,
@@ -112,12 +138,12 @@ def emulate(target: Target) -> dict:
         "mem_get_info": lambda device=None: (props.total_memory, props.total_memory),
         "get_arch_list": lambda: [f"sm_{props.major}{props.minor}"],
     }
+
+
+def _patch(answers: dict) -> None:
+    import torch
     for name, fn in answers.items():
-        setattr(cuda, name, fn)
-    _cuda_on_cpu_mode().__enter__()  # stays on the mode stack for the rest of the program
-    return {"as": target.name, "what": "torch.cuda answered as this device and 'cuda' tensors were made on "
-                                       "the CPU; no GPU was present and nothing was executed",
-            "torch_cuda_calls": list(answers), "device_properties": asdict(props)}
+        setattr(torch.cuda, name, fn)
 
 
 def _cpu_for_cuda(value):
@@ -149,19 +175,23 @@ def _cuda_on_cpu_mode():
     return CudaOnCpu()
 
 
-_emulating: list[str] = []
-
-
-def recreate_program_context(data: dict) -> None:
-    """Before a captured kernel's module is imported to compile it: what the program's library saw at
-    import. The variables the program set for itself (`environment`, unless set here), and for a capture
-    made `--as TARGET`, the same emulation (once a process). A launch file of another capture changes
-    nothing."""
+@contextlib.contextmanager
+def program_context(data: dict):
+    """While a captured kernel's module is imported to compile it: what the program's library saw at
+    import. The variables the program set for itself (`environment`, where not set here), and for a capture
+    made `--as TARGET`, the same emulation; both undone afterwards. A launch file of another capture
+    changes nothing."""
     import os
-    for key, value in (data.get("environment") or {}).items():
-        os.environ.setdefault(key, value)
-    emulated = (data.get("emulation") or {}).get("as")
-    if emulated and not _emulating:
-        from ..targets import get_target
-        emulate(get_target(emulated))
-        _emulating.append(emulated)
+    added = {k: v for k, v in (data.get("environment") or {}).items() if k not in os.environ}
+    os.environ.update(added)
+    emulated_as = (data.get("emulation") or {}).get("as")
+    try:
+        if emulated_as:
+            from ..targets import get_target
+            with emulated(get_target(emulated_as)):
+                yield
+        else:
+            yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)

@@ -30,9 +30,9 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     data = read_launches(Path(path))
     launch = spec_launches.find_launch(data, launch_id, path)
     kernel = data["kernels"][launch["kernel"]]
-    from .capture_emulate import recreate_program_context
-    recreate_program_context(data)  # the library may ask its device at import, as it did in the capture
-    fn = _jit_function(launch["kernel"], kernel)
+    from .capture_emulate import program_context
+    with program_context(data):  # the library may ask its device at import, as it did in the capture
+        fn = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
                       description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
