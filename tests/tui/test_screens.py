@@ -95,3 +95,16 @@ def test_compile_dialog(compiled, snap_compare):
         await settle(pilot)
 
     assert snap_compare(app_for(compiled), terminal_size=(100, 30), run_before=before)
+
+
+def test_help_lists_every_key_the_app_and_the_reader_bind():
+    from irscope.tui.app import IrscopeApp
+    from irscope.tui.screens.help import HELP
+    from irscope.tui.widgets.snapshot_view import SnapshotView
+    for owner in (IrscopeApp, SnapshotView):
+        for b in owner.BINDINGS:
+            shown = b.key_display or b.key.split(",")[0]
+            if shown.isdigit():
+                assert "`1`..`9`" in HELP
+            elif len(shown) == 1:
+                assert f"`{shown}`" in HELP or f"`{shown} " in HELP or f" {shown}`" in HELP, (owner.__name__, b.key)

@@ -42,6 +42,7 @@ highlighting, follow a Python line into the IR and back, compare two snapshots, 
 | `r` | show or hide the resource panel |
 | `p` | the pass timeline (snapshots compiled with `irscope compile ... --passes`) |
 | `P` | the pass that introduced the IR line under the cursor (ttir, ttgir; llir with `--passes all`) |
+| `L` | the layouts the snapshot uses, at the one of the TTGIR line under the cursor (docs/layouts.md) |
 
 Stages are Triton's: `python` (the kernel's file), `source (TTIR₀)` (Triton's `source` stage: the TTIR its
 frontend produced before any pass), `ttir`, `ttgir`, `llir`, `ptx` or `amdgcn`, `sass`.
