@@ -105,7 +105,7 @@ def test_spearman_and_the_top_k_figures():
 
 
 def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, cli):
-    out = tmp_path / "snaps"
+    out = "snaps"  # relative to the working folder, as users give it (the fixture runs in tmp_path)
     emitted = tmp_path / "ranked.py"
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", out,
                             "--emit-configs", emitted, "--top", "2")
@@ -128,6 +128,7 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     (("rank", "add"), "which target"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "mi300x"), "runs gfx942 binaries"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "h300"), "unknown GPU"),
+    (("rank", "add", "--target", "sm_90a", "--size", "n=abc"), "not an integer"),
 ])
 def test_rank_cli_bad_input_is_one_line(cli, argv, words):
     code, _, err = cli(*argv)

@@ -81,6 +81,11 @@ def run(args, ui) -> int:
         raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
                          "give each kernel a sweep file of its own")
     spec = library.load_kernel(kernels[0])
+    from ..gpu.runner import workload_of
+    workload = workload_of(spec)
+    for size in args.size or ():  # a bad size is a usage error before anything compiles
+        workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
+                            else next(iter(workload.sizes)))
     out = Path(args.out) if args.out else default_out()
     progress = ProgressLine(ui.err)
 
@@ -98,7 +103,7 @@ def run(args, ui) -> int:
         if row.path is None:
             failed.append(row)
         else:
-            snaps.append(load_snapshot(out / row.path if not Path(row.path).is_absolute() else row.path))
+            snaps.append(load_snapshot(row.path))
     facts = {s.label: (s, facts_of(s)) for s in snaps}
     sizes = args.size or [None]
     report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
