@@ -1,12 +1,23 @@
-"""The cost of going through Dask: one cold sweep on the local pool and on a LocalCluster of as many worker
-processes, side by side in one run, then both re-run warm (every point from the cache), and a projection
-to more workers from the measured per-point costs.
+"""The cost of going through Dask: one cold sweep on the local pool, on a LocalCluster of as many worker
+processes, and on a scheduler with as many workers started beforehand, side by side in one run; then all
+three re-run warm (every point from the cache), and a projection to more workers from the measured
+per-point costs.
 
     python benchmarks/bench_cluster.py [--file benchmarks/sweep-100.yaml] [--workers 2] [--project 32]
 
-Each measurement is `irscope sweep` as a user runs it (a fresh `python -m irscope` process, start-up and,
-for the cluster, starting the LocalCluster included), `--force` for the cold runs. Needs the `cluster`
-extra. Prints one JSON line per measurement and one with the projection; docs/benchmarks.md records them.
+Each measurement is `irscope sweep` as a user runs it (a fresh `python -m irscope` process, its start-up
+included), `--force` for the cold runs:
+
+- local_cold / local_warm: `--jobs N`, the local pool;
+- dask_cold / dask_warm: `--cluster local:N`, starting the LocalCluster is inside the timed run;
+- sched_cold / sched_again / sched_warm: `--scheduler tcp://...` to a `dask scheduler` and N `dask worker
+  --nthreads 1` processes started before the timed runs (`prestart_s` is how long they took to come up), as
+  on a real cluster, with the settings docs/cluster.md recommends; sched_cold is those workers' first sweep
+  (they import Triton and warm up in it), sched_again the same sweep again on them.
+
+`cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers, every
+compile child), which a loaded machine changes less than the wall time. Needs the `cluster` extra. Prints
+one JSON line per measurement and one with the projection; docs/benchmarks.md records them.
 """
 from __future__ import annotations
 
@@ -14,6 +25,9 @@ import argparse
 import json
 import math
 import os
+import resource
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,14 +37,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+# The settings irscope gives its LocalCluster (irscope/harness/cluster.py), for the started-beforehand one.
+DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "inf", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+            "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s", "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+            "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s"}
 
 
 def _load() -> float:
     return os.getloadavg()[0]
 
 
-def _sweep(file: Path, out: Path, *extra: str) -> dict:
-    load = _load()
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _sweep(file: Path, out: Path, *extra: str, cpu_elsewhere=lambda: 0.0) -> dict:
+    load, cpu = _load(), _cpu() + cpu_elsewhere()
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(file), "--out", str(out), "--json", *extra],
                           env=ENV, capture_output=True, text=True)
@@ -39,45 +62,130 @@ def _sweep(file: Path, out: Path, *extra: str) -> dict:
         sys.exit(f"irscope sweep {' '.join(extra)} failed ({proc.returncode}):\n{proc.stderr}")
     data = json.loads(proc.stdout)
     points = data["points"]
-    return {"wall_s": round(wall, 2), "points": len(points), "compiled": data["summary"]["compiled"],
+    return {"wall_s": round(wall, 2), "cpu_s": round(_cpu() + cpu_elsewhere() - cpu, 2), "points": len(points),
+            "compiled": data["summary"]["compiled"],
             "recorded_compile_s": round(data["summary"]["recorded_ms"]["total"] / 1e3, 2),
             "where": data["summary"]["where"], "load_before": round(load, 2), "load_after": round(_load(), 2)}
+
+
+class Prestarted:
+    """`dask scheduler` and n `dask worker` processes, started and seen joined before any timed run."""
+
+    def __init__(self, n: int, workdir: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        env = {**ENV, **DASK_ENV}
+        started = time.perf_counter()
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": workdir, "env": env}
+        self.procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                        "--port", str(port), "--no-dashboard"], **quiet)]
+        self.procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                                         "--nthreads", "1", "--nworkers", "1", "--no-dashboard"], **quiet)
+                       for _ in range(n)]
+        import distributed
+        with distributed.Client(self.address, timeout=60) as client:
+            client.wait_for_workers(n, timeout=120)
+        self.seconds = time.perf_counter() - started
+
+    def cpu(self) -> float:
+        """CPU time of the scheduler and the workers so far, the compiles they have reaped included."""
+        import psutil
+        total = 0.0
+        for root in self.procs:
+            try:
+                procs = [psutil.Process(root.pid)]
+                procs += procs[0].children(recursive=True)
+            except psutil.NoSuchProcess:
+                continue
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                except psutil.NoSuchProcess:
+                    continue
+                total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", type=Path, default=ROOT / "benchmarks" / "sweep-100.yaml")
-    ap.add_argument("--workers", type=int, default=2, help="local pool jobs = LocalCluster worker processes")
+    ap.add_argument("--workers", type=int, default=2, help="local pool jobs = worker processes (one thread each)")
     ap.add_argument("--project", type=int, default=32, help="workers to project the cluster time to")
+    ap.add_argument("--pairs", type=int, default=2,
+                    help="then this many more (local_cold, sched_again) pairs back to back, so that a load that "
+                         "drifts over minutes falls on both halves of a pair alike")
     args = ap.parse_args()
     subprocess.run([sys.executable, "-m", "irscope", "--version"], env=ENV, capture_output=True)  # byte-compile
     n = args.workers
     with tempfile.TemporaryDirectory(prefix="irscope-bench-cluster-") as tmp:
-        local_out, dask_out = Path(tmp) / "local", Path(tmp) / "dask"
-        runs = {
-            "local_cold": _sweep(args.file, local_out, "--jobs", str(n), "--force"),
-            "dask_cold": _sweep(args.file, dask_out, "--cluster", f"local:{n}", "--force"),
-            "local_warm": _sweep(args.file, local_out, "--jobs", str(n)),
-            "dask_warm": _sweep(args.file, dask_out, "--cluster", f"local:{n}"),
-        }
+        local_out, dask_out, sched_out = Path(tmp) / "local", Path(tmp) / "dask", Path(tmp) / "sched"
+        runs = {"local_cold": _sweep(args.file, local_out, "--jobs", str(n), "--force"),
+                "dask_cold": _sweep(args.file, dask_out, "--cluster", f"local:{n}", "--force")}
+        load = _load()
+        (Path(tmp) / "workers").mkdir()
+        cluster = Prestarted(n, Path(tmp) / "workers")
+        try:
+            runs["sched_cold"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
+                                       cpu_elsewhere=cluster.cpu)
+            # The same workers a second time: what a sweep costs on a cluster that is kept running.
+            runs["sched_again"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
+                                         cpu_elsewhere=cluster.cpu)
+            runs["local_warm"] = _sweep(args.file, local_out, "--jobs", str(n))
+            runs["dask_warm"] = _sweep(args.file, dask_out, "--cluster", f"local:{n}")
+            runs["sched_warm"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, cpu_elsewhere=cluster.cpu)
+            pairs = [(_sweep(args.file, local_out, "--jobs", str(n), "--force"),
+                      _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force", cpu_elsewhere=cluster.cpu))
+                     for _ in range(args.pairs)]
+        finally:
+            cluster.close()
+        shutil.rmtree(Path(tmp) / "workers", ignore_errors=True)
     for name, r in runs.items():
         print(json.dumps({"measurement": name, "workers": n, "file": args.file.name, **r}))
-    lc, dc, lw, dw = (runs[k] for k in ("local_cold", "dask_cold", "local_warm", "dask_warm"))
+    print(json.dumps({"measurement": "prestart", "workers": n, "prestart_s": round(cluster.seconds, 2),
+                      "load_before": round(load, 2)}))
+    for i, (a, b) in enumerate(pairs):
+        print(json.dumps({"measurement": "pair", "index": i, "local_wall_s": a["wall_s"], "sched_wall_s": b["wall_s"],
+                          "overhead_pct": round(100 * (b["wall_s"] - a["wall_s"]) / a["wall_s"], 1),
+                          "local_cpu_s": a["cpu_s"], "sched_cpu_s": b["cpu_s"],
+                          "cpu_overhead_pct": round(100 * (b["cpu_s"] - a["cpu_s"]) / a["cpu_s"], 1),
+                          "loads": [a["load_before"], a["load_after"], b["load_after"]]}))
+    lc, dc, sc, sa, lw = (runs[k] for k in ("local_cold", "dask_cold", "sched_cold", "sched_again", "local_warm"))
     points = lc["points"]
-    # What a warm run costs is the client's own serial work (start-up, planning, analysing every point); the
-    # dask warm run adds starting (or joining) the cluster and checking the workers' versions.
+    # A warm run is the client's own serial work: start-up, planning, loading and analysing every snapshot.
     client_serial = lw["wall_s"]
-    cluster_setup = max(0.0, dw["wall_s"] - lw["wall_s"])
     # One compile on one worker thread: the cold local run spread over n processes, less the serial part.
     per_point = (lc["wall_s"] - client_serial) * n / points
-    # What Dask adds per point beyond that (scheduling, the files sent back and written here).
-    dask_per_point = (dc["wall_s"] - lc["wall_s"] - cluster_setup) * n / points
+    # What Dask adds per point beyond that, on workers that were already running and warm (scheduling,
+    # the files sent back and written here).
+    dask_per_point = (sa["wall_s"] - lc["wall_s"]) * n / points
     k = args.project
-    projected = client_serial + cluster_setup + math.ceil(points / k) * (per_point + max(0.0, dask_per_point))
+    projected = client_serial + math.ceil(points / k) * (per_point + max(0.0, dask_per_point))
+
+    def pct(a: float, b: float) -> float:
+        return round(100 * (a - b) / b, 1)
+
     print(json.dumps({"measurement": "projection", "points": points,
-                      "overhead_pct": round(100 * (dc["wall_s"] - lc["wall_s"]) / lc["wall_s"], 1),
-                      "client_serial_s": round(client_serial, 2), "cluster_setup_s": round(cluster_setup, 2),
-                      "per_point_s": round(per_point, 2), "dask_per_point_s": round(dask_per_point, 3),
+                      "overhead_local_cluster_pct": pct(dc["wall_s"], lc["wall_s"]),
+                      "overhead_prestarted_pct": pct(sc["wall_s"], lc["wall_s"]),
+                      "overhead_prestarted_again_pct": pct(sa["wall_s"], lc["wall_s"]),
+                      "cpu_overhead_local_cluster_pct": pct(dc["cpu_s"], lc["cpu_s"]),
+                      "cpu_overhead_prestarted_pct": pct(sc["cpu_s"], lc["cpu_s"]),
+                      "cpu_overhead_prestarted_again_pct": pct(sa["cpu_s"], lc["cpu_s"]),
+                      "local_cluster_start_s": round(max(0.0, dc["wall_s"] - sa["wall_s"]), 2),
+                      "client_serial_s": round(client_serial, 2), "per_point_s": round(per_point, 3),
+                      "dask_per_point_s": round(dask_per_point, 3),
                       f"projected_{k}_workers_s": round(projected, 1),
                       f"projected_{k}_workers_speedup": round(lc["wall_s"] / projected, 1)}))
 

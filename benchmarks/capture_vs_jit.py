@@ -33,7 +33,7 @@ def main() -> int:
     data = read_launches(Path(a.launches))
     target = get_target(data["captured_for"]["name"])
     points, skipped = launch_points(Path(a.launches), [target])
-    rows, all_same = [], True
+    rows, all_same = [], bool(points)  # no launch at all proves nothing
     for point in points:
         spec, launch = load_launch_kernel(point.kernel)
         result = harness.compile_kernel(spec, target, point.options)

@@ -145,3 +145,27 @@ def test_a_golden_edited_by_hand_is_a_mismatch_that_update_rewrites(cli, tmp_pat
     assert "sub.f32" not in ptx.read_text()
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 0 and "add/default/sm_80  match" in out
+
+
+@pytest.mark.slow
+def test_check_keeps_fresh_snapshots_only_when_asked_and_compiles_a_point_once_across_releases(cli, tmp_path):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    plain = tmp_path / "g/add/default/sm_80"
+    other = plain.with_name("sm_80@triton-3.6.0")  # the same point's golden from another release
+    shutil.copytree(plain, other)
+    meta = json.loads((other / "irscope.json").read_text())
+    meta["versions"]["triton"] = "3.6.0"
+    (other / "irscope.json").write_text(json.dumps(meta))
+    ptx = plain / "add_kernel.ptx"
+    ptx.write_text(ptx.read_text().replace("add.f32", "sub.f32"))
+    _record_hash(ptx)
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 1 and out.rstrip().splitlines()[-1] == "1 golden(s): 0 match, 1 mismatch, 0 missing"
+    assert "fresh snapshot: not kept (add --keep DIR to keep it)" in out
+    code, out, err = cli("snapshot", "check", "--goldens", "g", "--keep", "kept")
+    assert code == 1
+    line = next(x for x in out.splitlines() if "fresh snapshot:" in x)
+    assert (tmp_path / line.split("fresh snapshot:")[1].strip() / "irscope.json").is_file()
+    code, out, err = cli("snapshot", "check", "--goldens", "g", "--keep", "g/inside")
+    assert code == 2 and "holds committed golden snapshots" in err

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from irscope.cli.sweep import to_csv  # noqa: E402
-from irscope.harness.cluster import DaskCluster  # noqa: E402
+from irscope.harness.cluster import DaskCluster, chunks  # noqa: E402
 from irscope.harness.executors import LocalPool  # noqa: E402
 from irscope.harness.workers import JobStatus  # noqa: E402
 from irscope.sweep import expand, load_sweep, run_points  # noqa: E402
@@ -192,3 +192,50 @@ def test_a_compiler_abort_on_a_worker_is_crashed_with_llvms_reason_and_no_folder
     # The compiler's last words were logged on the worker's disk and read there.
     assert "not a kernel for sm_80" in outcome.error["message"]
     assert cluster.workers() == before and not any(tmp_path.iterdir())
+
+
+def test_many_jobs_go_several_to_a_task_and_a_crash_in_one_fails_only_that_job(cluster):
+    import functools
+    import operator
+    # 40 jobs on 2 worker threads: tasks of up to 4 jobs, each job still in a child process of its own.
+    jobs = [functools.partial(abs, -i) for i in range(40)]
+    jobs[1] = functools.partial(os._exit, 3)  # the second job of the first task kills its process
+    assert len(chunks(40, 2)[0]) == 4 and 1 in chunks(40, 2)[0]
+    before = cluster.workers()
+    results = cluster.run(jobs, operator.call, timeout=30)
+    assert [r.job for r in results] == jobs  # one result per job, in the order of the jobs
+    assert results[1].status == JobStatus.CRASHED and "exited with status 3" in results[1].message
+    assert all(r.status == JobStatus.OK and r.value == i for i, r in enumerate(results) if i != 1)
+    assert {r.where for r in results} <= set(before) and cluster.workers() == before  # no worker died
+
+
+def test_tasks_shrink_to_single_jobs_as_the_jobs_run_out_and_cover_every_job():
+    groups = chunks(100, 2)
+    assert [i for g in groups for i in g] == list(range(100))
+    assert max(map(len, groups)) == 4 and len(groups[-1]) == 1 and [len(g) for g in groups] == \
+        sorted((len(g) for g in groups), reverse=True)
+    assert chunks(15, 2) == [range(i, i + 1) for i in range(15)]  # fewer than 8 jobs a thread: one a task
+
+
+def test_a_sweep_whose_every_point_is_cached_never_touches_the_cluster(tmp_path):
+    out = tmp_path / "o"
+    one = tmp_path / "one.yaml"
+    one.write_text("kernels: [add]\ntargets: [gfx942]\n")
+    first = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(one), "--out", str(out), "--jobs", "1"],
+                           env=_env(), capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    # Nothing listens on port 9: joining it would fail with exit 5. Every point is fresh, so it is not joined.
+    again = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(one), "--out", str(out), "--json",
+                            "--scheduler", "tcp://127.0.0.1:9"], env=_env(), capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stderr
+    import json
+    summary = json.loads(again.stdout)["summary"]
+    assert (summary["compiled"], summary["cached"]) == (0, 1)
+    executor = DaskCluster.local(2)
+    try:
+        from irscope.sweep import expand, load_sweep
+        result = run_points(expand(load_sweep(one)), out, executor=executor)
+        assert result.cached == 1 and not executor.started  # no LocalCluster was started either
+    finally:
+        executor.close()

@@ -32,8 +32,10 @@ LAYERS: dict[str, set[str]] = {
     "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "report": _BASE | {"ir", "store", "analyze", "diff", "render"},
+    # Ranking reads snapshots (analyze) and plans launches on the meta device (spec); its CLI compiles.
+    "rank": _BASE | {"spec", "ir", "store", "analyze", "gpu"},
     "cli": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "gpu", "goldens",
-                    "explain", "render", "report", "tui", "layouts"},
+                    "explain", "render", "report", "tui", "layouts", "rank"},
     "tui": _BASE | {"spec", "ir", "store", "passes", "harness", "analyze", "diff", "sweep", "render", "layouts"},
     # The package itself, `python -m irscope`, and two old import paths kept as one-line aliases.
     "__init__": set(),

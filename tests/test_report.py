@@ -113,6 +113,11 @@ def snapshot_report(tmp_path_factory):
         "bench": {"kernel": {"name": "matmul", "ms": 0.25, "tflops": flops / 0.25e-3 / 1e12,
                              "gbps": nbytes / 0.25e-3 / 1e9},
                   "flops": flops, "bytes": nbytes, "copy_fraction": 0.1, "matmul_fraction": 0.76, "speedups": {}},
+        # `--profile`'s figures (irscope/gpu/profile.py): Proton's kernel time under the run's scope.
+        "profile": {"scope": "matmul/default/4096/jit", "iterations": 40, "ms": 0.24, "flops": flops,
+                    "bytes": nbytes, "tflops": flops / 0.24e-3 / 1e12, "gbps": nbytes / 0.24e-3 / 1e9,
+                    "copy_fraction": 0.1, "matmul_fraction": 0.8, "metrics_summed": True,
+                    "kernels": [{"name": "matmul_kernel", "calls": 40, "total_ms": 9.6, "mean_ms": 0.24}]},
     })
     snaps = [load_snapshot(work / "matmul")]
     path = write_report(work / "snapshot.html", build_report(snaps))
@@ -211,10 +216,12 @@ def test_runs_beside_a_snapshot_are_drawn_on_a_roofline(browser, snapshot_report
     path, _ = snapshot_report
     assert open_page(browser, path) == []
     roof = browser.find_element("css selector", "svg.roofline")
-    assert len(roof.find_elements("css selector", "circle.pt")) == 1
-    assert "NVIDIA H200" in roof.text and roof.size["width"] > 300
+    assert len(roof.find_elements("css selector", "circle.pt")) == 1  # do_bench's
+    assert len(roof.find_elements("css selector", "rect.pt.proton")) == 1  # Proton's, beside it
+    assert "NVIDIA H200" in roof.text and "Proton" in roof.text and roof.size["width"] > 300
     cells = [td.text for td in browser.find_elements("css selector", "section table.sortable tbody td")]
     assert "0.2500" in cells and "76%" in cells
+    assert "0.2400" in cells and "80%" in cells and "matmul_kernel x40 (0.2400 ms)" in cells
 
 
 def test_comparison_marks_what_flipped_and_shows_each_stage_diff(browser, tmp_path):

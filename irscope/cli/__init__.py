@@ -19,7 +19,7 @@ from ..render.terminal import Style, wants_color
 
 # Subcommands, in the order `irscope --help` lists them; each is the module of its name (MODULES: where not).
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "explain", "sweep", "passes", "tui",
-            "run", "verify", "snapshot", "capture", "envs", "upgrade-check", "layouts", "report")
+            "run", "verify", "snapshot", "capture", "envs", "upgrade-check", "layouts", "report", "rank")
 MODULES = {"upgrade-check": "upgrade"}
 
 

@@ -25,11 +25,16 @@ def add_parser(sub) -> None:
                                    "(then Triton's interpreter runs them); on a GPU the real JIT runs.")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                    help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`")
-    p.add_argument("--target", "-t", default="sm_90a",
-                   help="target(s) to compile the captured launches for: sm_90a (default), a list, or all; the "
-                        "first is the one the JIT specialises for while recording without a GPU")
+    p.add_argument("--target", "-t",
+                   help="target(s) to compile the captured launches for: sm_90a (default; with --as, that "
+                        "target), a list, or all; the first is the one the JIT specialises for while recording "
+                        "without a GPU (unless --as names another)")
     p.add_argument("--out", "-o", metavar="DIR", help="where launches.json and the snapshots go "
                                                     "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--as", dest="emulate", metavar="TARGET",
+                   help="an emulation for libraries that ask torch.cuda for their GPU: torch.cuda answers as one "
+                        "TARGET device (NVIDIA) and 'cuda' tensors are made on the CPU; the JIT specialises for "
+                        "TARGET; recorded in the launch file; never runs the real GPU (docs/capture.md)")
     p.add_argument("--execute", action="store_true",
                    help="without a GPU, run the kernels in Triton's interpreter so the program's results are real")
     p.add_argument("--no-compile", action="store_true", help="only record: write launches.json, compile nothing")
@@ -49,7 +54,13 @@ def run(args: argparse.Namespace, ui) -> int:
         program = program[1:]
     if not program:
         raise UsageError("no program to capture", "put it after --: irscope capture -- python my_model.py")
-    targets = parse_targets(args.target)
+    targets = parse_targets(args.target or args.emulate or "sm_90a")
+    emulate = None
+    if args.emulate:
+        from ..harness.capture_emulate import device_properties
+        from ..targets import get_target
+        emulate = get_target(args.emulate)
+        device_properties(emulate)  # refuses a target it cannot stand for, before the program starts
     out = Path(args.out) if args.out else default_out()
     out.mkdir(parents=True, exist_ok=True)
     final = out / "launches.json"
@@ -58,7 +69,7 @@ def run(args: argparse.Namespace, ui) -> int:
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
     child = [sys.executable, "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
-             targets[0].name, "--mode", mode, "--", *program]
+             targets[0].name, "--mode", mode, *(["--as", emulate.name] if emulate else []), "--", *program]
     try:
         code = subprocess.call(child, env=env)
     except KeyboardInterrupt:
@@ -77,8 +88,9 @@ def run(args: argparse.Namespace, ui) -> int:
     kernels = {launch["kernel"] for launch in data["launches"]}
     launches = sum(launch.get("count") or 0 for launch in data["launches"])
     counted = f", {launches} launches" if any("count" in launch for launch in data["launches"]) else ""
+    emulated = " emulated" if data.get("emulation") else ""
     ui.print(f"{s('captured', 'bold')}  {len(data['launches'])} specialisations of {len(kernels)} kernels{counted} "
-             f"({data.get('mode')} mode, for {data['captured_for']['name']})  ->  {final}")
+             f"({data.get('mode')} mode, for{emulated} {data['captured_for']['name']})  ->  {final}")
     for item in data.get("skipped") or ():
         ui.warn(f"not recorded: {item.get('kernel', '?')} at {item.get('first_call') or '?'}: {item['reason']}")
     if code:

@@ -6,13 +6,14 @@ On a CUDA GPU it then times the kernel and the torch baselines with do_bench, in
 against the copy bandwidth and library matmul rate measured in the same run (`--check` skips timing).
 `--snapshot DIR` launches that snapshot's cubin instead of the JIT's compile (the kernel's Python comes from
 the built-in library or a FILE.py:NAME the user gives, never from a path the snapshot records). `--interpret`
-runs the check on the CPU through Triton's interpreter (what CI does).
+runs the check on the CPU through Triton's interpreter (what CI does). `--profile` also runs each checked
+run under Triton's Proton profiler (irscope.gpu.profile) and records its figures beside do_bench's.
 """
 from __future__ import annotations
 
 import argparse
 
-from ..errors import EnvironmentProblem, ExitCode, UsageError
+from ..errors import EnvironmentProblem, ExitCode, IrscopeError, UsageError
 
 
 def add_parser(sub) -> None:
@@ -23,9 +24,9 @@ def add_parser(sub) -> None:
                                    "interpreter.")
     p.add_argument("kernels", nargs="*", metavar="KERNEL",
                    help="a built-in kernel (`irscope kernels` lists them) or FILE.py:NAME with a workload")
-    p.add_argument("--config", metavar="NAME",
-                   help="a named config from the kernel's menu (default: its first); on a GPU, `all` checks and "
-                        "times every config of the menu, as an autotuner would")
+    p.add_argument("--config", metavar="NAME", action="append",
+                   help="a named config from the kernel's menu (default: its first; repeatable); on a GPU, `all` "
+                        "checks and times every config of the menu, as an autotuner would")
     p.add_argument("--size", metavar="NAME|K=V,...", action="append",
                    help="a size preset (small, ragged, bench...) or dimensions over the first preset: n=1000, "
                         "or PRESET:K=V (repeatable; default: the workload's CI presets with --interpret, its "
@@ -36,6 +37,11 @@ def add_parser(sub) -> None:
                         "built-in kernel of the snapshot's name, or from a FILE.py:NAME you also give (which then "
                         "runs through the JIT too): the source file a snapshot records is never imported")
     p.add_argument("--check", action="store_true", help="on a GPU: check the results, skip the timing")
+    p.add_argument("--profile", action="store_true",
+                   help="on a GPU: also run each checked run under Triton's Proton profiler, in a scope carrying "
+                        "its flops and bytes, and record Proton's kernel time, TFLOP/s and GB/s beside do_bench's")
+    p.add_argument("--profile-dir", metavar="DIR", default="irscope-proton",
+                   help="where Proton's output files go, one .hatchet a run (default: ./irscope-proton)")
     p.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
     p.add_argument("--out", metavar="DIR", help="where to look for the snapshot to record GPU results in "
@@ -58,24 +64,29 @@ def run(args: argparse.Namespace, ui) -> int:
     if args.snapshot and args.interpret:
         raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
                          "runs the Python kernel instead", _cpu_hint(args.snapshot))
+    if args.profile and args.interpret:
+        raise UsageError("--profile runs the kernel under Proton, which records a GPU's kernels; the interpreter "
+                         "runs on the CPU", "drop --interpret, and run with --profile on a machine with a CUDA GPU")
     specs = [library.load_kernel(k) for k in args.kernels]
+    configs = args.config or [None]
     for ref, spec in zip(args.kernels, specs):
         workload = runner.workload_of(spec)
-        if args.config != "all":
-            spec.config(args.config)  # a typo fails here, before any process starts
+        for config in configs:
+            if config != "all":
+                spec.config(config)  # a typo fails here, before any process starts
         for size in args.size or []:
             workload.parse_size(size, workload.check_sizes[0])
 
     if args.interpret:
-        if args.config == "all":
-            raise UsageError("--config all times every config, which needs a GPU", "name one config, or none")
+        if "all" in configs:
+            raise UsageError("--config all times every config, which needs a GPU", "name configs, or none")
         gluon = [ref for ref, spec in zip(args.kernels, specs) if getattr(spec.fn, "is_gluon", lambda: False)()]
         if gluon:
             raise UsageError(f"Triton's interpreter does not run Gluon kernels, and {gluon[0]} is one",
                              f"run it on a GPU (irscope run {gluon[0]}), or read its compile without one "
                              f"(irscope compile {gluon[0]} --target sm_90a)")
-        requests = [runner.Request(ref, args.config, size, args.seed) for ref, spec in zip(args.kernels, specs)
-                    for size in (args.size or runner.workload_of(spec).check_sizes)]
+        requests = [runner.Request(ref, config, size, args.seed) for ref, spec in zip(args.kernels, specs)
+                    for config in configs for size in (args.size or runner.workload_of(spec).check_sizes)]
         ui.err.write(f"irscope: checking {len(requests)} run(s) in Triton's interpreter on the CPU...\n")
         results = runner.check_many_interpreted(requests, timeout=args.timeout)
         for result in results:
@@ -90,8 +101,15 @@ def run(args: argparse.Namespace, ui) -> int:
         if args.snapshot:
             raise EnvironmentProblem("there is no CUDA GPU here to launch the snapshot's cubin on",
                                      _cpu_hint(args.snapshot))
+        if args.profile:
+            raise EnvironmentProblem("there is no CUDA GPU here for Proton to profile",
+                                     "run --profile on a machine with a CUDA GPU; here, check the kernel with "
+                                     "--interpret, without --profile")
         raise EnvironmentProblem("there is no CUDA GPU here to run on",
                                  "pass --interpret to check the kernel on the CPU through Triton's interpreter")
+    if args.profile:
+        from ..harness import proton
+        proton.proton()  # a Triton without Proton stops here, before any run
     return _run_on_gpu(args, ui, specs)
 
 
@@ -99,32 +117,45 @@ def _run_on_gpu(args, ui, specs) -> int:
     """Check each run, time the ones that are right, record the results beside their snapshots."""
     from pathlib import Path
 
-    from ..gpu import bench, runner, session
+    from ..gpu import bench, profile, runner, session
     from ..harness import runtime
     from ..spec import library
     from ..store import results
     from ..store.roots import default_out
 
     target = runtime.current_target()
-    ceilings = None if args.check else bench.measure_ceilings()
+    ceilings = None if args.check and not args.profile else bench.measure_ceilings()
     if ceilings:
         ui.print(f"{ui.style(ceilings.device, 'bold')} (cc {ceilings.capability}, driver {ceilings.driver}): copy "
                  f"{ceilings.copy_gbps / 1e3:.2f} TB/s, fp16 matmul {ceilings.matmul_tflops:.0f} TFLOP/s (torch, "
                  f"{bench.MATMUL_N}^3)")
     out = Path(args.out) if args.out else default_out()
     jobs = session.plan_jobs(args.snapshot, args.kernels, specs, args.config, args.size, args.seed, out, target)
-    payload, failed = [], 0
+    payload, failed, taken = [], 0, set()
     for job in jobs:
         prepared = runner.prepare(job.request, "cuda", default_size=runner.workload_of(
             library.load_kernel(job.request.kernel)).bench_size)
         result = runner.check(prepared, job.run)
         report(ui, result)
         record = {"source": job.source, "gpu": session.gpu_record(ceilings, target), **result.as_dict()}
+        timed = None
         if result.ok and not args.check:
             timed = session.time_prepared(prepared, job.run, args.repeats, ceilings)
             _report_bench(ui, timed)
             record["bench"] = timed.as_dict()
-        elif not result.ok:
+        if result.ok and args.profile:
+            try:
+                prof = profile.profile_prepared(prepared, job.run, folder=Path(args.profile_dir),
+                                                source=job.source, ceilings=ceilings,
+                                                ms=timed.kernel.ms if timed else None, taken=taken)
+            except IrscopeError as e:  # the do_bench figures above still count; the run is not profiled
+                failed += 1
+                ui.print(ui.style(f"  proton  not profiled: {e.message}", "red"))
+                record["profile"] = {"error": e.message}
+            else:
+                _report_profile(ui, prof)
+                record["profile"] = prof.as_dict()
+        if not result.ok:
             failed += 1
             ui.print(ui.style("  not timed: its results are wrong", "red"))
         where = session.record(job.snapshot, results.RUNS_FILE, record)
@@ -184,6 +215,19 @@ def report(ui, r) -> None:
         ui.print(f"  {s('error', 'red')}  {r.error}")
     status = s("PASS", "green", "bold") if r.ok else s("FAIL", "red", "bold")
     ui.print(f"{status}  {r.kernel} {r.config} {r.size_name}  ({r.seconds:.2f} s)")
+
+
+def _report_profile(ui, p) -> None:
+    """Proton's figures of a run, under do_bench's: time per iteration, rates, fractions, its kernels."""
+    rate = [f"{p.tflops:.1f} TFLOP/s" if p.tflops else "", f"{p.gbps:.0f} GB/s" if p.gbps else ""]
+    fr = [f"{p.copy_fraction:.0%} of copy bandwidth" if p.copy_fraction is not None else "",
+          f"{p.matmul_fraction:.0%} of the library matmul rate" if p.matmul_fraction is not None and p.tflops
+          and p.tflops > 1 else ""]
+    fr = [f for f in fr if f]
+    kernels = ", ".join(f"{k.name} x{k.calls} ({k.mean_ms:.4f} ms)" for k in p.kernels)
+    ui.print(f"  proton  {p.ms:.4f} ms  " + "  ".join(r for r in rate if r) + (f"  ({', '.join(fr)})" if fr else "")
+             + f"  [{p.iterations} iterations, L2 flushed: {kernels}]")
+    ui.print(f"          {p.file}")
 
 
 def _report_bench(ui, b) -> None:

@@ -6,6 +6,7 @@ and the files that will be imported are listed on stderr first.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
@@ -27,6 +28,9 @@ def add_parser(sub) -> None:
         a.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per core)")
         a.add_argument("--on-version-mismatch", choices=("skip", "fail"), default="skip",
                        help="goldens made under another Triton version: skip them (default) or fail")
+        a.add_argument("--keep", metavar="DIR",
+                       help="compile the fresh snapshots into DIR and keep them (default: a temporary folder, "
+                            "deleted when the command ends)")
         a.add_argument("--json", action="store_true", help="print the result of every golden as JSON")
         add_compile_options(a)
         a.set_defaults(run=run)
@@ -57,6 +61,7 @@ def run(args, ui) -> int:
         goldens = root.goldens()
         if not goldens:
             raise SnapshotError(f"'{root.path}' holds no goldens", "irscope snapshot update KERNEL --target all")
+        goldens = one_per_point(goldens)
         # every golden's kernel is checked before any is imported: one refused golden stops the run
         sources = [root.kernel_of(g) for g in goldens]
         points = [root.point_of(g) for g in goldens]
@@ -66,7 +71,7 @@ def run(args, ui) -> int:
     s = ui.style
     rows: list[dict] = []
     versions = set()
-    with tempfile.TemporaryDirectory(prefix="irscope-snapshot-") as tmp:
+    with _fresh_root(args.keep) as tmp:
         try:
             outcomes = compile_points(points, Path(tmp), workers=args.jobs,
                                       on_progress=lambda p: progress.update(f"[{p.done}/{p.total}] compiling"))
@@ -85,7 +90,9 @@ def run(args, ui) -> int:
             if args.action == "update" and result.status in ("missing", "mismatch", "version-mismatch"):
                 result = root.write(fresh, None, point.kernel)
             row = {**result.as_dict(), "kernel": point.kernel, "target": point.target}
-            row["fresh"] = None  # the fresh snapshot lives in a folder deleted when the command ends
+            if not args.keep:  # the fresh snapshot lives in a folder deleted when the command ends
+                row["fresh"] = None
+                result = dataclasses.replace(result, fresh_path=None)
             rows.append(row)
             if result.status == "version-mismatch":
                 versions.add((result.golden_version, result.fresh_version))
@@ -115,6 +122,27 @@ def run(args, ui) -> int:
         raise ComparisonFailed(f"{bad} of {len(points)} snapshots do not match their goldens",
                                "read the diffs above; if the changes are intended: irscope snapshot update")
     return 0
+
+
+def one_per_point(goldens: list) -> list:
+    """One golden per compile point: a point's goldens of other Triton releases (`<target>@triton-X`,
+    beside `<target>`) are compiled once, through the plain folder, and compared with the running
+    release's golden; a versioned golden without a plain sibling stands for its point."""
+    from ..goldens.root import VERSION_MARK
+    plain = {g.path for g in goldens if VERSION_MARK not in g.path.name}
+    return [g for g in goldens if VERSION_MARK not in g.path.name
+            or g.path.with_name(g.path.name.split(VERSION_MARK)[0]) not in plain]
+
+
+def _fresh_root(keep: str | None):
+    if keep is None:
+        return tempfile.TemporaryDirectory(prefix="irscope-snapshot-")
+    from contextlib import nullcontext
+    from ..store.folder import check_writable
+    path = Path(keep)
+    check_writable(path.resolve(), False)
+    path.mkdir(parents=True, exist_ok=True)
+    return nullcontext(str(path))
 
 
 def summary_counts(rows: list[dict]) -> dict[str, int]:

@@ -92,9 +92,7 @@ def run(args, ui) -> int:
 
     from ..render.tables import split_patterns
     patterns = split_patterns(args.columns) or list(sweep.columns)
-    executor = open_executor(args, jobs)
-    if executor.remote:
-        progress.update(f"compiling on {executor.name}: {len(executor.workers())} workers")
+    executor = open_executor(args, jobs)  # a cluster is started or joined only if some point needs compiling
     try:
         result = run_points(points, out, workers=jobs, timeout=sweep.timeout, force=args.force,
                             on_progress=on_progress, executor=executor)

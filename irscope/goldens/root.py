@@ -351,6 +351,7 @@ def describe(result: GoldenResult, *, update_hint: str) -> str:
         out.append(f"first differing stage: {result.stage} (normalised; {result.diff_total} diff lines)")
         out.append(LEGEND)
         out += list(result.diff)
-    out.append(f"fresh snapshot: {result.fresh_path}")
+    out.append(f"fresh snapshot: {result.fresh_path}" if result.fresh_path else
+               "fresh snapshot: not kept (add --keep DIR to keep it)")
     out.append(f"if the change is intended: {update_hint}")
     return "\n".join(out)

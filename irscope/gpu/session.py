@@ -24,7 +24,7 @@ class Job:
     snapshot: Any = None  # store.Snapshot to record the result in, or None
 
 
-def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, config: str | None,
+def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, config,
               sizes: Sequence[str] | None, seed: int, out: Path, target) -> list[Job]:
     """Every run of one `irscope run` on this GPU: each snapshot's cubin at each size, then each kernel's
     config(s) through the JIT, recorded in the matching snapshot under `out` when there is one."""
@@ -46,7 +46,8 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
             jobs.append(Job(runner.Request(ref, snap_config, size, seed), snapshot_runner(snap, spec, jit_launch),
                             "snapshot", snap))
     for ref, spec in zip(refs, specs):
-        configs = [c.name for c in spec.configs] if config == "all" else [config]
+        wanted = list(config) if isinstance(config, (list, tuple)) else [config]  # `--config` is repeatable
+        configs = [c.name for c in spec.configs] if "all" in wanted else wanted
         for name in configs:
             snap = recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=name)), target.name)
             for size in sizes or [None]:

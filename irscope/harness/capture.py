@@ -64,6 +64,8 @@ class Recorder:
         self._names: dict[str, str] = {}
         self._in_jit = threading.local()
         self._defaults: dict | None = None
+        self.emulation: dict | None = None  # what `--as` presented to the program (capture_emulate.py)
+        self.environment: dict[str, str] = {}  # what the program set in its own os.environ
 
     # -- the hooks ---------------------------------------------------------------------------------
     def jit_compile(self, real_compile):
@@ -170,6 +172,8 @@ class Recorder:
                 "captured_for": self.target.as_dict(),
                 "versions": {"triton": triton.__version__, "python": sys.version.split()[0],
                              "torch": _torch_version()},
+                **({"emulation": self.emulation} if self.emulation else {}),
+                **({"environment": self.environment} if self.environment else {}),
                 "kernels": self.kernels, "launches": launches, "skipped": skipped}
 
     def _launch(self, p: _Pending) -> dict:
@@ -204,8 +208,8 @@ class Recorder:
             self._defaults = dict(_make_backend(self.target).parse_options({}).__dict__)
         out = {}
         for k, v in options.items():
-            if k in _JIT_FLAGS or not _scalar(v):
-                continue
+            if k in _JIT_FLAGS or not _scalar(v) or k not in self._defaults:
+                continue  # (a direct compile's metadata also holds its hash, name, shared memory...)
             if k in ("num_warps", "num_stages") or self._defaults.get(k, object()) != v:
                 out[k] = v
         return out
@@ -233,6 +237,9 @@ class Recorder:
                                  "first_line": getattr(fn, "starting_line_number", None) or raw.__code__.co_firstlineno,
                                  "generated": not on_disk, "src": _src(fn), "module_source": module_source,
                                  "jit": _jit_kwargs(fn)}
+        foreign = _foreign_globals(fn)
+        if foreign:
+            entry["globals"] = foreign
         tuned = _autotune_of(fn)
         if tuned:
             entry["autotune"] = tuned
@@ -251,7 +258,11 @@ def install(recorder: Recorder) -> None:
 
     if recorder.mode != "gpu":
         import triton.runtime
-        triton.runtime.driver.set_active(capture_driver.fake_driver(gpu_target(recorder.target)))
+        properties = None
+        if recorder.emulation:  # Triton's driver reports the same device torch.cuda does
+            from .capture_emulate import device_properties, driver_properties
+            properties = driver_properties(device_properties(recorder.target))
+        triton.runtime.driver.set_active(capture_driver.fake_driver(gpu_target(recorder.target), properties))
     triton.compiler.compile = recorder.jit_compile(triton.compiler.compile)
     knobs.compilation.listener = recorder.listener(knobs.compilation.listener)
     if recorder.mode == "interpret":
@@ -351,6 +362,44 @@ def _jit_kwargs(fn) -> dict:
             "do_not_specialize_on_alignment": [p.name for p in params
                                                if getattr(p, "do_not_specialize_on_alignment", False)],
             "debug": bool(getattr(fn, "debug", False)), "noinline": bool(getattr(fn, "noinline", False))}
+
+
+def _foreign_globals(fn) -> dict[str, str]:
+    """Names the kernel takes from its globals (and the jit helpers of its own module it calls) that are
+    another module's: `name -> "module:qualname"`, or `"module"` for a module. A generated module gets some
+    by having another module's globals copied in after it is loaded (FlagGems' pointwise kernels call
+    the real `gelu_none` of flag_gems.ops.gelu, not the copy in their file); its source does not show that."""
+    import ast
+    import types
+    home, scope = fn.fn.__module__, fn.__globals__
+    out: dict[str, str] = {}
+    todo, seen = [fn], set()
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        try:
+            names = {n.id for n in ast.walk(ast.parse(_src(f))) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+        for name in sorted(names - set(out)):
+            if name not in scope:
+                continue
+            v = scope[name]
+            if isinstance(v, types.ModuleType):
+                if v.__name__ != home and getattr(v, "__file__", None):
+                    out[name] = v.__name__
+                continue
+            raw = v.fn if hasattr(v, "params") and hasattr(v, "fn") else v
+            module, qualname = getattr(raw, "__module__", None), getattr(raw, "__qualname__", None)
+            if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+                continue
+            if module != home:
+                out[name] = f"{module}:{qualname}"
+            elif hasattr(v, "params") and getattr(v, "__globals__", None) is scope:
+                todo.append(v)
+    return out
 
 
 def _autotune_of(fn) -> dict | None:

@@ -14,6 +14,10 @@ import shutil
 import sys
 
 
+# Variables whose names say they hold a credential stay out of the launch file, which is meant to be shared.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+
+
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     if "--" not in argv:
         raise SystemExit("irscope capture_boot: usage: --launches FILE --target T [--mode M] -- PROGRAM ARGS")
@@ -22,6 +26,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--launches", required=True)
     p.add_argument("--target", required=True)
     p.add_argument("--mode", default="auto", choices=("auto", "record", "interpret", "gpu"))
+    p.add_argument("--as", dest="emulate", metavar="TARGET", help="present TARGET to the program as its GPU "
+                   "(capture_emulate.py); recording, never on the real GPU")
     return p.parse_args(argv[:i]), argv[i + 1:]
 
 
@@ -54,9 +60,10 @@ def _run_program(program: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args, program = _parse(list(sys.argv[1:] if argv is None else argv))
+    environ_before = dict(os.environ)
     mode = args.mode
     if mode == "auto":
-        mode = "gpu" if _has_gpu() else "record"
+        mode = "record" if args.emulate else ("gpu" if _has_gpu() else "record")
     if mode == "interpret":
         os.environ["TRITON_INTERPRET"] = "1"  # read when @triton.jit runs, so before the program imports
 
@@ -64,9 +71,12 @@ def main(argv: list[str] | None = None) -> None:
     from . import capture
     from .runtime import current_target
 
-    target = current_target() if mode == "gpu" else get_target(args.target)
+    target = current_target() if mode == "gpu" else get_target(args.emulate or args.target)
     from triton import knobs
     recorder = capture.Recorder(target, mode, line_info=not knobs.compilation.disable_line_info)
+    if args.emulate:
+        from .capture_emulate import emulate
+        recorder.emulation = emulate(target)
     capture.install(recorder)
     code: int | None = 0
     try:
@@ -79,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
         raise
     finally:
         from ..store.launches import write_launches
+        recorder.environment = {k: v for k, v in os.environ.items()
+                                if environ_before.get(k) != v and k != "TRITON_INTERPRET"
+                                and not any(w in k.upper() for w in _SECRET_WORDS)}
         write_launches(args.launches, recorder.document(program, code))
 
 

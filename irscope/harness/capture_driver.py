@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 # What the runtime reads of a device (the keys nvidia's driver.c returns); sizes of an H100-class part,
-# so kernels that size themselves from the SM count or shared memory take a plausible path.
+# so kernels that size themselves from the SM count or shared memory take a plausible path. Under
+# `--as TARGET` the emulated device's own figures replace them (capture_emulate.driver_properties).
 _PROPERTIES = {"max_shared_mem": 232448, "max_num_regs": 65536, "multiprocessor_count": 132, "warpSize": 32,
                "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
 
 
 class _FakeUtils:
-    def __init__(self, warp_size: int):
-        self.properties = dict(_PROPERTIES, warpSize=warp_size)
+    def __init__(self, warp_size: int, properties: dict | None = None):
+        self.properties = dict(properties or _PROPERTIES, warpSize=warp_size)
 
     def get_device_properties(self, device):
         return dict(self.properties)
@@ -29,15 +30,16 @@ class _FakeUtils:
         pass
 
 
-def fake_driver(target):
-    """A DriverBase for `target` (a triton GPUTarget) that never auto-selects itself."""
+def fake_driver(target, properties: dict | None = None):
+    """A DriverBase for `target` (a triton GPUTarget) that never auto-selects itself; `properties` are
+    what its utils report of the device (default: an H100-class part)."""
     import torch
     from triton.backends.driver import DriverBase
 
     class FakeDriver(DriverBase):
         def __init__(self):
             self.target = target
-            self.utils = _FakeUtils(target.warp_size)
+            self.utils = _FakeUtils(target.warp_size, properties)
             self.launcher_cls = _no_launcher
 
         @classmethod
@@ -70,7 +72,7 @@ def fake_driver(target):
             return divmod(arch, 10) if isinstance(arch, int) else (0, 0)
 
         def get_device_interface(self):
-            return torch.cpu
+            return _DeviceInterface(torch.cpu)
 
         def get_empty_cache_for_benchmark(self):
             return torch.empty(0)
@@ -79,6 +81,41 @@ def fake_driver(target):
             pass
 
     return FakeDriver()
+
+
+class _Event:
+    """A timing event of `triton.testing.do_bench` (autotuners built with warmup/rep use it): every
+    interval is one long second, so do_bench runs each config the fewest times it can, all equally fast."""
+
+    def __init__(self, enable_timing: bool = False, **_: Any):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other) -> float:
+        return 1000.0
+
+
+class _DeviceInterface:
+    """`torch.cpu` with the timing events a GPU's device interface has."""
+
+    Event = _Event
+
+    def __init__(self, base):
+        self._base = base
+
+    def synchronize(self, device=None):
+        pass
+
+    def current_device(self):
+        return 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._base, name)
 
 
 def _no_launcher(src, metadata):
@@ -108,6 +145,13 @@ class StubKernel:
         self.count += 1
         if self.count == 1:
             self._first((gx, gy, gz), args)
+
+    def __getitem__(self, grid):
+        """`kernel[grid](*args)`: a launch of the compiled kernel itself, as libraries that keep the
+        JIT's kernel and launch it again do (FlagGems' LibEntry); counted like the JIT's launches."""
+        def launch(*args, **kwargs):
+            self.count += 1
+        return launch
 
     def __getattr__(self, name: str):
         # `result` must stay missing: Triton 3.6's run() takes a kernel with one for an async future.

@@ -1,13 +1,20 @@
 """The Dask executor: the same jobs as the local pool, as tasks on the workers of a Dask cluster.
 
-Every task runs `run_jobs` for its one job on the worker, so the compile gets a child process of its own
-there (a crash or a hang past the timeout kills that child, not the worker). A worker killed mid-run loses
-nothing: the scheduler runs its tasks again elsewhere, and a task whose workers keep dying ends "crashed"
-with the reason. Needs the `cluster` extra (dask[distributed]); imported only when asked for.
+Every job still gets a child process of its own on the worker (`run_jobs`, one job at a time), so a crash
+or a hang past the timeout kills that child, not the worker. When there are many more jobs than worker
+threads, one task carries a few jobs (`chunks`), each still in its own child, with its own result. A worker
+killed mid-run loses nothing: the scheduler runs its tasks again elsewhere, and a task whose workers keep
+dying ends "crashed" with the reason.
+
+Nothing touches the cluster until `start()` (or the first `run` with jobs): a sweep whose every point is
+cached never starts or joins one. `start()` connects in a background thread, checks every worker's
+versions and warms the workers up, while the caller goes on planning. Needs the `cluster` extra
+(dask[distributed]); imported only when asked for.
 """
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -15,6 +22,10 @@ from ..errors import EnvironmentProblem, UsageError
 from .executors import (CONNECT_TIMEOUT, INSTALL_HINT, Placed, RunProgress, _Tally, allow_children, local_versions,
                         version_mismatch, version_probe)
 from .workers import JobResult, JobStatus, run_jobs
+
+# At most this many jobs in one task: enough to spread Dask's per-task cost (scheduling, a message each
+# way) over a few compiles, few enough that the last tasks still balance across the workers (`chunks`).
+MOST_PER_TASK = 4
 
 
 def _distributed():
@@ -26,65 +37,84 @@ def _distributed():
     return distributed
 
 
+def _require_distributed() -> None:
+    """The install hint at once, without importing distributed (about a second) before it is needed."""
+    import importlib.util
+    if importlib.util.find_spec("distributed") is None:
+        _distributed()
+
+
 class DaskCluster:
-    """Jobs as Dask tasks: `connect(address)` to a running scheduler, or `local(n)` worker processes here."""
+    """Jobs as Dask tasks: `connect(address)` to a running scheduler, or `local(n)` worker processes here.
+
+    Both return at once; the connection (or the LocalCluster) is made by `start()`, in the background, or
+    when first needed (`run` with jobs, `client`, `workers()`)."""
 
     remote = True
 
-    def __init__(self, client, cluster=None, name: str = ""):
-        self.client, self.cluster, self.name = client, cluster, name
-        self.versions = local_versions()
+    def __init__(self, name: str, connect: Callable[[], tuple[Any, Any]], timeout: float):
+        self.name, self.versions = name, local_versions()
+        self._connect, self._timeout = connect, timeout
+        self._client = self._cluster = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self.started_s = 0.0  # how long starting (or joining) the cluster took, once it has
 
     @classmethod
     def connect(cls, address: str, *, timeout: float = CONNECT_TIMEOUT) -> "DaskCluster":
-        distributed = _distributed()
+        _require_distributed()
         if "://" not in address:
             raise UsageError(f"--scheduler {address!r} is not an address", "e.g. --scheduler tcp://HOST:8786")
-        try:
-            client = distributed.Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, or not a scheduler's address
-            raise EnvironmentProblem(f"cannot reach the Dask scheduler at {address}: {_first_line(e)}",
-                                     f"start one there with `dask scheduler` and workers with `dask worker {address}`"
-                                     ", or check the host, the port and the firewall") from None
-        return cls._checked(client, None, address, timeout)
+        return cls(address, lambda: (_client(address, timeout), None), timeout)
 
     @classmethod
     def local(cls, n: int, *, timeout: float = 60.0) -> "DaskCluster":
-        distributed = _distributed()
-        import dask
-        # One thread a worker: each task is one compile, and it forks one child. The scheduler hands every
-        # task to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never
-        # waits a round trip between two compiles; a killed worker's queue is still run elsewhere.
-        # Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (to give memory back); the workers keep
-        # glibc's default, as a local compile has. (Suspected of slowing LLVM down; not shown to: see
-        # docs/benchmarks.md, the Dask runs' compiles are slower with or without it.)
-        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
-                   if k != "MALLOC_TRIM_THRESHOLD_"}
-        with dask.config.set({"distributed.scheduler.worker-saturation": "inf",
-                              "distributed.nanny.pre-spawn-environ": environ}):
-            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                               silence_logs=40)
-        client = distributed.Client(cluster, set_as_default=False)
-        return cls._checked(client, cluster, f"local:{n}", timeout)
+        _require_distributed()
+        return cls(f"local:{n}", lambda: _local_cluster(n), timeout)
 
-    @classmethod
-    def _checked(cls, client, cluster, name: str, timeout: float) -> "DaskCluster":
-        self = cls(client, cluster, name)
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        """Connect (or start the LocalCluster), check the workers and warm them up, in a background thread."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._start, name=f"irscope-dask-{self.name}", daemon=True)
+            self._thread.start()
+
+    def _start(self) -> None:
+        started = time.perf_counter()
         try:
-            self.check_workers(timeout)
-        except BaseException:
-            self.close()
-            raise
-        return self
+            self._client, self._cluster = self._connect()
+            self.check_workers(self._timeout)
+            # Triton's key hashed and the compiler imported on every worker now, not in its first task.
+            self._client.run(_warm_worker, self.versions, on_error="return")
+        except BaseException as e:  # noqa: BLE001 - raised again in the thread that waits (ready)
+            self._error = e
+            self._shut()
+        self.started_s = time.perf_counter() - started
+
+    def ready(self) -> None:
+        """Wait for `start()`; its failure (an unreachable scheduler, a worker's other version) is raised here."""
+        self.start()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    @property
+    def client(self):
+        self.ready()
+        return self._client
 
     def check_workers(self, timeout: float = CONNECT_TIMEOUT) -> None:
         """Every worker runs the irscope, Triton and Python of this client, or a one-line error naming it."""
+        client = self._client
         try:
-            self.client.wait_for_workers(1, timeout=timeout)
+            client.wait_for_workers(1, timeout=timeout)
         except (OSError, TimeoutError):
             raise EnvironmentProblem(f"no Dask worker joined the scheduler {self.name} within {timeout:g} s",
                                      f"start workers with `dask worker {self.name}` (irscope installed on each)") from None
-        answers = self.client.run(version_probe(), on_error="return")
+        answers = client.run(version_probe(), on_error="return")
         for where, v in sorted(answers.items()):
             if isinstance(v, BaseException):
                 raise EnvironmentProblem(f"worker {where} could not report its versions: {_first_line(v)}",
@@ -97,33 +127,45 @@ class DaskCluster:
     def workers(self) -> list[str]:
         return sorted(self.client.scheduler_info().get("workers", {}))
 
+    def threads(self) -> int:
+        """Worker threads in the cluster now: how many tasks run at once."""
+        return sum(self.client.nthreads().values()) or 1
+
     def run(self, jobs: Sequence, work: Callable, *, timeout: float | None = None,
             on_progress: Callable[[RunProgress], None] | None = None,
             on_result: Callable[[Placed], Placed] | None = None,
             around: Callable[[Any, Callable], JobResult] | None = None) -> list[Placed]:
+        if not jobs:
+            return []
         distributed = _distributed()
+        client = self.client
         token = secrets.token_hex(4)
-        futures = [self.client.submit(_task, job, work, timeout, around, self.versions, key=f"irscope-{token}-{i}",
-                                      pure=False) for i, job in enumerate(jobs)]
-        index = {f.key: i for i, f in enumerate(futures)}
+        groups = chunks(len(jobs), self.threads())
+        # A task's key names its first job: irscope-<run>-<index>.
+        futures = [client.submit(_task, [jobs[i] for i in group], work, timeout, around, self.versions,
+                                 key=f"irscope-{token}-{group[0]}", pure=False) for group in groups]
+        index = {f.key: group for f, group in zip(futures, groups)}
         results: list[Placed | None] = [None] * len(jobs)
         tally = _Tally(len(jobs))
         self._asked, self._held = 0.0, []
         if on_progress:
             on_progress(tally.progress(self._running(index, jobs)))
         try:
-            for future in distributed.as_completed(futures, loop=self.client.loop):
-                i = index[future.key]
-                placed = self._result(future, jobs[i])
-                placed = on_result(placed) if on_result else placed
-                results[i] = placed
-                tally.finished(placed)
-                if on_progress:
-                    on_progress(tally.progress(self._running(index, jobs, results), placed))
+            # with_results: each result is fetched by the client's event loop as its task ends, not by a
+            # round trip from this thread afterwards.
+            for future, value in distributed.as_completed(futures, loop=client.loop, with_results=True,
+                                                          raise_errors=False):
+                group = index[future.key]
+                for i, placed in zip(group, self._results(future, value, [jobs[i] for i in group])):
+                    placed = on_result(placed) if on_result else placed
+                    results[i] = placed
+                    tally.finished(placed)
+                    if on_progress:
+                        on_progress(tally.progress(self._running(index, jobs, results), placed))
         except BaseException:
             # Ctrl-C (or anything else): nothing more is started; what runs now finishes on its worker (or
             # hits the timeout there) and its result is dropped.
-            self.client.cancel([f for f, r in zip(futures, results) if r is None], force=True)
+            client.cancel([f for f in futures if any(results[i] is None for i in index[f.key])], force=True)
             raise
         return [r for r in results if r is not None]
 
@@ -133,43 +175,126 @@ class DaskCluster:
         if time.monotonic() - self._asked >= 0.5:
             self._asked = time.monotonic()
             try:
-                processing = self.client.processing()
+                processing = self._client.processing()
             except Exception:  # noqa: BLE001 - progress is best effort; a lost scheduler shows in the results
                 processing = {}
-            self._held = [index[k] for ks in processing.values() for k in ks if k in index]
+            self._held = [i for ks in processing.values() for k in ks if k in index for i in index[k]]
         return tuple(jobs[i] for i in self._held if results is None or results[i] is None)
 
     @staticmethod
-    def _result(future, job) -> Placed:
-        try:
-            r, where = future.result()
-        except Exception as e:  # noqa: BLE001 - a task Dask gave up on: its workers died (KilledWorker) or worse
-            what = "the Dask workers running it died" if type(e).__name__ == "KilledWorker" else "the Dask task failed"
-            return Placed(job, JobStatus.CRASHED, None, f"{what}: {type(e).__name__}: {_first_line(e)}", 0.0, 0.0,
-                          "cluster")
-        return Placed(job, r.status, r.value, r.message, r.seconds, r.cpu_seconds, where)
+    def _results(future, value, jobs: list) -> list[Placed]:
+        if future.status == "finished":
+            rs, where = value
+            return [Placed(job, r.status, r.value, r.message, r.seconds, r.cpu_seconds, where)
+                    for job, r in zip(jobs, rs)]
+        # A task Dask gave up on: its workers died (KilledWorker), it was cancelled, or worse.
+        e = value[1] if isinstance(value, tuple) and len(value) == 3 else value
+        what = "the Dask workers running it died" if type(e).__name__ == "KilledWorker" else "the Dask task failed"
+        message = f"{what}: {type(e).__name__}: {_first_line(e)}"
+        return [Placed(job, JobStatus.CRASHED, None, message, 0.0, 0.0, "cluster") for job in jobs]
 
     def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._shut()
+
+    def _shut(self) -> None:
+        client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
         try:
-            self.client.close()
+            if client is not None:
+                client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
+            if cluster is not None:
+                cluster.close()
 
 
-def _task(job, work, timeout, around, expected: dict) -> tuple[JobResult, str]:
-    """One job on a worker, in a child process of its own (run_jobs), after checking this worker's versions."""
+def chunks(n: int, threads: int, most: int = MOST_PER_TASK) -> list[range]:
+    """Jobs 0..n-1 as consecutive groups, one task each: shrinking as the jobs run out (each group is at
+    most a quarter of what is left per thread), so the last tasks are single jobs that balance across the
+    workers; one job a task whenever there are fewer than 8 jobs per thread."""
+    out, i = [], 0
+    while i < n:
+        size = max(1, min(most, (n - i) // (4 * max(1, threads))))
+        out.append(range(i, i + size))
+        i += size
+    return out
+
+
+def _client(address: str, timeout: float):
+    distributed = _distributed()
+    try:
+        return distributed.Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, or not a scheduler's address
+        raise EnvironmentProblem(f"cannot reach the Dask scheduler at {address}: {_first_line(e)}",
+                                 f"start one there with `dask scheduler` and workers with `dask worker {address}`"
+                                 ", or check the host, the port and the firewall") from None
+
+
+def _local_cluster(n: int):
+    distributed = _distributed()
+    import dask
+    # One thread a worker: each job is one compile, and it forks one child. The scheduler hands every task
+    # to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never waits
+    # a round trip between two compiles; a killed worker's queue is still run elsewhere. The workers'
+    # statistical profiler (a thread sampling every 10 ms) is off: the compiles run in child processes it
+    # cannot see, and on a small machine its wake-ups compete with them. So do the event loops' tick
+    # monitor (every 20 ms), the memory monitor (100 ms) and the system monitor (500 ms): together about
+    # 12% of a core for an idle LocalCluster of 2 workers, 2% at 1 s, 1 s and 2 s (docs/benchmarks.md).
+    # Dask starts its workers with MALLOC_TRIM_THRESHOLD_=65536 (to give memory back); the workers keep
+    # glibc's default, as a local compile has.
+    environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+    with dask.config.set({"distributed.scheduler.worker-saturation": "inf",
+                          "distributed.worker.profile.enabled": False,
+                          "distributed.admin.tick.interval": "1s",
+                          "distributed.worker.memory.monitor-interval": "1s",
+                          "distributed.admin.system-monitor.interval": "2s",
+                          "distributed.nanny.pre-spawn-environ": environ}):
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           silence_logs=40)
+    try:
+        return distributed.Client(cluster, set_as_default=False), cluster
+    except BaseException:
+        cluster.close()
+        raise
+
+
+# What a worker process has done already, kept for its lifetime: the versions it was checked against
+# (and the answer), so that a task checks once per process instead of once per job.
+_checked: dict[tuple, str | None] = {}
+
+
+def _worker_problem(where: str, expected: dict) -> str | None:
+    key = tuple(sorted((k, str(v)) for k, v in expected.items()))
+    if key not in _checked:
+        _checked[key] = version_mismatch(expected, {where: local_versions()})
+    return _checked[key]
+
+
+def _warm_worker(expected: dict, dask_worker=None) -> None:
+    """On every worker at the start (Client.run, which passes `dask_worker`): check its versions, hash
+    Triton's key (about 0.5 s) and import the compiler, so that the children it forks inherit both instead
+    of each paying for them."""
+    if _worker_problem(dask_worker.address, expected) is None:
+        from . import compiler  # noqa: F401 - imported for the children to inherit
+        from .specialise import warm_up
+        warm_up()
+
+
+def _task(jobs: list, work, timeout, around, expected: dict) -> tuple[list[JobResult], str]:
+    """Some jobs on a worker, one after another, each in a child process of its own (run_jobs), after
+    checking this worker's versions (once per worker process)."""
     from distributed import get_worker
     where = get_worker().address
-    problem = version_mismatch(expected, {where: local_versions()})
+    problem = _worker_problem(where, expected)
     if problem:
-        return JobResult(job, JobStatus.ERROR, None, problem), where
+        return [JobResult(job, JobStatus.ERROR, None, problem) for job in jobs], where
     allow_children()
 
     def run(j) -> JobResult:
         return run_jobs([j], work, workers=1, timeout=timeout)[0]
 
-    return (around(job, run) if around is not None else run(job)), where
+    return [around(job, run) if around is not None else run(job) for job in jobs], where
 
 
 def _first_line(e: BaseException) -> str:

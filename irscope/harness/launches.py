@@ -30,7 +30,9 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     data = read_launches(Path(path))
     launch = spec_launches.find_launch(data, launch_id, path)
     kernel = data["kernels"][launch["kernel"]]
-    fn = _jit_function(launch["kernel"], kernel)
+    from .capture_emulate import program_context
+    with program_context(data):  # the library may ask its device at import, as it did in the capture
+        fn = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
                       description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
@@ -134,8 +136,45 @@ def _namespace(kernel: dict) -> dict:
             ns = None
     if ns is None:
         ns = _definitions_module(key[1], module, source, file)
+        ns.update(_foreign_globals(kernel.get("globals") or {}, ns))
     _namespaces[key] = ns
     return ns
+
+
+def _foreign_globals(names: dict, ns: dict) -> dict:
+    """The objects a kernel took from other modules at the capture (`globals` of the kernel), imported.
+    A jit helper whose module attribute is now something else (FlagGems wraps `gelu_none` in its
+    pointwise decorator and hands generated kernels the bare jit function) is made again from the
+    definition in `ns` (the generated module's copy of it), with its home module's globals."""
+    import types as _types
+
+    out = {}
+    for name, origin in names.items():
+        module, _, qualname = origin.partition(":")
+        try:
+            home = importlib.import_module(module)
+            obj: Any = home
+            for part in filter(None, qualname.split(".")):
+                obj = getattr(obj, part)
+        except Exception:  # noqa: BLE001 - not here: the module source's own definition (if any) stays
+            continue
+        copy = ns.get(name)
+        if qualname and not _is_jit(obj) and _is_jit(copy):
+            raw = copy.fn
+            fn = _types.FunctionType(raw.__code__, vars(home), raw.__name__, raw.__defaults__, raw.__closure__)
+            fn.__qualname__ = qualname
+            obj = _rejit(copy, fn)
+        out[name] = obj
+    return out
+
+
+def _rejit(like, fn):
+    from triton.runtime.jit import JITFunction
+    params = list(like.params)
+    return JITFunction(fn, do_not_specialize=[p.name for p in params if p.do_not_specialize] or None,
+                       do_not_specialize_on_alignment=[p.name for p in params
+                                                       if getattr(p, "do_not_specialize_on_alignment", False)] or None,
+                       debug=getattr(like, "debug", None), noinline=getattr(like, "noinline", None))
 
 
 def _definitions_module(digest: str, module: str, source: str, file: str) -> dict:

@@ -9,6 +9,7 @@ from ..analyze.catalog import grouped
 from ..diff.snapshots import diff_snapshots
 from ..render.tables import RESOURCE_ROWS, resource_cells, short_labels
 from .page import Page
+from .runs import Roof, draw, roof_of
 from .stages import stage_view
 
 
@@ -19,7 +20,7 @@ def add_comparison(page: Page, snaps, on_progress=None) -> None:
         headers = [f"{chr(65 + i)}" if i < 26 else str(i) for i in range(len(headers))]
     where = "".join(f"<li><b>{escape(h)}</b> {escape(s.label)} <span class='note'>{escape(str(s.path))}</span></li>"
                     for h, s in zip(headers, snaps))
-    parts = [f"<ul>{where}</ul>", _side_by_side(analyses, headers)]
+    parts = [f"<ul>{where}</ul>", _side_by_side(analyses, headers), _roofline(snaps, headers)]
     for i in range(len(snaps) - 1):
         a, b = snaps[i], snaps[i + 1]
         if on_progress:
@@ -73,3 +74,25 @@ def _side_by_side(analyses, headers) -> str:
     if problems:
         out += '<p class="bad">cannot launch</p><ul>' + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>"
     return out
+
+
+def _roofline(snaps, headers) -> str:
+    """Every compared snapshot's GPU runs on one roofline, each point named by its column (the 16-wide
+    and the 128-wide tile side by side), under the ceilings the first of them measured."""
+    from ..errors import SnapshotError
+    from ..store import results
+    roofs = []
+    for snap, header in zip(snaps, headers):
+        try:
+            roof = roof_of(results.runs(snap), header)
+        except SnapshotError:
+            roof = None  # the snapshot's own section says what is wrong with its runs.json
+        if roof:
+            roofs.append(roof)
+    if len(roofs) < 2:
+        return ""
+    first = roofs[0]
+    both = Roof(first.copy_gbps, first.matmul_tflops, first.device, tuple(p for r in roofs for p in r.points))
+    return ("<h3>GPU runs</h3>" + draw(both, f"compared on {first.device}") +
+            f'<p class="note">each snapshot\'s runs, named; the ceilings are those {escape(headers[0])}\'s run '
+            "measured</p>")

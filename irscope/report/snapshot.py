@@ -9,11 +9,10 @@ from ..analyze import Analysis, analyze
 from ..errors import SnapshotError
 from ..render.tables import resource_cells
 from ..render.terminal import human_bytes, stage_sizes
-from ..store import results
 from ..store.snapshot import Snapshot
 from .page import Page, table
 from .stages import maps_and_file, stage_view
-from .svg import RoofPoint, roofline
+from .runs import runs_section
 
 PREFERRED = ("ttgir", "glir", "ttir", "llir", "ptx", "amdgcn", "sass", "source")
 
@@ -28,7 +27,7 @@ def add_snapshot(page: Page, snap: Snapshot, on_progress=None) -> Analysis:
         parts.append(f'<pre class="error">{escape(error_summary(snap.error))}</pre>')
     parts.append('<div class="cards">' + _resources(a) + _counters(a) + "</div>")
     parts.append(_viewer(page, snap, on_progress))
-    parts.append(_runs(snap))
+    parts.append(runs_section(snap))
     page.add_section(snap.label, "".join(parts))
     return a
 
@@ -101,39 +100,3 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
             f'data-first="{escape(first)}" data-python="{py_id or ""}">{py}<div><div class="tabs">{tabs}</div>'
             f'<div class="vs ir"></div><div class="status"></div><div class="note"></div></div></div>'
             + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems))
-
-
-def _runs(snap: Snapshot) -> str:
-    try:
-        records = results.runs(snap)
-    except SnapshotError as e:
-        return f'<h3>GPU runs</h3><p class="bad">{escape(e.message)}</p>'
-    if not records:
-        return ""
-    rows, points, roof = [], [], None
-    for r in records:
-        bench = r.get("bench") or {}
-        k = bench.get("kernel") or {}
-        gpu = r.get("gpu") or {}
-        cf, mf = bench.get("copy_fraction"), bench.get("matmul_fraction")
-        rows.append([r.get("recorded", ""), gpu.get("device", "?"), r.get("size_name", ""),
-                     "ok" if r.get("ok") else "FAILED", _f(k.get("ms"), "{:.4f}"), _f(k.get("tflops"), "{:.1f}"),
-                     _f(k.get("gbps"), "{:.0f}"), _f(cf, "{:.0%}"), _f(mf, "{:.0%}")])
-        if gpu.get("copy_gbps") and gpu.get("matmul_tflops"):
-            roof = roof or (gpu["copy_gbps"], gpu["matmul_tflops"], gpu.get("device", "?"))
-            flops, nbytes = bench.get("flops") or 0, bench.get("bytes") or 0
-            if k.get("ms") and flops and nbytes:
-                tflops = flops / (k["ms"] * 1e-3) / 1e12
-                points.append(RoofPoint(flops / nbytes, tflops, f"{r.get('size_name', '')}: {k['ms']:.4f} ms, "
-                                        f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B"))
-    out = "<h3>GPU runs (runs.json)</h3>" + table(
-        ["recorded", "device", "size", "check", "ms", "TFLOP/s", "GB/s", "of copy ceiling", "of matmul ceiling"],
-        rows, numeric=(4, 5, 6, 7, 8), sortable=True)
-    if roof and points:
-        out += '<div class="plots">' + roofline(f"roofline on {roof[2]} (ceilings measured in the run)", points,
-                                                roof[0], roof[1]) + "</div>"
-    return out
-
-
-def _f(v, fmt: str) -> str:
-    return "-" if v is None else fmt.format(v)

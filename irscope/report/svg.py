@@ -13,6 +13,7 @@ from html import escape
 W, H = 640, 260
 L, R, T, B = 64, 16, 28, 56  # margins: axis labels left and bottom, title on top
 OK_COLOUR, BAD_COLOUR, LIMIT_COLOUR = "#2b8a3e", "#c92a2a", "#e67700"
+PROTON_COLOUR = "#4263eb"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ class RoofPoint:
     intensity: float  # FLOP per byte of the least DRAM traffic
     tflops: float
     tip: str
+    by: str = "do_bench"  # which timer: "do_bench" (a circle) or "proton" (a square), drawn apart
+    label: str = ""  # written beside the point (a comparison's roofline: which snapshot)
 
 
 def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflops: float) -> str:
@@ -145,9 +148,19 @@ def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflop
                f'stroke-width="2"/><text class="tick" x="{W - R}" y="{py(matmul_tflops) - 5:.1f}" text-anchor="end" '
                f'fill="{LIMIT_COLOUR}">matmul {matmul_tflops:.0f} TFLOP/s · copy {copy_gbps:.0f} GB/s</text>')
     for p in points:
-        if p.intensity > 0 and p.tflops > 0:
+        if p.intensity > 0 and p.tflops > 0 and p.by == "proton":
+            out.append(f'<rect class="pt proton" x="{px(p.intensity) - 4:.1f}" y="{py(p.tflops) - 4:.1f}" '
+                       f'width="8" height="8" fill="none" stroke="{PROTON_COLOUR}" stroke-width="2">'
+                       f'<title>{escape(p.tip)}</title></rect>')
+        elif p.intensity > 0 and p.tflops > 0:
             out.append(f'<circle class="pt" cx="{px(p.intensity):.1f}" cy="{py(p.tflops):.1f}" r="5" '
                        f'fill="{OK_COLOUR}"><title>{escape(p.tip)}</title></circle>')
+        if p.label and p.intensity > 0 and p.tflops > 0:
+            out.append(f'<text class="tick ptlabel" x="{px(p.intensity) + 8:.1f}" y="{py(p.tflops) + 4:.1f}">'
+                       f'{escape(p.label)}</text>')
+    if any(p.by == "proton" for p in points):
+        out.append(f'<text class="tick legend" x="{L + 6}" y="{T + 12}" fill="{PROTON_COLOUR}">&#9633; Proton '
+                   f'<tspan fill="{OK_COLOUR}">&#9679; do_bench</tspan></text>')
     out.append(f'<text class="tick" x="{L + pw / 2:.0f}" y="{H - 8}" text-anchor="middle">FLOP / byte</text>'
                f'<text class="tick" x="12" y="{T + ph / 2:.0f}" transform="rotate(-90 12 {T + ph / 2:.0f})" '
                f'text-anchor="middle">TFLOP/s</text></svg>')

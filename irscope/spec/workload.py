@@ -37,6 +37,8 @@ torch is imported inside functions only: it is a test extra, not a runtime depen
 """
 from __future__ import annotations
 
+import contextvars
+
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -216,6 +218,8 @@ def dtype_name(dtype) -> str:
 def randn(gen, shape: Sequence[int], dtype: str, device, scale: float = 1.0):
     """Normal random values (never all zeros) from `gen`, as `dtype` on `device`."""
     import torch
+    if _is_meta(device):  # shapes only (irscope rank): no values, no memory
+        return torch.empty(tuple(shape), dtype=torch_dtype(dtype), device="meta")
     x = torch.randn(tuple(shape), generator=gen, device=gen.device, dtype=torch.float32)
     if scale != 1.0:
         x = x * scale
@@ -225,8 +229,14 @@ def randn(gen, shape: Sequence[int], dtype: str, device, scale: float = 1.0):
 def rand(gen, shape: Sequence[int], dtype: str, device):
     """Uniform random values in [0, 1) from `gen`, as `dtype` on `device`."""
     import torch
+    if _is_meta(device):
+        return torch.empty(tuple(shape), dtype=torch_dtype(dtype), device="meta")
     x = torch.rand(tuple(shape), generator=gen, device=gen.device, dtype=torch.float32)
     return x.to(device=device, dtype=torch_dtype(dtype))
+
+
+def _is_meta(device) -> bool:
+    return str(device) == "meta"
 
 
 def empty(shape: Sequence[int], dtype: str, device):
@@ -242,4 +252,9 @@ def sm_count(device) -> int:
     dev = torch.device(device)
     if dev.type == "cuda":
         return torch.cuda.get_device_properties(dev).multi_processor_count
+    if dev.type == "meta":  # a launch planned for a chip irscope models (irscope rank)
+        return MODELLED_SMS.get()
     return 1
+
+
+MODELLED_SMS: contextvars.ContextVar[int] = contextvars.ContextVar("modelled_sms", default=1)

@@ -33,6 +33,7 @@ _KERNEL: Check = obj(
     ("name", "function", "src"),
     name=STR, function=STR, module=opt(STR), qualname=opt(STR), file=opt(STR), first_line=opt(INT),
     generated=opt(BOOL), src=STR, module_source=opt(STR), jit=opt(map_of(ANY)),
+    globals=opt(map_of(STR)),  # names the kernel takes from another module: "module:qualname" or "module"
     autotune=opt(obj(("configs",), configs=list_of(map_of(ANY)), key=opt(list_of(STR)),
                      wrappers=opt(list_of(STR)))),
 )
@@ -52,6 +53,8 @@ LAUNCHES_SCHEMA: Check = obj(
     captured_for=opt(obj(("name",), name=STR, backend=opt(STR),
                          arch=opt(either(INT, STR, "an integer or a string")), warp_size=opt(INT))),
     versions=opt(map_of(SCALAR)),
+    emulation=opt(obj(("as",), **{"as": STR})),  # `irscope capture --as TARGET`: what the program was shown
+    environment=opt(map_of(STR)),  # the variables the program set in its own os.environ
     kernels=map_of(_KERNEL), launches=list_of(_LAUNCH),
     skipped=opt(list_of(obj(("reason",), kernel=opt(STR), reason=STR, first_call=opt(STR)))),
 )

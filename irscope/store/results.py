@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
-from .schema import ANY, BOOL, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
+from .schema import ANY, BOOL, INT, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
 
 RUNS_FILE = "runs.json"
 VERIFY_FILE = "verify.json"
@@ -39,9 +39,17 @@ def append(folder: Path, name: str, record: dict) -> Path:
 
 # The fields the readers use (show, the TUI, diff); a record may hold more.
 _TIMING = opt(obj(ms=opt(NUM), tflops=opt(NUM), gbps=opt(NUM)))
+_FRACTIONS = dict(copy_fraction=opt(NUM), matmul_fraction=opt(NUM))
+# `irscope run --profile`: Proton's figures of the run (irscope/gpu/profile.py, docs/snapshot-format.md).
+_PROFILE = opt(obj(
+    scope=opt(STR), error=opt(STR), iterations=opt(INT), ms=opt(NUM), flops=opt(NUM), bytes=opt(NUM), tflops=opt(NUM),
+    gbps=opt(NUM), metrics_summed=opt(BOOL), file=opt(STR), proton=opt(STR), device=opt(map_of(ANY)),
+    kernels=opt(list_of(obj(("name",), name=STR, calls=opt(INT), total_ms=opt(NUM), mean_ms=opt(NUM)))),
+    **_FRACTIONS))
 RUN_SCHEMA: Check = list_of(obj(
     recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), gpu=opt(map_of(ANY)),
-    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)))), versions=opt(map_of(SCALAR)),
+    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)), flops=opt(NUM), bytes=opt(NUM), **_FRACTIONS)),
+    profile=_PROFILE, versions=opt(map_of(SCALAR)),
 ))
 VERIFY_SCHEMA: Check = list_of(obj(
     recorded=STR, target=opt(SCALAR), versions=opt(map_of(SCALAR)),
@@ -90,6 +98,17 @@ def summary(record: dict) -> str:
             parts.append(f"{k['gbps']:.0f} GB/s")
         for name, x in (bench.get("speedups") or {}).items():
             parts.append(f"{x:.2f}x vs {name}")
+    prof: dict[str, Any] = record.get("profile") or {}
+    if prof.get("ms") is not None:
+        rates = [f"{prof['tflops']:.1f} TFLOP/s" if prof.get("tflops") else "",
+                 f"{prof['gbps']:.0f} GB/s" if prof.get("gbps") else "",
+                 f"{_pct(prof['copy_fraction'])} of copy" if prof.get("copy_fraction") is not None else "",
+                 f"{_pct(prof['matmul_fraction'])} of matmul" if prof.get("matmul_fraction") is not None else ""]
+        parts.append(f"proton {prof['ms']:.3f} ms" + "".join(f", {r}" for r in rates if r))
     versions = record.get("versions") or {}
     parts.append(", ".join(f"{k} {v}" for k, v in versions.items()))
     return " · ".join(p for p in parts if p)
+
+
+def _pct(v: float) -> str:
+    return f"{v:.1%}" if abs(v) < 0.1 else f"{v:.0%}"

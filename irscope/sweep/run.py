@@ -139,8 +139,10 @@ class PlannedPoint:
 
 
 def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
-                on_progress: Callable[["SweepProgress"], None] | None = None) -> list[PlannedPoint]:
-    """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh."""
+                on_progress: Callable[["SweepProgress"], None] | None = None,
+                on_stale: Callable[[], None] | None = None) -> list[PlannedPoint]:
+    """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh;
+    `on_stale()` is called once, at the first point that is not."""
     from .. import harness
     from ..spec import library
     from ..store.snapshot import META_FILE
@@ -171,6 +173,9 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
                               target.name)
         fresh = not force and _recorded_key(folder / META_FILE) == key
         planned.append(PlannedPoint(p, key, folder, fresh))
+        if not fresh and on_stale is not None:
+            on_stale, stale_seen = None, on_stale
+            stale_seen()
         if on_progress and (i + 1) % 25 == 0:
             on_progress(SweepProgress("planning", i + 1, len(points)))
     return planned
@@ -190,7 +195,10 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
 
     out = Path(out)
     started, cpu0 = time.perf_counter(), _cpu()
-    planned = plan_points(points, out, force=force, on_progress=on_progress)
+    # A Dask cluster is started (or joined) at the first point that needs compiling, in the background
+    # while the rest is planned; a sweep whose every point is fresh never touches it.
+    planned = plan_points(points, out, force=force, on_progress=on_progress,
+                          on_stale=getattr(executor, "start", None))
     stale = list({pp.folder: pp for pp in planned if not pp.fresh}.values())  # a folder is compiled once
     outcomes: dict[Path, Any] = {}
     if stale:

@@ -1,0 +1,151 @@
+"""The evaluation of `irscope rank` behind docs/rank.md, in two steps.
+
+    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
+    python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
+
+`facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
+what the model reads, with the problem at each evaluation size: from that file alone the predictions are
+reproducible. `score` merges the H200 timings (benchmarks/rank_time.py) and computes, per space and size,
+Spearman's correlation, whether the measured best is in the predicted top-1/top-5, and the slowdowns;
+tests/test_rank.py recomputes the same figures from the committed files, on the CPU.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DOCS = ROOT / "docs" / "rank"
+SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
+          "add": ("bench", "n=16777216"), "softmax": ("bench", "rows=2048,cols=8192"),
+          "softmax.persistent": ("bench", "rows=2048,cols=8192")}
+GPU = "h200"
+HELDOUT = {"attention": ("n8192.d128", "n2048.d128"), "add": ("n=67108864", "n=4194304")}
+
+
+def collect_facts(root: Path) -> dict:
+    from irscope.rank import chip_for, facts_of
+    from irscope.spec import library
+    from irscope.spec.problem import problem_at
+    from irscope.store.snapshot import find_snapshots
+
+    chip = chip_for("sm_90a", GPU)
+    out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
+    for kernel, sizes in SPACES.items():
+        spec = library.load_kernel(kernel)
+        configs = []
+        for s in sorted(find_snapshots(root / kernel), key=lambda s: s.label):
+            if s.target_name != "sm_90a":
+                continue
+            f = facts_of(s)
+            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict()
+                        for size in sizes + HELDOUT.get(kernel, ())}
+            configs.append({"facts": f.as_dict(), "problems": problems})
+        out["spaces"][kernel] = {"sizes": list(sizes) + list(HELDOUT.get(kernel, ())), "configs": configs}
+    return out
+
+
+def predictions(facts_doc: dict, model: int = 2) -> dict:
+    """{kernel: {size: {label: predicted ms or None}}} from the facts file alone."""
+    from irscope.rank import chip_for, estimate
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    chip = chip_for(facts_doc["target"], facts_doc["gpu"])
+    out: dict = {}
+    for kernel, space in facts_doc["spaces"].items():
+        for size in space["sizes"]:
+            preds = out.setdefault(kernel, {}).setdefault(size, {})
+            for c in space["configs"]:
+                f = Facts.from_dict(c["facts"])
+                p = c["problems"][size]
+                problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
+                e = estimate(f, problem, chip, model)
+                preds[f.label] = e.ms if e.launchable else None
+    return out
+
+
+def measured(times_doc: dict) -> dict:
+    """{kernel: {size: {label: median ms over passes, or None when it did not run or was wrong}}}."""
+    out: dict = {}
+    for kernel, sizes in times_doc["spaces"].items():
+        for size, data in sizes.items():
+            m = out.setdefault(kernel, {}).setdefault(size, {})
+            for row in data["configs"]:
+                m[row["label"]] = statistics.median(row["times_ms"]) if row["times_ms"] and not row["error"] else None
+    return out
+
+
+def score(preds: dict, meas: dict) -> dict:
+    from irscope.rank.evaluate import evaluate
+    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes}
+            for kernel, sizes in meas.items() if kernel in preds}
+
+
+def score_models(facts_doc: dict, meas: dict) -> dict:
+    """{"model 1": figures, "model 2": figures}: docs/rank/evaluation.json."""
+    from irscope.rank.model import MODELS
+    return {f"model {m}": score(predictions(facts_doc, m), meas) for m in MODELS}
+
+
+def merge_times(docs: list[dict]) -> dict:
+    """Several timing runs as one {"runs": [...], "spaces": {kernel: {size: ...}}}."""
+    spaces: dict = {}
+    runs = []
+    for d in docs:
+        runs.append({"versions": d["versions"], "command": d["command"], "started": d["started"],
+                     "sizes": {k: list(v) for k, v in d["spaces"].items()}})
+        for kernel, sizes in d["spaces"].items():
+            spaces.setdefault(kernel, {}).update(sizes)
+    return {"runs": runs, "spaces": spaces}
+
+
+def main(argv: list[str]) -> int:
+    DOCS.mkdir(parents=True, exist_ok=True)
+    if argv[:1] == ["facts"]:
+        doc = collect_facts(Path(argv[1]))
+        (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+        n = sum(len(s["configs"]) for s in doc["spaces"].values())
+        print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
+        return 0
+    if argv[:1] == ["score"]:
+        times = merge_times([json.loads(Path(a).read_text()) for a in argv[1:]])
+        (DOCS / "measured.json").write_text(json.dumps(times, indent=1, sort_keys=True))
+        figures = score_models(json.loads((DOCS / "facts.json").read_text()), measured(times))
+        (DOCS / "evaluation.json").write_text(json.dumps(figures, indent=1, sort_keys=True))
+        for model, kernels in figures.items():
+            for kernel, sizes in kernels.items():
+                for size, f in sizes.items():
+                    print(model, kernel, size, json.dumps(f))
+        return 0
+    if argv[:1] == ["table"]:
+        print(markdown(json.loads((DOCS / "evaluation.json").read_text())))
+        return 0
+    print(__doc__)
+    return 2
+
+
+def markdown(figures: dict) -> str:
+    """The evaluation as docs/rank.md's table: one row per space and size, both models side by side."""
+    m1, m2 = figures["model 1"], figures["model 2"]
+    rows = ["| space | size | configs timed | Spearman model 1 / 2 | best in top-1 / top-5 (model 2) | "
+            "predicted top-1 slower than best, model 1 / 2 | best of predicted top-5 slower, model 1 / 2 | "
+            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|"]
+    for kernel in m2:
+        for size, f in m2[kernel].items():
+            g = m1[kernel][size]
+            held = " (held out)" if kernel.startswith("softmax") or size in HELDOUT.get(kernel, ()) or kernel == "matmul" else ""
+            rows.append(f"| {kernel} | {size}{held} | {f['configs']} | {g['spearman']:.3f} / **{f['spearman']:.3f}** | "
+                        f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
+                        f"{g['top1_slowdown']:.1%} / {f['top1_slowdown']:.1%} | "
+                        f"{g['top5_slowdown']:.1%} / **{f['top5_slowdown']:.1%}** | "
+                        f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

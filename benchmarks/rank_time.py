@@ -1,0 +1,126 @@
+"""Time every config of the ranked spaces on a GPU, each checked against its torch reference first: the
+measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
+rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
+
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2]
+
+Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
+poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
+(CUDA events, L2 flushed, median). Configs run in a shuffled order, a different one each pass, so that
+the card's clock and power state drift falls on no config in particular; each pass's time is kept.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
+    "matmul": ("bench", "M=1024,N=1024,K=1024"),
+    "attention": ("n4096.d128", "n1024.d128"),
+    "add": ("bench", "n=16777216"),
+    # Timed only after model 2 was frozen: held-out spaces.
+    "softmax": ("bench", "rows=2048,cols=8192"),
+    "softmax.persistent": ("bench", "rows=2048,cols=8192"),
+}
+# Sizes timed after model 2 was designed from the first timings (add, attention): its held-out check.
+HELDOUT = {
+    "attention": ("n8192.d128", "n2048.d128"),
+    "add": ("n=67108864", "n=4194304"),
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bundle")
+    ap.add_argument("out")
+    ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--heldout", action="store_true", help="time the held-out sizes instead")
+    args = ap.parse_args()
+    import torch
+    import triton
+
+    from irscope.gpu import runner
+    from irscope.gpu.replay import check_call, full_args
+    from irscope.harness.runtime import LoadedBinary, do_bench
+    from irscope.spec import library
+    from irscope.spec.workload import params_for
+    from irscope.store.snapshot import load_snapshot
+
+    dirs = sorted(p for p in Path(args.bundle).iterdir() if (p / "irscope.json").is_file())
+    by_kernel: dict[str, list] = {}
+    for d in dirs:
+        s = load_snapshot(d)
+        by_kernel.setdefault(s.kernel, []).append(s)
+    result = {"versions": {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
+                           "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
+              "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "spaces": {}}
+    for kernel, sizes in (HELDOUT if args.heldout else SPACES).items():
+        if args.only and kernel not in args.only.split(","):
+            continue
+        spec = library.load_kernel(kernel)
+        snaps = by_kernel.get(kernel, [])
+        binaries = {}
+        for s in snaps:
+            try:
+                binaries[s.label] = LoadedBinary(s, spec)
+            except Exception as e:  # noqa: BLE001 - recorded, never fatal
+                binaries[s.label] = e
+        space = result["spaces"].setdefault(kernel, {})
+        for size in sizes:
+            started = time.time()
+            p = runner.prepare(runner.Request(kernel, size=size), "cuda")
+            want = p.workload.reference({**p.x, **p.inputs}, p.size)
+            rows = {}
+            for pass_no in range(args.passes):
+                order = list(snaps)
+                random.Random(1000 * pass_no + len(size)).shuffle(order)
+                for s in order:
+                    row = rows.setdefault(s.label, {"label": s.label, "times_ms": [], "error": None})
+                    if row["error"]:
+                        continue
+                    b = binaries[s.label]
+                    if isinstance(b, Exception):
+                        row["error"] = f"load failed: {type(b).__name__}: {str(b).splitlines()[0][:200]}"
+                        continue
+                    constexprs = {e["name"]: e["value"] for e in s.meta["specialisation"] if e.get("kind") == "constexpr"}
+                    params = params_for(spec, None, constexprs)
+                    calls = [c for c in p.workload.launch(p.x, p.size, params) if c.kernel == kernel]
+                    call = calls[0]
+                    try:
+                        check_call(s, spec.fn, call)
+                        launch_args = full_args(spec.fn, call)
+                        if pass_no == 0:
+                            for name in p.workload.outputs:
+                                runner.poison(p.x[name])
+                            b.launch(call.grid, launch_args)
+                            torch.cuda.synchronize()
+                            checks = [runner.compare(n, p.x[n], want[n], p.workload.tolerances)
+                                      for n in p.workload.outputs]
+                            row["max_rel"] = max(c.max_rel for c in checks)
+                            if not all(c.ok for c in checks):
+                                row["error"] = f"wrong result: {checks[0].mismatches} mismatches, max_rel {row['max_rel']:.3g}"
+                                continue
+                        row["times_ms"].append(do_bench(lambda: b.launch(call.grid, launch_args)))
+                    except Exception as e:  # noqa: BLE001 - a config that cannot launch is a result
+                        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+                        torch.cuda.synchronize()
+            space[size] = {"size": p.size, "flops": p.workload.flops(p.size), "bytes": p.workload.bytes(p.size),
+                           "seconds": round(time.time() - started, 1), "configs": sorted(rows.values(), key=lambda r: r["label"])}
+            ok = [r for r in rows.values() if r["times_ms"]]
+            best = min(ok, key=lambda r: min(r["times_ms"])) if ok else None
+            print(f"{kernel} {size}: {len(ok)}/{len(rows)} timed in {time.time() - started:.0f} s; best "
+                  f"{best['label'] if best else '-'} {min(best['times_ms']) if best else 0:.4f} ms", flush=True)
+            del p, want
+            torch.cuda.empty_cache()
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""`irscope rank SWEEP.yaml|KERNEL --target T`: predict every config's time from its compile facts."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from ..render.terminal import ProgressLine, table
+from .options import positive_int
+from .sweep import add_cluster_options, open_executor, progress_text
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("rank", help="rank an autotune space by predicted time, from compile facts alone (no GPU)",
+                       description="Compile every config of a sweep file, or of a kernel's menu (an autotuned "
+                                   "kernel's autotune space), for one target (cached, in parallel), predict each "
+                                   "config's time at the given sizes from its compile facts and the GPU's published "
+                                   "peaks, and print the ranking with the bound behind each estimate (docs/rank.md).")
+    p.add_argument("space", metavar="SWEEP.yaml|KERNEL", help="a sweep file, or a kernel (built-in or FILE.py:NAME)")
+    p.add_argument("--target", "-t", metavar="T", help="the target to rank for (default: the sweep's only target)")
+    p.add_argument("--size", action="append", metavar="PRESET|K=V,...",
+                   help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
+    p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
+                                                 "see docs/rank.md for the table)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
+    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
+    add_cluster_options(p)
+    p.add_argument("--emit-configs", metavar="FILE.py",
+                   help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune")
+    p.add_argument("--json", action="store_true", help="every config's facts and estimate per size, as JSON")
+    p.set_defaults(run=run)
+
+
+def _points(args):
+    """(sweep points, the constexprs the space varies)."""
+    from ..spec import library
+    from ..sweep import SweepPoint, expand, load_sweep
+    from ..sweep.file import options_for
+    if args.space.endswith((".yaml", ".yml")):
+        sweep = load_sweep(args.space)
+        points = expand(sweep)
+        targets = sorted({p.target for p in points})
+        target = args.target or (targets[0] if len(targets) == 1 else None)
+        if target is None:
+            raise UsageError(f"{args.space} has targets {', '.join(targets)}; rank one at a time",
+                             "pass --target, e.g. --target sm_90a")
+        from ..targets import get_target
+        target = get_target(target).name
+        points = [p for p in points if p.target == target]
+        if not points:
+            raise UsageError(f"{args.space} has no point for {target}", f"its targets: {', '.join(targets)}")
+        tuned = {n for p in points for n, _ in p.axes if n not in ("num_warps", "num_stages", "config")}
+        tuned |= {n for p in points if p.options.config for n in library.load_kernel(p.kernel).config(
+            p.options.config).constexprs}
+        return points, tuned, target
+    if not args.target:
+        raise UsageError("which target? a kernel's menu is ranked for one target", "pass --target, e.g. --target sm_90a")
+    from ..targets import get_target
+    target = get_target(args.target).name
+    spec = library.load_kernel(args.space)
+    points = [SweepPoint(args.space, target, options_for({}, c.name, True)) for c in spec.configs]
+    tuned = {n for c in spec.configs for n in c.constexprs}
+    return points, tuned, target
+
+
+def run(args, ui) -> int:
+    from ..gpu.replay import SpecialisationMismatch, check_call
+    from ..rank import chip_for, facts_of, rank
+    from ..rank.export import top_configs, write_module
+    from ..spec import library
+    from ..spec.problem import problem_at
+    from ..store.roots import default_out
+    from ..store.snapshot import load_snapshot
+    from ..sweep import run_points
+
+    points, tuned, target = _points(args)
+    chip = chip_for(target, args.gpu)
+    kernels = sorted({p.kernel for p in points})
+    if len(kernels) != 1:
+        raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
+                         "give each kernel a sweep file of its own")
+    spec = library.load_kernel(kernels[0])
+    from ..gpu.runner import workload_of
+    workload = workload_of(spec)
+    for size in args.size or ():  # a bad size is a usage error before anything compiles
+        workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
+                            else next(iter(workload.sizes)))
+    out = Path(args.out) if args.out else default_out()
+    progress = ProgressLine(ui.err)
+
+    def on_progress(p) -> None:
+        progress.update(f"checking the cache: {p.done}/{p.total}" if p.phase == "planning" else progress_text(p))
+
+    executor = open_executor(args, args.jobs)
+    try:
+        result = run_points(points, out, workers=args.jobs, on_progress=on_progress, executor=executor)
+    finally:
+        progress.close()
+        executor.close()
+    snaps, failed = [], []
+    for row in result.rows:
+        if row.path is None:
+            failed.append(row)
+        else:
+            snaps.append(load_snapshot(row.path))
+    facts = {s.label: (s, facts_of(s)) for s in snaps}
+    sizes = args.size or [None]
+    report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
+    for size in sizes:
+        problems = {label: problem_at(spec, size, f.constexprs, sms=chip.sms) for label, (_, f) in facts.items()}
+        first = next(iter(problems.values()), None)
+        if first is not None:
+            for label, (s, _) in facts.items():
+                try:
+                    check_call(s, spec.fn, problems[label].call)
+                except SpecialisationMismatch as e:
+                    raise UsageError(f"size {first.size_name}: {e.message}",
+                                     "rank at a size the space was compiled for, or add the size's values to the "
+                                     "sweep's arg.X") from None
+        ranking = []
+        for label, (s, f) in facts.items():
+            ranking.extend(rank([f], problems[label], chip))
+        ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
+        entry = {"size": first.size_name if first else size, "problem": first.as_dict() if first else None,
+                 "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
+                              "programs": problems[r.facts.label].programs} for i, r in enumerate(ranking)]}
+        report["sizes"].append(entry)
+        if not args.json:
+            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed)
+        if args.emit_configs and size == sizes[0]:
+            configs = top_configs(ranking, tuned, args.top)
+            write_module(Path(args.emit_configs), configs,
+                         f"{spec.name} for {target} on {chip.product} at {first.size_name if first else 'default'}")
+            ui.warn(f"wrote the top {len(configs)} configs to {args.emit_configs}")
+    if args.json:
+        ui.print(json.dumps(report, indent=1))
+    return 0
+
+
+def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> None:
+    ui.print(f"{spec.name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
+             f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
+    rows = []
+    for i, r in enumerate(ranking[:top]):
+        e = r.estimate
+        variant = r.facts.label.split("/")[1] if "/" in r.facts.label else r.facts.label
+        if e.launchable:
+            p = problems[r.facts.label]
+            rate = f"{p.flops / e.ms / 1e9:,.0f} TFLOP/s" if p.flops and p.flops / max(p.min_bytes, 1) > 8 \
+                else f"{p.min_bytes / e.ms / 1e6:,.0f} GB/s"
+            rows.append([str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, e.bound, e.reason])
+        else:
+            rows.append([str(i + 1), variant, "-", "-", e.bound, e.reason])
+    ui.print(table(["#", "config", "us", "rate", "bound", "why"], rows))
+    cannot = sum(1 for r in ranking if not r.estimate.launchable)
+    if cannot:
+        ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
+    if failed:
+        ui.print(f"{len(failed)} config(s) did not compile and are not ranked")
+    ui.print()

@@ -1,0 +1,142 @@
+"""The performance limits of the chips behind each target: what `irscope rank` divides compile facts by.
+
+A target is an instruction set; a chip is what runs it. Every figure here is the vendor's published
+peak (datasheet or whitepaper) or a documented architectural constant, never a value fitted to timings:
+the ranking's evaluation (docs/rank.md) would mean nothing if the model had seen the measured data. The
+few figures no vendor publishes (latencies, the L2-to-SM feed) are set once, from the sources named
+beside them, and are the same for every kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One GPU's peaks, per SM (NVIDIA) or compute unit (AMD) and per clock unless the name says otherwise."""
+
+    name: str
+    target: str  # the compile target whose binaries it runs
+    product: str
+    sms: int  # SMs or CUs
+    clock_ghz: float  # the clock the peak rates below are quoted at
+    dram_gbs: float  # DRAM bandwidth, GB/s
+    # Dense matrix-unit rate (flops/clock/SM) by input type, for the chip's fastest matrix instruction.
+    mma_flops: dict = field(default_factory=dict)
+    fp32_flops: int = 256  # non-matrix fp32 flops/clock/SM (an FMA is 2)
+    sfu_ops: int = 16  # special-function (exp2, rcp, rsqrt) results/clock/SM
+    smem_bytes_clk: int = 128  # shared memory (LDS) bytes/clock/SM: 32 banks x 4 B
+    l2_bytes_clk: float = 48.0  # L2 to one SM, bytes/clock
+    dram_latency: int = 800  # cycles, a global load that misses L2
+    l2_latency: int = 300  # cycles, a global load that hits L2
+    launch_us: float = 2.0  # the fixed cost of a launch as CUDA events time it
+    # The slower matrix instructions a compile may fall back to, as fractions of `mma_flops`.
+    fallback: dict = field(default_factory=dict)
+    source: str = ""
+    # Model 2 only: figures measured on the machine by benchmarks/rank_calibrate.py, on kernels of its
+    # own (never the evaluation's). None where not measured: model 2 then falls back to model 1's figure.
+    measured: "Measured | None" = None
+
+    def mma_rate(self, dtype: str, instruction: str) -> float:
+        """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
+        if instruction == "fma":
+            return float(self.fp32_flops)
+        base = self.mma_flops.get(dtype) or self.mma_flops.get("fp16", self.fp32_flops)
+        return base * self.fallback.get(instruction, 1.0)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What rank_calibrate.py measured on one chip."""
+
+    start_cycles: dict  # num_warps -> cycles an SM spends per program it starts (an almost empty kernel)
+    mma_fraction: dict  # "wgmma.n<N>" / "mma" -> fraction of `mma_flops` a compute-bound loop reaches
+    l2_bytes_clk: float | None = None  # L2 to one SM, bytes/clock, re-reading an L2-resident buffer
+    l1_bytes: int = 256 * 1024  # L1 + shared memory per SM (the datasheet's), where spills live first
+    source: str = ""
+
+    def start(self, warps: int) -> float:
+        keys = sorted(int(k) for k in self.start_cycles)
+        if not keys:
+            return 0.0
+        below = [k for k in keys if k <= warps] or keys[:1]
+        return float(self.start_cycles[str(below[-1])] if str(below[-1]) in self.start_cycles
+                     else self.start_cycles[below[-1]])
+
+    def mma(self, instruction: str, n: int) -> float | None:
+        """The measured fraction of the peak, for this instruction (and wgmma N) only; None if not measured."""
+        if instruction == "wgmma":
+            return self.mma_fraction.get(f"wgmma.n{n}") if n else None
+        return self.mma_fraction.get(instruction)
+
+
+_F16 = ("fp16", "bf16")
+
+
+def _rates(fp16: int, tf32_ratio: float = 0.5, fp8_ratio: float = 2.0, int8_ratio: float = 2.0) -> dict:
+    r = {d: fp16 for d in _F16}
+    r["fp32"] = int(fp16 * tf32_ratio)  # fp32 inputs run as tf32 on the matrix units
+    if fp8_ratio:
+        r["fp8"] = int(fp16 * fp8_ratio)
+    r["int8"] = int(fp16 * int8_ratio)
+    return r
+
+
+# benchmarks/rank_calibrate.py on the H200 (Triton 3.6.0, torch 2.11, 2026-12-01; docs/rank/calibrate-h200.json).
+# The run stopped at its time limit after the first three matrix shapes: the other wgmma shapes and the L2
+# feed were not measured, and model 2 keeps model 1's figures for them.
+#   program start: 79.8 ns per program per SM at 1, 4 and 8 warps, 118.0 ns at 32 (x 1.83 GHz = cycles)
+#   mma.sync (2 warps, 64x128x64 tiles): 575 TFLOP/s = 0.581 of 989.4; at 64x64: 452 (0.457)
+#   wgmma m64n16 (4 warps): 347 TFLOP/s = 0.350
+H200_MEASURED = Measured(
+    start_cycles={"1": 79.8 * 1.83, "4": 79.8 * 1.83, "8": 79.8 * 1.83, "32": 118.0 * 1.83},
+    mma_fraction={"mma": 575.3 / 989.4, "wgmma.n16": 346.7 / 989.4},
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01 (docs/rank/calibrate-h200.json)")
+
+# A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
+# H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
+# Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
+# A100-era per-SM rate, as the published Ampere figure is what mma.sync was built for).
+# B200: 2.25 PFLOP/s fp16 dense, 148 SMs, ~1.86 GHz = 8192 flops/clk/SM with tcgen05.
+# RTX 5090: 209.5 TFLOP/s fp16 with fp32 accumulation, 170 SMs, 2.41 GHz = 512 flops/clk/SM.
+# MI250X (one GCD, gfx90a): 191.5 TFLOP/s fp16, 110 CUs, 1.7 GHz = 1024; MI300X (gfx942): 1307 TFLOP/s,
+# 304 CUs, 2.1 GHz = 2048; MI355X (gfx950): 2.5 PFLOP/s, 256 CUs, 2.4 GHz = 4096 flops/clk/CU.
+CHIPS: dict[str, Chip] = {c.name: c for c in (
+    Chip("a100", "sm_80", "A100 SXM 80GB", 108, 1.41, 2039, _rates(2048, fp8_ratio=0), fp32_flops=128,
+         l2_bytes_clk=5120 / 108, fallback={"mma": 1.0}, source="NVIDIA A100 whitepaper, datasheet"),
+    Chip("h100", "sm_90a", "H100 SXM5 80GB", 132, 1.83, 3350, _rates(4096), l2_bytes_clk=5120 / 108,
+         fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
+    Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
+         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED),
+    Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
+         fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
+    Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,
+         l2_bytes_clk=5120 / 108, source="NVIDIA RTX Blackwell whitepaper"),
+    Chip("mi250x", "gfx90a", "Instinct MI250X (one GCD)", 110, 1.7, 1638, _rates(1024, fp8_ratio=0, int8_ratio=1),
+         fp32_flops=256, smem_bytes_clk=128, l2_bytes_clk=64, source="AMD CDNA2 whitepaper"),
+    Chip("mi300x", "gfx942", "Instinct MI300X", 304, 2.1, 5300, _rates(2048), fp32_flops=256,
+         l2_bytes_clk=64, source="AMD CDNA3 whitepaper"),
+    Chip("mi355x", "gfx950", "Instinct MI355X", 256, 2.4, 8000, _rates(4096), fp32_flops=256,
+         l2_bytes_clk=64, source="AMD CDNA4 whitepaper"),
+)}
+
+DEFAULT_CHIP = {"sm_80": "a100", "sm_90a": "h100", "sm_100a": "b200", "sm_120a": "rtx5090",
+                "gfx90a": "mi250x", "gfx942": "mi300x", "gfx950": "mi355x"}
+
+
+def chip_for(target: str, name: str | None = None) -> Chip:
+    """The chip `name`, or the target's usual one; it must run the target's binaries."""
+    if name is None:
+        if target not in DEFAULT_CHIP:
+            raise UsageError(f"irscope has no chip table for target {target}",
+                             f"pass --gpu with one of: {', '.join(CHIPS)}")
+        return CHIPS[DEFAULT_CHIP[target]]
+    chip = CHIPS.get(name.lower())
+    if chip is None:
+        raise UsageError(f"unknown GPU '{name}'", f"choose one of: {', '.join(CHIPS)}")
+    if chip.target != target:
+        raise UsageError(f"{chip.product} runs {chip.target} binaries, not {target}",
+                         f"rank for --target {chip.target}, or pick a GPU of {target}")
+    return chip

@@ -1,0 +1,257 @@
+"""What the cost model needs from a snapshot, read from its stages and nothing else.
+
+`analyze()` gives resources, occupancy, launchability and instruction counters. The work per program is
+read here from the TTGIR: every global load and store with its tile's bytes, every matrix product with its
+M x N x K, every element-wise op weighted by the elements of its tensor, each counted once per execution
+of the region that holds it, the main loop's body separately from the straight-line code around it.
+Static counts cannot know a loop's trip count; the model derives it from the workload (docs/rank.md).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..analyze import analyze
+from ..store.snapshot import Snapshot
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+                 "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "tf32": 4}
+DOT_DTYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "tf32": "fp32", "i8": "int8", "f8E4M3FN": "fp8",
+              "f8E5M2": "fp8", "f8E4M3FNUZ": "fp8", "f8E5M2FNUZ": "fp8"}
+SFU_OPS = ("math.exp", "math.exp2", "math.log", "math.log2", "math.sin", "math.cos", "math.rsqrt", "math.sqrt",
+           "math.tanh", "math.erf")
+LOADS = ("tt.load", "ttg.async_copy_global_to_local", "tt.descriptor_load", "ttng.async_tma_copy_global_to_local",
+         "amdg.buffer_load", "amdg.buffer_load_to_local", "tt.descriptor_gather")
+STORES = ("tt.store", "tt.descriptor_store", "ttng.async_tma_copy_local_to_global", "amdg.buffer_store",
+          "tt.atomic_rmw", "tt.atomic_cas")
+DOTS = ("tt.dot", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "tt.dot_scaled")
+ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load",
+               # AMD's stream pipeliner prefetches buffer loads num_stages - 1 iterations ahead, into
+               # registers or (to_local) shared memory: asynchronous for the loop's purposes.
+               "amdg.buffer_load", "amdg.buffer_load_to_local")
+
+_OP = re.compile(r'^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
+_SHAPE = re.compile(r"(?:tensor|memdesc|tensor_descriptor)<([0-9x]+)x(!tt\.ptr<)?([a-zA-Z0-9]+)")
+
+
+@dataclass
+class Work:
+    """The work of one region of a program, per execution of it."""
+
+    load_bytes: int = 0
+    store_bytes: int = 0
+    dot_flops: int = 0
+    elem_ops: int = 0  # element-wise ALU results (arith, math and reduce combines)
+    sfu_ops: int = 0  # exp2/log/rsqrt... results
+    # The same, as {elements of the op's tensor: how many such ops}: an op on fewer elements than the
+    # program has threads still costs every thread an instruction (a replicated layout).
+    elem_hist: dict = field(default_factory=dict)
+    sfu_hist: dict = field(default_factory=dict)
+    smem_bytes: int = 0  # layout conversions through shared memory, and matrix operands read from it
+    async_loads: int = 0  # loads the pipeliner made asynchronous (cp.async, TMA)
+    sync_loads: int = 0  # loads that block the thread until they land
+
+    def add(self, other: "Work", times: float = 1) -> None:
+        for k, v in vars(other).items():
+            if isinstance(v, dict):
+                mine = getattr(self, k)
+                for n, c in v.items():
+                    mine[str(n)] = mine.get(str(n), 0) + c * times
+            else:
+                setattr(self, k, getattr(self, k) + v * times)
+
+    def issue_slots(self, threads: int) -> tuple[float, float]:
+        """(element-wise, special-function) results, counting every thread of the program at least once."""
+        elem = sum(max(int(n), threads) * c for n, c in self.elem_hist.items())
+        sfu = sum(max(int(n), threads) * c for n, c in self.sfu_hist.items())
+        return float(elem), float(sfu)
+
+    def as_dict(self) -> dict:
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class Facts:
+    """A snapshot's compile facts, as the model takes them (JSON round-trips through as_dict/from_dict)."""
+
+    label: str
+    target: str
+    launchable: bool
+    launch_reasons: tuple[str, ...]
+    num_warps: int
+    num_stages: int
+    registers: int
+    spill_bytes: int  # ptxas' spill stores + loads, bytes per thread
+    shared_bytes: int
+    blocks_per_sm: int  # resident programs per SM (NVIDIA) or per CU (AMD: waves/SIMD x SIMDs / warps)
+    occupancy_limiter: str
+    instruction: str  # wgmma, mma, tcgen05, mfma, wmma or fma: how the matrix products run
+    dot_dtype: str  # input type of the matrix products (fp16, bf16, fp32, fp8, int8), "" without any
+    loop: dict = field(default_factory=dict)  # Work per iteration of the main loop ({} without a loop)
+    straight: dict = field(default_factory=dict)  # Work outside it, once per program
+    loops: int = 0  # scf.for loops at the top of the kernel (the main one is the heaviest)
+    constexprs: dict = field(default_factory=dict)
+    warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
+    mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
+
+    def as_dict(self) -> dict:
+        d = dict(vars(self))
+        d["launch_reasons"] = list(self.launch_reasons)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Facts":
+        return cls(**{**d, "launch_reasons": tuple(d.get("launch_reasons", ()))})
+
+
+def _shapes(text: str) -> list[tuple[int, str]]:
+    out = []
+    for dims, _ptr, elt in _SHAPE.findall(text):
+        n = 1
+        for d in dims.split("x"):
+            n *= int(d)
+        out.append((n, elt))
+    return out
+
+
+def _dims(text: str) -> list[list[int]]:
+    return [[int(d) for d in m.group(1).split("x")] for m in _SHAPE.finditer(text)]
+
+
+def _op_work(op: str, line: str) -> tuple[Work, str]:
+    """The work of one TTGIR op line, and the dtype of a matrix product's inputs ("" otherwise)."""
+    w = Work()
+    types = line.split(" : ", 1)[1] if " : " in line else ""
+    types = types.split(" loc(")[0]
+    shapes = _shapes(types)
+    if op in LOADS and shapes:
+        n, elt = shapes[0]
+        w.load_bytes = n * ELEMENT_BYTES.get(elt, 4)
+        if op in ASYNC_LOADS:
+            w.async_loads = 1
+        else:
+            w.sync_loads = 1
+    elif op in STORES and shapes:
+        n, elt = shapes[-1] if op == "ttng.async_tma_copy_local_to_global" else shapes[0]
+        w.store_bytes = n * ELEMENT_BYTES.get(elt, 4)
+    elif op in DOTS:
+        dims = _dims(types)
+        if len(dims) >= 2 and len(dims[0]) >= 2 and len(dims[1]) >= 2:
+            m, k = dims[0][-2], dims[0][-1]
+            n = dims[1][-1]
+            w.dot_flops = 2 * m * n * k
+            elt = _SHAPE.search(types).group(3)
+            a_bytes = m * k * ELEMENT_BYTES.get(elt, 2)
+            b_bytes = k * n * ELEMENT_BYTES.get(elt, 2)
+            # Operands read from shared memory (memdesc) cost its bandwidth; a register operand does not.
+            parts = types.split("*")
+            w.smem_bytes = (a_bytes if "memdesc" in parts[0] else 0) + (b_bytes if len(parts) > 1 and "memdesc"
+                                                                          in parts[1] else 0)
+            return w, DOT_DTYPES.get(elt, "")
+    elif op == "ttg.convert_layout" and shapes:
+        n, elt = shapes[0]
+        w.smem_bytes = 2 * n * ELEMENT_BYTES.get(elt, 4)  # written to shared memory and read back
+    elif op in ("ttg.local_load", "ttg.local_store") and shapes:
+        n, elt = shapes[-1]
+        w.smem_bytes = n * ELEMENT_BYTES.get(elt, 4)
+    elif op == "tt.reduce" and shapes:
+        w.elem_ops = shapes[0][0]
+        w.elem_hist = {str(w.elem_ops): 1}
+    elif (op.startswith("arith.") or op.startswith("math.")) and shapes and "tensor<" in types:
+        n = shapes[-1][0]
+        if op.startswith(SFU_OPS):
+            w.sfu_ops, w.sfu_hist = n, {str(n): 1}
+        elif not op.startswith("arith.constant"):
+            w.elem_ops, w.elem_hist = n, {str(n): 1}
+    return w, ""
+
+
+def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
+    """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype)."""
+    straight, loops, dtype = Work(), [], ""
+    stack: list[str] = []  # the regions the current line is in: "func", "for", "other"
+    current: Work | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith(("#", "//", "module", "loc", "}")) and not s.startswith("})"):
+            if s.startswith("}") and stack:
+                kind = stack.pop()
+                if kind == "for" and "for" not in stack:
+                    current = None
+            continue
+        if s.startswith("})"):
+            if stack:
+                stack.pop()
+            continue
+        m = _OP.match(s)
+        op = m.group(1) if m else ""
+        if op == "tt.func":
+            stack.append("func")
+            continue
+        if op and "func" in stack:
+            w, dt = _op_work(op, s)
+            dtype = dtype or dt
+            if "for" in stack:
+                current.add(w)
+            else:
+                straight.add(w)
+        if s.endswith("{"):
+            if op == "scf.for" and "for" not in stack:
+                current = Work()
+                loops.append(current)
+            stack.append("for" if op == "scf.for" else "other")
+    main = max(loops, key=lambda w: (w.dot_flops, w.load_bytes + w.store_bytes), default=Work())
+    for other in loops:
+        if other is not main:
+            straight.add(other)  # a tail loop runs a few times at most: count it once
+    return main, straight, len(loops), dtype
+
+
+def instruction_of(counters: dict) -> str:
+    """How the matrix products run, from the assembly's counters."""
+    get = counters.get
+    if get("ptx.tcgen05", 0) or get("ttgir.tcgen05_mma", 0):
+        return "tcgen05"
+    if get("ptx.wgmma", 0) or get("ttgir.warp_group_dot", 0):
+        return "wgmma"
+    if get("ptx.mma.sync", 0) or get("sass.HMMA", 0):
+        return "mma"
+    if any(k.startswith("amdgcn.v_mfma") and v for k, v in counters.items()):
+        return "mfma"
+    if any(k.startswith("amdgcn.v_wmma") and v for k, v in counters.items()):
+        return "wmma"
+    return "fma"
+
+
+def facts_of(snapshot: Snapshot) -> Facts:
+    """Read a snapshot's facts (its TTGIR, Triton's metadata, the analysis)."""
+    a = analyze(snapshot)
+    loop, straight, loops, dtype = scan_ttgir(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
+        else (Work(), Work(), 0, "")
+    res = a.resources
+    occ = a.occupancy
+    options = snapshot.meta.get("compile_options") or {}
+    blocks = occ.value if occ else 1
+    if occ and occ.unit == "waves/SIMD":  # AMD: programs per CU = waves per SIMD x SIMDs / waves per program
+        simds = (snapshot.target.simds_per_cu if snapshot.target else 0) or 4
+        blocks = max(1, occ.value * simds // max(1, res.num_warps or 1))
+    constexprs = {e["name"]: e.get("value") for e in snapshot.meta.get("specialisation") or ()
+                  if e.get("kind") == "constexpr"}
+    return Facts(
+        label=snapshot.label, target=snapshot.target_name, launchable=a.launch.launchable and a.status == "ok",
+        launch_reasons=tuple(a.launch.reasons) or (() if a.status == "ok" else ("the compile failed",)),
+        num_warps=int(res.num_warps or options.get("num_warps") or 4),
+        num_stages=int(options.get("num_stages") or 1),
+        registers=int(res.registers or 0), spill_bytes=int((res.spill_stores or 0) + (res.spill_loads or 0)),
+        shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),
+        occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
+        loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
+        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters))
+
+
+def _wgmma_n(counters: dict) -> int:
+    shapes = [(v, k) for k, v in counters.items() if k.startswith("ptx.wgmma.m") and v]
+    if not shapes:
+        return 0
+    m = re.match(r"ptx\.wgmma\.m\d+n(\d+)k", max(shapes)[1])
+    return int(m.group(1)) if m else 0

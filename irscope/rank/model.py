@@ -1,0 +1,207 @@
+"""The cost model: a config's time at a problem size, from its compile facts and the chip's peaks.
+
+Every program of the launch is a sequence of the work its TTGIR says (facts.py), repeated over the main
+loop's iterations; `B` programs share an SM at once (the occupancy the compile allows) and the launch
+runs in waves of `SMs x B` programs. One wave takes as long as its slowest demand on the SM:
+
+    core          matrix products (dot flops / the instruction's rate) + issue (element-wise results /
+                  128 lanes + exp2-like results / the SFU rate) + spills (spilled bytes x threads / the
+                  L1 rate), summed (x B programs): without warp specialisation a program's softmax or
+                  epilogue does not overlap its matrix products, and resident programs take turns (the
+                  reason FlashAttention-2 reaches ~35% of an H100, per the FlashAttention-3 paper). A
+                  warp-specialised kernel overlaps them: max(matrix, issue) + spills.
+    shared memory layout conversions and matrix operands read from it / 128 B per clock
+    L2            global bytes loaded and stored / the L2-to-SM feed
+    memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
+    latency       one program's own chain: every iteration waits for its loads unless the pipeliner
+                  issued them `num_stages - 1` iterations ahead
+
+The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
+fixed cost. The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
+largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
+derivation, and every constant is in chips.py with its source.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .chips import Chip
+from .facts import Facts, Work
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A config's predicted time at one size, and why."""
+
+    label: str
+    ms: float  # inf: it cannot launch
+    bound: str  # tensor core, issue, shared memory, L2, memory, spills, latency, launchability
+    reason: str  # the bound in words, with the numbers behind it
+    waves: int = 0
+    wave_fill: float = 0.0  # programs / (waves x SMs x blocks per SM)
+    terms_us: dict | None = None  # each demand of the fullest wave, microseconds
+
+    @property
+    def launchable(self) -> bool:
+        return math.isfinite(self.ms)
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "ms": self.ms if self.launchable else None, "bound": self.bound,
+                "reason": self.reason, "waves": self.waves, "wave_fill": round(self.wave_fill, 4),
+                "terms_us": self.terms_us}
+
+
+def _work(d: dict) -> Work:
+    return Work(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}) if d else Work()
+
+
+def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> float:
+    """The main loop's trip count per program: the work the launch must do, per program, over the work
+    one iteration does (matrix flops when the loop multiplies, else bytes moved)."""
+    if not facts.loop:
+        return 0.0
+    loop, straight = _work(facts.loop), _work(facts.straight)
+    if loop.dot_flops:
+        return max(0.0, (flops / programs - straight.dot_flops) / loop.dot_flops)
+    moved = loop.load_bytes + loop.store_bytes
+    if moved:
+        return max(0.0, (min_bytes / programs - straight.load_bytes - straight.store_bytes) / moved)
+    return 1.0
+
+
+MODELS = (1, 2)
+
+
+def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
+    """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
+    only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
+    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1."""
+    measured = chip.measured if model == 2 else None
+    if not facts.launchable or facts.blocks_per_sm < 1:
+        why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
+        return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
+    programs = max(1, problem.programs)
+    n = iterations(facts, problem.flops, problem.min_bytes, programs)
+    loop, straight = _work(facts.loop), _work(facts.straight)
+    total = Work()
+    total.add(straight)
+    total.add(loop, n)
+
+    mma = chip.mma_rate(facts.dot_dtype, facts.instruction)
+    if measured is not None and measured.mma(facts.instruction, facts.mma_n):
+        mma = chip.mma_rate(facts.dot_dtype, "wgmma" if facts.instruction == "mma" else facts.instruction) * \
+            measured.mma(facts.instruction, facts.mma_n)
+    l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
+    lanes = chip.fp32_flops / 2
+    dram_clk = chip.dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
+    threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
+
+    # Throughput demands of one program on its SM, in cycles.
+    parts = {
+        "tensor core": total.dot_flops / mma,
+        "issue": _issue(total, threads, lanes, chip),
+        "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
+    }
+    if measured is not None and facts.spill_bytes:
+        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
+        # that they go to L2 and back.
+        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
+        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
+            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / l2_rate
+    if facts.warp_specialized:
+        core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
+    else:
+        core = sum(parts.values())
+    demand = {
+        "core": core,
+        "shared memory": total.smem_bytes / chip.smem_bytes_clk,
+        "L2": (total.load_bytes + total.store_bytes) / l2_rate,
+        "memory": problem.min_bytes / programs / dram_clk,
+    }
+    if measured is not None:
+        demand["program starts"] = measured.start(facts.num_warps)
+    # One program's own chain. Loads that re-read what other programs read hit L2.
+    share = problem.min_bytes / programs
+    latency = chip.l2_latency if total.load_bytes > 2 * share else chip.dram_latency
+    # One program's matrix products use one warp's share of the tensor cores per warp it has (mma.sync),
+    # or all four with a warpgroup (wgmma, tcgen05).
+    own_mma = mma * (min(1.0, facts.num_warps / 4) if facts.instruction == "mma" else 1.0)
+
+    def compute(w: Work) -> float:
+        return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
+
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    if facts.loop:
+        if pipelined:
+            per_iter = max(compute(loop), latency / (facts.num_stages - 1))
+        else:
+            per_iter = compute(loop) + (latency if loop.load_bytes else 0.0)
+        chain = n * per_iter
+    else:
+        per_iter, chain = 0.0, 0.0
+    chain += compute(straight) + (latency if straight.load_bytes else 0.0)
+
+    blocks = facts.blocks_per_sm
+    slots = chip.sms * blocks
+    waves = math.ceil(programs / slots)
+    last = programs - (waves - 1) * slots
+    per_sm_last = math.ceil(last / chip.sms)
+
+    def wave(b: int) -> tuple[float, str]:
+        terms = {k: b * v for k, v in demand.items()}
+        terms["latency"] = chain
+        # A chain no longer than the core work it holds is that work, not waiting: name the work.
+        bound = max(terms, key=lambda k: terms[k] * (0.999 if k == "latency" else 1.0))
+        return terms[bound], bound
+
+    full, bound = wave(blocks)
+    if bound == "core":
+        bound = max(parts, key=parts.get)
+    cycles = (waves - 1) * full + wave(per_sm_last)[0]
+    ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + chip.launch_us / 1e3
+    fill = programs / (waves * slots)
+    terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
+    terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
+    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, latency,
+                                                    per_iter, compute(loop) if facts.loop else 0.0, parts),
+                    waves, fill, terms_us)
+
+
+def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
+    elem, sfu = w.issue_slots(threads)
+    return elem / lanes + sfu / chip.sfu_ops
+
+
+def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts) -> str:
+    occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
+    words = {
+        "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
+        "issue": "issue: element-wise and special-function work",
+        "shared memory": "shared memory bandwidth: operands and layout conversions",
+        "L2": "L2 feed: tile loads re-read from L2",
+        "memory": "memory bandwidth",
+        "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
+        "spills": f"spills: {f.spill_bytes} B/thread spilled",
+    }
+    if bound == "latency":
+        if f.loop and pipelined and latency / max(1, f.num_stages - 1) >= comp:
+            text = f"latency: loads {f.num_stages - 1} iteration(s) ahead do not cover it"
+        elif f.loop and not pipelined:
+            text = "latency: the loop's loads are not pipelined"
+        else:
+            text = "latency: one program's serial work"
+        text += f", {occ}"
+    else:
+        text = words[bound]
+        if bound in parts:
+            total = sum(parts.values()) or 1.0
+            mix = " + ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v / total >= 0.05)
+            text += f" ({mix}{', overlapped' if f.warp_specialized else ', in turn'})"
+        text += f", {occ}"
+    if fill < 0.85:
+        text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
+                 f" ({fill:.0%} full)")
+    return text

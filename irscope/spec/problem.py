@@ -1,0 +1,62 @@
+"""A workload's launch at a size, without running it: how many programs, how much work (irscope rank).
+
+The workload's own `build` and `launch` run on torch's "meta" device, where tensors have shapes and
+dtypes and no memory, so a 4096^3 matmul or a 2^27-element add is planned in microseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..errors import UsageError
+from .workload import MODELLED_SMS, KernelCall, Workload, params_for
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One kernel's launch at one size: its grid and the work the whole launch does."""
+
+    kernel: str
+    size_name: str
+    size: Mapping[str, int]
+    grid: tuple[int, ...]
+    flops: float  # the workload's useful flops
+    min_bytes: float  # the least DRAM traffic the work needs
+    call: Any = None  # the KernelCall (meta tensors), to check a snapshot's assumptions against
+
+    @property
+    def programs(self) -> int:
+        n = 1
+        for g in self.grid:
+            n *= max(1, int(g))
+        return n
+
+    def as_dict(self) -> dict:
+        return {"kernel": self.kernel, "size_name": self.size_name, "size": dict(self.size), "grid": list(self.grid),
+                "programs": self.programs, "flops": self.flops, "min_bytes": self.min_bytes}
+
+
+def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None = None, *,
+               sms: int = 1) -> Problem:
+    """Plan `spec`'s launch at `size_text` (a preset or K=V,...) with `constexprs` over its default config;
+    `sms` is what `sm_count()` answers for persistent grids."""
+    import torch
+
+    workload = spec.workload
+    if not isinstance(workload, Workload):
+        raise UsageError(f"kernel '{spec.name}' has no workload, so irscope cannot size its launch",
+                         "give its KernelSpec a workload=Workload(...) (docs/kernel-spec.md)")
+    name, size = workload.parse_size(size_text, workload.bench_size if workload.bench_size in workload.sizes
+                                     else next(iter(workload.sizes)))
+    params = params_for(spec, None, constexprs)
+    token = MODELLED_SMS.set(sms)
+    try:
+        x = workload.build(size, torch.Generator(), "meta")
+        calls = [c for c in workload.launch(x, size, params) if c.kernel == spec.name]
+    finally:
+        MODELLED_SMS.reset(token)
+    if not calls:
+        raise UsageError(f"the workload of '{spec.name}' does not launch it", "check the workload's launch")
+    call: KernelCall = calls[0]
+    return Problem(spec.name, name, size, tuple(call.grid), float(workload.flops(size)), float(workload.bytes(size)),
+                   call)

@@ -1,0 +1,170 @@
+"""irscope rank: facts read from real snapshots, the cost model's bounds, the evaluation's arithmetic, the
+CLI and its export, and the committed H200 evaluation re-scored on the CPU (docs/rank.md)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from irscope.rank import chip_for, estimate, facts_of, rank
+from irscope.rank.evaluate import evaluate, spearman
+from irscope.rank.facts import Facts
+from irscope.spec import library
+from irscope.spec.problem import problem_at
+from irscope.store.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "snapshots"
+H200 = chip_for("sm_90a", "h200")
+
+
+def test_facts_read_the_matmul_tile_from_the_ttgir():
+    snap = load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a")
+    f = facts_of(snap)
+    m, n, k = (f.constexprs[x] for x in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+    assert f.instruction == "wgmma" and f.dot_dtype == "fp16"
+    assert f.loop["dot_flops"] == 2 * m * n * k
+    assert f.loop["load_bytes"] == 2 * (m * k + k * n)  # one A and one B tile of fp16 per iteration
+    assert f.loop["async_loads"] == 2 and f.loop["sync_loads"] == 0  # pipelined by cp.async
+    assert f.straight["store_bytes"] == 2 * m * n  # the C tile, once
+    assert f.blocks_per_sm >= 1 and f.launchable
+
+
+def test_the_matmul_loop_runs_k_over_block_k_times_at_any_size():
+    from irscope.rank.model import iterations
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    spec = library.load_kernel("matmul")
+    for size in ("bench", "M=1024,N=2048,K=512"):
+        p = problem_at(spec, size, f.constexprs, sms=H200.sms)
+        assert iterations(f, p.flops, p.min_bytes, p.programs) == pytest.approx(p.size["K"] / f.constexprs["BLOCK_K"])
+
+
+def test_problem_plans_the_grid_on_the_meta_device_without_memory():
+    spec = library.load_kernel("attention")
+    p = problem_at(spec, "n4096.d128", {"BLOCK_M": 128}, sms=H200.sms)
+    assert p.grid == (4096 // 128, 4 * 32) and p.programs == 32 * 128
+    assert p.call.args[0].device.type == "meta"
+
+
+def test_a_memory_bound_kernel_is_bound_by_memory_and_near_the_datasheet_bandwidth():
+    f = facts_of(load_snapshot(GOLDEN / "add" / "default" / "sm_90a"))
+    p = problem_at(library.load_kernel("add"), "bench", f.constexprs, sms=H200.sms)
+    e = estimate(f, p, H200)
+    assert e.bound == "memory"
+    assert p.min_bytes / (e.ms / 1e3) == pytest.approx(H200.dram_gbs * 1e9, rel=0.05)
+
+
+def test_the_big_matmul_is_bound_by_the_tensor_cores_and_its_rate_is_below_the_peak():
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    p = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+    e = estimate(f, p, H200)
+    peak = H200.sms * H200.clock_ghz * 1e9 * H200.mma_flops["fp16"]
+    assert e.bound in ("tensor core", "latency")
+    assert 0.3 * peak < p.flops / (e.ms / 1e3) <= peak
+
+
+def _with(f: Facts, **changes) -> Facts:
+    return Facts.from_dict({**f.as_dict(), **changes})
+
+
+def test_spills_fewer_resident_programs_and_unlaunchable_configs_rank_as_the_model_says():
+    f = facts_of(load_snapshot(GOLDEN / "add" / "default" / "sm_90a"))
+    p = problem_at(library.load_kernel("add"), "bench", f.constexprs, sms=H200.sms)
+    spilled = _with(f, label="spilled", spill_bytes=4096)
+    lonely = _with(f, label="lonely", blocks_per_sm=1)
+    broken = _with(f, label="broken", launchable=False, launch_reasons=["shared memory 300,000 B > 232,448 B"])
+    order = [r.facts.label for r in rank([broken, spilled, lonely, f], p, H200)]
+    assert order[0] == f.label and order[-1] == "broken"
+    e = estimate(broken, p, H200)
+    assert not e.launchable and e.bound == "launchability" and "shared memory" in e.reason
+    assert estimate(spilled, p, H200).bound == "spills"
+    assert estimate(lonely, p, H200).bound == "latency"
+
+
+def test_wave_quantisation_is_named_when_the_last_wave_is_mostly_empty():
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    # 1024^2 with 128x256 tiles: 32 programs for 132 SMs.
+    p = problem_at(library.load_kernel("matmul"), "M=1024,N=1024,K=1024", f.constexprs, sms=H200.sms)
+    e = estimate(f, p, H200)
+    assert e.waves == 1 and e.wave_fill < 0.5 and "wave quantisation" in e.reason
+
+
+def test_spearman_and_the_top_k_figures():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 1, 2, 3], [1, 2, 3, 4]) == pytest.approx(0.9487, abs=1e-4)  # ties share a rank
+    pred = {"a": 1.0, "b": 2.0, "c": 3.0, "d": None}
+    meas = {"a": 1.1, "b": 1.0, "c": 3.0, "d": None}
+    ev = evaluate(pred, meas)
+    assert ev.best == "b" and ev.predicted_top1 == "a" and not ev.best_in_top1 and ev.best_in_top5
+    assert ev.top1_slowdown == pytest.approx(0.1) and ev.top5_slowdown == 0.0
+    assert ev.unlaunchable_predicted == 1 and ev.unlaunchable_agreed == 1 and ev.configs == 3
+
+
+def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, cli):
+    out = "snaps"  # relative to the working folder, as users give it (the fixture runs in tmp_path)
+    emitted = tmp_path / "ranked.py"
+    code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", out,
+                            "--emit-configs", emitted, "--top", "2")
+    assert code == 0, err
+    assert "add on H200" in stdout and "memory" in stdout
+    mod_spec = importlib.util.spec_from_file_location("ranked", emitted)
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    import triton
+    assert len(mod.CONFIGS) == 2 and all(isinstance(c, triton.Config) for c in mod.CONFIGS)
+    stranger = triton.Config({"BLOCK_SIZE": 96}, num_warps=3, num_stages=1)
+    kept = mod.early_config_prune([stranger, *mod.CONFIGS], {})
+    assert stranger not in kept and len(kept) == 2
+    code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--json")
+    data = json.loads(stdout)
+    assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("rank", "add"), "which target"),
+    (("rank", "add", "--target", "sm_90a", "--gpu", "mi300x"), "runs gfx942 binaries"),
+    (("rank", "add", "--target", "sm_90a", "--gpu", "h300"), "unknown GPU"),
+    (("rank", "add", "--target", "sm_90a", "--size", "n=abc"), "not an integer"),
+])
+def test_rank_cli_bad_input_is_one_line(cli, argv, words):
+    code, _, err = cli(*argv)
+    assert code == 2 and words in err and "Traceback" not in err
+
+
+EVAL = ROOT / "docs" / "rank"
+
+
+@pytest.mark.skipif(not (EVAL / "evaluation.json").is_file(), reason="no committed H200 evaluation yet")
+def test_the_committed_predictions_still_reach_the_reported_figures():
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    facts = json.loads((EVAL / "facts.json").read_text())
+    times = json.loads((EVAL / "measured.json").read_text())
+    figures = rank_eval.score_models(facts, rank_eval.measured(times))
+    reported = json.loads((EVAL / "evaluation.json").read_text())
+    assert figures == reported
+    assert sum(len(s["configs"]) for s in facts["spaces"].values()) >= 300
+    timed = {(k, r["label"]) for k, sizes in times["spaces"].items() for d in sizes.values() for r in d["configs"]
+             if r["times_ms"] and not r["error"]}
+    assert len(timed) >= 300  # configs checked and timed on the H200, over the three spaces
+    for model in reported.values():
+        for kernel, sizes in model.items():
+            assert len(sizes) >= 2
+            for size, f in sizes.items():
+                assert math.isfinite(f["spearman"])
+
+
+def test_the_committed_facts_are_what_the_snapshots_say_today():
+    """The committed facts (the model's input) are re-read from a fresh compile of one config per space."""
+    facts = json.loads((EVAL / "facts.json").read_text())
+    snap = load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a")
+    fresh = facts_of(snap)
+    committed = {c["facts"]["label"].split("/")[1]: c["facts"] for c in facts["spaces"]["matmul"]["configs"]}
+    same = committed["default.w8.s3.BLOCK_M=128.BLOCK_N=256.BLOCK_K=64"]
+    for key in ("loop", "num_warps", "num_stages", "instruction", "dot_dtype", "mma_n"):
+        assert same[key] == fresh.as_dict()[key], key
