@@ -80,3 +80,11 @@ def test_sass_loses_line_comments_and_offsets():
 
 def test_paths_left_in_unknown_stages_become_file_names():
     assert normalize("other", 'x "/home/user/proj/k.py" y') == 'x "k.py" y'
+
+
+def test_the_checkout_path_digest_in_a_kernel_files_module_name_is_not_a_difference():
+    from irscope.ir.normalize import normalize
+    a = 'tt.call @"irscope_kernels.attention_ws_266c4504._consume_blocks__x"(%q) : (i32) -> ()'
+    b = 'tt.call @"irscope_kernels.attention_ws_df7fb1eb._consume_blocks__x"(%q) : (i32) -> ()'
+    assert normalize("glir", a) == normalize("glir", b) != normalize("glir", b.replace("_consume", "_produce"))
+    assert "irscope_kernels.attention_ws._consume_blocks" in normalize("glir", a)

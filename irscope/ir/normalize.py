@@ -42,6 +42,10 @@ _SASS_OFFSET = re.compile(r"/\*[0-9a-f]{4,}\*/\s?")
 _SASS_ENCODING = re.compile(r"\s*/\*\s*0x[0-9a-f]{16}\s*\*/", re.I)
 
 _ABS_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+([\w.+-]+)")
+# irscope imports a kernel file as `irscope_kernels.<stem>_<digest of its absolute path>` (spec/library.py);
+# Gluon keeps calls to the file's helpers by that name until they are inlined, so the digest says only
+# where the checkout lives.
+_PRIVATE_MODULE = re.compile(r"\birscope_kernels\.(\w+?)_[0-9a-f]{8}(?=[.\W]|$)")
 _TRAILING = re.compile(r"[ \t]+$", re.M)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -114,4 +118,5 @@ def normalize(stage: str, text: str) -> str:
         text = fn(text)
     text = normalize_versions(stage, text)
     text = _ABS_PATH.sub(r"\1", text)
+    text = _PRIVATE_MODULE.sub(r"irscope_kernels.\1", text)
     return _BLANK_RUNS.sub("\n\n", _TRAILING.sub("", text))
