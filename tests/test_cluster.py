@@ -183,12 +183,14 @@ def test_the_progress_line_counts_failures_running_compiles_and_each_workers_poi
     assert progress_text(local) == "[1/9] compiling add/a/sm_80"  # a local sweep's line is unchanged
 
 
-def test_a_compiler_abort_on_a_worker_is_crashed_with_llvms_reason_and_no_folder(cluster, tmp_path):
+def test_a_compiler_abort_on_a_worker_is_not_for_target_with_llvms_reason_and_no_folder(cluster, tmp_path):
     from irscope.harness.batch import Point, compile_points
     kernel = f"{ROOT / 'tests' / 'data' / 'gluon_kernels.py'}:gluon_hopper_mma"
     before = cluster.workers()
     outcome, = compile_points([Point(kernel, "sm_80")], tmp_path, executor=cluster)
-    assert outcome.status == "crashed" and outcome.path is None and outcome.where in before
+    # LLVM aborts the compiling process on wgmma for sm_80: reported as a kernel not for that target, as
+    # locally (tests/test_gluon.py), not as a crash of the worker.
+    assert outcome.status == "not-for-target" and outcome.path is None and outcome.where in before
     # The compiler's last words were logged on the worker's disk and read there.
     assert "not a kernel for sm_80" in outcome.error["message"]
     assert cluster.workers() == before and not any(tmp_path.iterdir())
