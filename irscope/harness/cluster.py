@@ -236,7 +236,7 @@ def _local_cluster(n: int):
     # One thread a worker: each job is one compile, and it forks one child. The scheduler keeps the tasks
     # and hands a worker one more than it has threads (`worker-saturation` 1.1, Dask's default: ceil(1.1 x
     # 1) = 2), so a worker never waits a round trip between two compiles, and never runs dry while another
-    # holds a queue: with every task handed out at once ("inf"), one of 2 workers sat idle 0.9-1.4 s a
+    # holds a queue: with every task handed out at once ("inf"), one of 2 workers sat idle 0.5-1.4 s a
     # 100-point sweep, waiting for Dask's work stealing (docs/benchmarks.md). The workers'
     # statistical profiler (a thread sampling every 10 ms) is off: the compiles run in child processes it
     # cannot see, and on a small machine its wake-ups compete with them. So do the event loops' tick
