@@ -2,15 +2,17 @@
 
     python benchmarks/profile_cluster.py [--file benchmarks/sweep-100.yaml] [--workers 2] [--reps 2]
 
-Runs the sweep (`--force`) in this process as its client, on the local pool (`--jobs N`, twice: the first
-one pays this process's first-run costs and is not counted) and then
-`--reps` times on a `dask scheduler` with N `dask worker --nthreads 1` started beforehand (bench_cluster's
-settings; one warm-up sweep first, not counted), and prints one JSON line per run:
+Runs the sweep (`--force`) in this process as its client, `--reps` times on the local pool (`--jobs N`)
+and on a `dask scheduler` with N `dask worker --nthreads 1` started beforehand (bench_cluster's settings)
+alternately, after one sweep of each that is not counted (this process's first-run costs, the workers'
+warm-up), and prints one JSON line per run:
 
 - `client_self_cpu_s` / `client_children_cpu_s`: this process (planning, the Dask client, receiving and
   writing every snapshot, analysing) and the compile children it forked (the local pool only);
 - per cluster process (psutil): the scheduler, each nanny, each worker's own CPU (Dask's threads, the
   task, forking) and the CPU of the compile children it reaped;
+- `dask_cpu_s`: Dask's own CPU, all that less the local pool's client (`dask_cpu_pct_of_local`: of the
+  local run's whole CPU);
 - per worker: how long it ran compiles (`run_jobs`), the gaps between them, and when it finished its last
   one, so that a worker waiting for work shows as a gap or as an early end (`end_imbalance_s`).
 
@@ -103,15 +105,16 @@ def main() -> None:
     n = args.workers
     with tempfile.TemporaryDirectory(prefix="irscope-profile-cluster-") as tmp:
         _sweep(args.file, Path(tmp) / "local", "--jobs", str(n))  # this process's first-run costs, not counted
-        r = _sweep(args.file, Path(tmp) / "local", "--jobs", str(n))
-        print(json.dumps({"run": "local", "workers": n, **{k: v for k, v in r.items() if k not in ("started", "ended")},
-                          "load": round(os.getloadavg()[0], 2)}), flush=True)
         (Path(tmp) / "w").mkdir()
         cluster = bench_cluster.Prestarted(n, Path(tmp) / "w")
         try:
             with distributed.Client(cluster.address, set_as_default=False) as client:
                 _sweep(args.file, Path(tmp) / "sched", "--scheduler", cluster.address)  # the workers warm up
-                for rep in range(args.reps):
+                for rep in range(args.reps):  # local and kept alternately, so that a drifting load hits both
+                    local = _sweep(args.file, Path(tmp) / "local", "--jobs", str(n))
+                    print(json.dumps({"run": "local", "rep": rep, "workers": n,
+                                      **{k: v for k, v in local.items() if k not in ("started", "ended")},
+                                      "load": round(os.getloadavg()[0], 2)}), flush=True)
                     client.run(_stamp_run_jobs)
                     before = _process_cpu(cluster)
                     r = _sweep(args.file, Path(tmp) / "sched", "--scheduler", cluster.address)
@@ -133,9 +136,16 @@ def main() -> None:
                                             "first_start_s": round(spans[0][0] - r["started"], 2),
                                             "last_end_s": round(spans[-1][1] - r["started"], 2)}
                     ends = [w["last_end_s"] for w in workers.values()]
+                    # Dask's own CPU: the client's beyond the local pool's client (which forks the children
+                    # a worker forks here), the scheduler, the nannies and the workers' own processes.
+                    dask_cpu = r["client_self_cpu_s"] - local["client_self_cpu_s"] + sum(
+                        sum(by_kind.get(f"{k}_cpu_s", [])) for k in ("scheduler", "nanny", "worker", "other"))
+                    local_cpu = local["client_self_cpu_s"] + local["client_children_cpu_s"]
                     print(json.dumps({"run": "kept", "rep": rep, "workers": n,
                                       **{k: v for k, v in r.items() if k not in ("started", "ended")},
-                                      **by_kind, "end_imbalance_s": round(max(ends) - min(ends), 2),
+                                      **by_kind, "dask_cpu_s": round(dask_cpu, 2),
+                                      "dask_cpu_pct_of_local": round(100 * dask_cpu / local_cpu, 1),
+                                      "end_imbalance_s": round(max(ends) - min(ends), 2),
                                       "client_tail_s": round(r["wall_s"] - max(ends), 2), "per_worker": workers,
                                       "load": round(os.getloadavg()[0], 2)}), flush=True)
         finally:
