@@ -2,6 +2,7 @@
 
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
+    python benchmarks/rank_eval.py predict 3                    # -> docs/rank/predictions-3.json (frozen)
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -22,9 +23,18 @@ sys.path.insert(0, str(ROOT))
 DOCS = ROOT / "docs" / "rank"
 SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
           "add": ("bench", "n=16777216"), "softmax": ("bench", "rows=2048,cols=8192"),
-          "softmax.persistent": ("bench", "rows=2048,cols=8192")}
+          "softmax.persistent": ("bench", "rows=2048,cols=8192"), "attention.causal": ()}
 GPU = "h200"
 HELDOUT = {"attention": ("n8192.d128", "n2048.d128"), "add": ("n=67108864", "n=4194304")}
+# Timed only after model 3 was frozen with its predictions (docs/rank/predictions-3.json): a new space
+# (causal attention) and new matmul sizes.
+HELDOUT_3 = {"matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,N=8192,K=1024",
+                        "M=512,N=512,K=8192"),
+             "attention.causal": ("n4096.d128", "n1024.d128")}
+
+
+def sizes_of(kernel: str) -> tuple:
+    return tuple(SPACES[kernel]) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ())
 
 
 def collect_facts(root: Path) -> dict:
@@ -43,9 +53,9 @@ def collect_facts(root: Path) -> dict:
                 continue
             f = facts_of(s)
             problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict()
-                        for size in sizes + HELDOUT.get(kernel, ())}
+                        for size in sizes_of(kernel)}
             configs.append({"facts": f.as_dict(), "problems": problems})
-        out["spaces"][kernel] = {"sizes": list(sizes) + list(HELDOUT.get(kernel, ())), "configs": configs}
+        out["spaces"][kernel] = {"sizes": list(sizes_of(kernel)), "configs": configs}
     return out
 
 
@@ -121,6 +131,13 @@ def main(argv: list[str]) -> int:
             for kernel, sizes in kernels.items():
                 for size, f in sizes.items():
                     print(model, kernel, size, json.dumps(f))
+        return 0
+    if argv[:1] == ["predict"]:
+        # Freeze a model's predictions for every space and size, timed or not (the held-out check).
+        model = int(argv[1])
+        preds = predictions(json.loads((DOCS / "facts.json").read_text()), model)
+        (DOCS / f"predictions-{model}.json").write_text(json.dumps(preds, indent=1, sort_keys=True))
+        print(f"model {model}'s predictions -> {DOCS / f'predictions-{model}.json'}")
         return 0
     if argv[:1] == ["table"]:
         print(markdown(json.loads((DOCS / "evaluation.json").read_text())))

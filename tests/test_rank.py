@@ -166,5 +166,53 @@ def test_the_committed_facts_are_what_the_snapshots_say_today():
     fresh = facts_of(snap)
     committed = {c["facts"]["label"].split("/")[1]: c["facts"] for c in facts["spaces"]["matmul"]["configs"]}
     same = committed["default.w8.s3.BLOCK_M=128.BLOCK_N=256.BLOCK_K=64"]
-    for key in ("loop", "num_warps", "num_stages", "instruction", "dot_dtype", "mma_n"):
+    for key in ("loop", "num_warps", "num_stages", "instruction", "dot_dtype", "mma_n", "prefetch"):
         assert same[key] == fresh.as_dict()[key], key
+
+
+def test_the_prefetch_distance_is_read_from_the_loops_async_wait():
+    """At num_stages s the pipelined matmul loop waits with `num = 2 (s - 2)` over two commit groups an
+    iteration: each copy is issued s - 1 iterations before it is waited for."""
+    from irscope.rank.facts import _scan
+    snap = load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a")
+    text = snap.read("ttgir")
+    stages = facts_of(snap).num_stages
+    assert f"num = {2 * (stages - 2)}" in text
+    assert _scan(text)[4] == stages - 1
+    # the same loop with the wait rewritten as a 4-stage pipeline's
+    deeper = text.replace(f"{{num = {2 * (stages - 2)} : i32}}", "{num = 4 : i32}")
+    assert _scan(deeper)[4] == 3
+
+
+def test_model_3_charges_a_two_stage_pipeline_its_loaded_copy_latency():
+    """Model 3: a 128x256x64 tile's 48 KB of copies take longer to land than one wgmma, so with copies one
+    iteration ahead the loop waits for them; two iterations ahead hide them. Model 2 saw no difference."""
+    import dataclasses
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    f = dataclasses.replace(f, constexprs={**f.constexprs, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64})
+    p = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+    loop = dict(f.loop, load_bytes=2 * (128 * 64 + 64 * 256), dot_flops=2 * 128 * 256 * 64)
+    two = dataclasses.replace(f, loop=loop, num_stages=2, prefetch=1, mma_n=256, blocks_per_sm=1)
+    three = dataclasses.replace(two, num_stages=3, prefetch=2)
+    assert estimate(two, p, H200, 3).ms > 1.1 * estimate(three, p, H200, 3).ms
+    assert estimate(two, p, H200, 3).bound == "latency"
+    assert estimate(two, p, H200, 2).ms == pytest.approx(estimate(three, p, H200, 2).ms, rel=0.02)
+
+
+def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_only():
+    m3, m2 = H200.measured_3, H200.measured
+    assert m3.mma("wgmma", 64) == pytest.approx(833.5 / 989.4)
+    assert m3.mma("wgmma", 16) < m3.mma("wgmma", 32) < m3.mma("wgmma", 64)  # between, in log2 N
+    assert m2.mma("wgmma", 32) is None and m2.mma("wgmma", 64) is None  # model 2 as it was frozen
+
+
+@pytest.mark.skipif(not (EVAL / "predictions-3.json").is_file(), reason="model 3 not frozen yet")
+def test_model_3s_frozen_predictions_are_what_the_model_predicts_today():
+    """docs/rank/predictions-3.json was committed before the held-out H200 run: the model still makes them."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    facts = json.loads((EVAL / "facts.json").read_text())
+    frozen = json.loads((EVAL / "predictions-3.json").read_text())
+    assert rank_eval.predictions(facts, 3) == frozen
+    assert set(frozen["attention.causal"]) == {"n4096.d128", "n1024.d128"}

@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
                    help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
     p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
                                                  "see docs/rank.md for the table)")
+    p.add_argument("--model", type=int, choices=(1, 2, 3), default=3,
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2 and 3 add the H200's calibration "
+                        "(default 3)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
@@ -120,7 +123,7 @@ def run(args, ui) -> int:
                                      "sweep's arg.X") from None
         ranking = []
         for label, (s, f) in facts.items():
-            ranking.extend(rank([f], problems[label], chip))
+            ranking.extend(rank([f], problems[label], chip, args.model))
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name if first else size, "problem": first.as_dict() if first else None,
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),

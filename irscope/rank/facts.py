@@ -93,6 +93,9 @@ class Facts:
     constexprs: dict = field(default_factory=dict)
     warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
     mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
+    # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
+    # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
+    prefetch: int = 0
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -168,7 +171,16 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 
 def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
     """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype)."""
+    main, straight, loops, dtype, _ = _scan(text)
+    return main, straight, loops, dtype
+
+
+_WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
+
+
+def _scan(text: str) -> tuple[Work, Work, int, str, int]:
     straight, loops, dtype = Work(), [], ""
+    waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "other"
     current: Work | None = None
     for line in text.splitlines():
@@ -193,18 +205,29 @@ def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
             dtype = dtype or dt
             if "for" in stack:
                 current.add(w)
+                if op == "ttg.async_wait" and (n := _WAIT_NUM.search(s)):
+                    waits[-1][0] = min(waits[-1][0], int(n.group(1)))
+                elif op == "ttg.async_commit_group":
+                    waits[-1][1] += 1
             else:
                 straight.add(w)
         if s.endswith("{"):
             if op == "scf.for" and "for" not in stack:
                 current = Work()
                 loops.append(current)
+                waits.append([1 << 30, 0])
             stack.append("for" if op == "scf.for" else "other")
     main = max(loops, key=lambda w: (w.dot_flops, w.load_bytes + w.store_bytes), default=Work())
-    for other in loops:
+    prefetch = 0
+    for other, (num, groups) in zip(loops, waits):
         if other is not main:
             straight.add(other)  # a tail loop runs a few times at most: count it once
-    return main, straight, len(loops), dtype
+        elif groups:
+            # The wait at the top of an iteration lets `num` groups stay in flight: the copies of the
+            # num / groups iterations after this one. So a copy is issued that many iterations, plus
+            # the one it is issued in, before it is waited for.
+            prefetch = (num if num < 1 << 30 else 0) // groups + 1
+    return main, straight, len(loops), dtype, prefetch
 
 
 def instruction_of(counters: dict) -> str:
@@ -226,8 +249,8 @@ def instruction_of(counters: dict) -> str:
 def facts_of(snapshot: Snapshot) -> Facts:
     """Read a snapshot's facts (its TTGIR, Triton's metadata, the analysis)."""
     a = analyze(snapshot)
-    loop, straight, loops, dtype = scan_ttgir(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
-        else (Work(), Work(), 0, "")
+    loop, straight, loops, dtype, prefetch = _scan(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
+        else (Work(), Work(), 0, "", 0)
     res = a.resources
     occ = a.occupancy
     options = snapshot.meta.get("compile_options") or {}
@@ -246,7 +269,8 @@ def facts_of(snapshot: Snapshot) -> Facts:
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
-        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters))
+        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
+        prefetch=prefetch)
 
 
 def _wgmma_n(counters: dict) -> int:

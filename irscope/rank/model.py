@@ -72,14 +72,19 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2)
+MODELS = (1, 2, 3)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
-    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1."""
-    measured = chip.measured if model == 2 else None
+    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
+    Model 3 takes the second calibration run's figures (`chip.measured_3`) and charges a pipelined
+    loop's copies what they take on a busy SM: a latency that grows with the tile's bytes, waited for
+    over the prefetch distance the TTGIR's `async_wait` shows; and one program's stream is capped."""
+    if model >= 3 and chip.measured_3 is None:
+        model = 2
+    measured = chip.measured_3 if model >= 3 else chip.measured if model == 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
@@ -105,20 +110,29 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
         "issue": _issue(total, threads, lanes, chip),
         "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
     }
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
     if measured is not None and facts.spill_bytes:
         # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
         # that they go to L2 and back.
         room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
         if facts.blocks_per_sm * threads * facts.spill_bytes > room:
-            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / l2_rate
+            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / sync_rate
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
         core = sum(parts.values())
+    moved = total.load_bytes + total.store_bytes
+    if model >= 3:
+        # cp.async and TMA copies are fed faster than what goes through the registers
+        copied = loop.load_bytes * n if pipelined else 0.0
+        l2 = copied / l2_rate + (moved - copied) / sync_rate
+    else:
+        l2 = moved / l2_rate
     demand = {
         "core": core,
         "shared memory": total.smem_bytes / chip.smem_bytes_clk,
-        "L2": (total.load_bytes + total.store_bytes) / l2_rate,
+        "L2": l2,
         "memory": problem.min_bytes / programs / dram_clk,
     }
     if measured is not None:
@@ -133,12 +147,23 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
     def compute(w: Work) -> float:
         return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
 
-    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
+    loop_latency = latency
+    if model >= 3 and pipelined and measured.copy_latency is not None:
+        # A copy lands when its last byte does: the loaded latency of a tile this size (calibrated on a
+        # stream of the same copies); one program pulls at most program_bytes_clk.
+        loop_latency = measured.copy_latency + loop.load_bytes / measured.copy_bytes_clk
+    elif model >= 3 and loop.load_bytes and latency == chip.l2_latency and measured.load_latency is not None:
+        # A loop the pipeliner left alone waits for each tile it loads from L2, as long as the same
+        # stream took at one stage.
+        loop_latency = measured.load_latency + loop.load_bytes / measured.load_bytes_clk
     if facts.loop:
         if pipelined:
-            per_iter = max(compute(loop), latency / (facts.num_stages - 1))
+            per_iter = max(compute(loop), loop_latency / ahead)
+            if model >= 3 and measured.program_bytes_clk:
+                per_iter = max(per_iter, loop.load_bytes / measured.program_bytes_clk)
         else:
-            per_iter = compute(loop) + (latency if loop.load_bytes else 0.0)
+            per_iter = compute(loop) + (loop_latency if loop.load_bytes else 0.0)
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
@@ -158,6 +183,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
         return terms[bound], bound
 
     full, bound = wave(blocks)
+    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop) * 1.0001:
+        # The chain is the program's own work, never waiting for a copy: name that work.
+        bound = "core"
     if bound == "core":
         bound = max(parts, key=parts.get)
     cycles = (waves - 1) * full + wave(per_sm_last)[0]
@@ -165,8 +193,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
-    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, latency,
-                                                    per_iter, compute(loop) if facts.loop else 0.0, parts),
+    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency,
+                                                    per_iter, compute(loop) if facts.loop else 0.0, parts, ahead),
                     waves, fill, terms_us)
 
 
@@ -175,7 +203,8 @@ def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
     return elem / lanes + sfu / chip.sfu_ops
 
 
-def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts) -> str:
+def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
+            ahead) -> str:
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -187,8 +216,8 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
         "spills": f"spills: {f.spill_bytes} B/thread spilled",
     }
     if bound == "latency":
-        if f.loop and pipelined and latency / max(1, f.num_stages - 1) >= comp:
-            text = f"latency: loads {f.num_stages - 1} iteration(s) ahead do not cover it"
+        if f.loop and pipelined and latency / max(1, ahead) >= comp:
+            text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
         elif f.loop and not pipelined:
             text = "latency: the loop's loads are not pipelined"
         else:
