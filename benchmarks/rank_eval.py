@@ -146,20 +146,30 @@ def main(argv: list[str]) -> int:
     return 2
 
 
+def held_out_from(kernel: str, size: str) -> str:
+    """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_3.get(kernel, ()):
+        return "1, 2, 3"
+    if kernel.startswith("softmax") or kernel == "matmul" or size in HELDOUT.get(kernel, ()):
+        return "1, 2"
+    return "1"
+
+
 def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, both models side by side."""
-    m1, m2 = figures["model 1"], figures["model 2"]
-    rows = ["| space | size | configs timed | Spearman model 1 / 2 | best in top-1 / top-5 (model 2) | "
-            "predicted top-1 slower than best, model 1 / 2 | best of predicted top-5 slower, model 1 / 2 | "
-            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|"]
-    for kernel in m2:
-        for size, f in m2[kernel].items():
-            g = m1[kernel][size]
-            held = " (held out)" if kernel.startswith("softmax") or size in HELDOUT.get(kernel, ()) or kernel == "matmul" else ""
-            rows.append(f"| {kernel} | {size}{held} | {f['configs']} | {g['spearman']:.3f} / **{f['spearman']:.3f}** | "
+    """The evaluation as docs/rank.md's table: one row per space and size, the three models side by side."""
+    models = [figures[f"model {m}"] for m in (1, 2, 3)]
+    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 | best in top-1 / top-5 "
+            "(model 3) | predicted top-1 slower than best, 1 / 2 / 3 | best of predicted top-5 slower, 1 / 2 / 3 | "
+            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    m3 = models[2]
+    for kernel in m3:
+        for size, f in m3[kernel].items():
+            each = [m[kernel][size] for m in models]
+            rows.append(f"| {kernel} | {size} | {held_out_from(kernel, size)} | {f['configs']} | "
+                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:2]) + f" / **{f['spearman']:.3f}** | "
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
-                        f"{g['top1_slowdown']:.1%} / {f['top1_slowdown']:.1%} | "
-                        f"{g['top5_slowdown']:.1%} / **{f['top5_slowdown']:.1%}** | "
+                        + " / ".join(f"{g['top1_slowdown']:.1%}" for g in each) + " | "
+                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:2]) + f" / **{f['top5_slowdown']:.1%}** | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 
