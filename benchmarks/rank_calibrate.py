@@ -1,9 +1,10 @@
 """Microbenchmarks that measure the H200 figures irscope rank's models 2 and 3 take from the machine instead
 of a datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
-copy from L2 takes when the SM is busy (the loaded latency model 3 charges).
+copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, and what
+spilling costs.
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill] [--budget 300]
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -28,6 +29,12 @@ MMA_SHAPES = [(2, 64, 64), (2, 64, 128), (4, 64, 16), (4, 64, 32), (4, 64, 64), 
 # for a matmul's operands.
 STREAM = [(4, bm, bk, b, s) for (bm, bk) in ((64, 64), (128, 64), (128, 128), (256, 64), (256, 128))
           for b in (1, 2, 4) for s in (1, 2, 3, 4, 5) if b * (s + 1) * bm * bk * 2 <= 200 * 1024]
+
+# The same stream from DRAM (each program its own tiles, read once), and spills: (warps, row length in
+# fp32, programs per SM) of a persistent row normalisation that spills at few warps and long rows.
+DRAM = [(4, bm, 64, b, s) for bm in (64, 128, 256) for b in (1, 2, 4) for s in (1, 2, 3, 4)
+        if b * (s + 1) * bm * 64 * 2 <= 200 * 1024]
+SPILL = [(w, c, b) for c in (2048, 4096, 8192, 16384) for w in (1, 2, 4, 8) for b in (1, 4)]
 
 
 def _kernels():
@@ -78,7 +85,51 @@ def _kernels():
             a_ptrs += BM * BK
         tl.store(out_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
 
-    return start_only, mma_loop, l2_read, stream
+    @triton.jit
+    def dram_stream(x_ptr, w_ptr, out_ptr, iters, BM: tl.constexpr, BK: tl.constexpr, BN: tl.constexpr):
+        # `stream`, but every program reads tiles of its own, once: from DRAM.
+        rm = tl.arange(0, BM)
+        rk = tl.arange(0, BK)
+        rn = tl.arange(0, BN)
+        w = tl.load(w_ptr + rk[:, None] * BN + rn[None, :])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        a_ptrs = x_ptr + tl.program_id(0).to(tl.int64) * iters * BM * BK + rm[:, None] * BK + rk[None, :]
+        for _ in range(iters):
+            a = tl.load(a_ptrs)
+            acc = tl.dot(a, w, acc)
+            a_ptrs += BM * BK
+        tl.store(out_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+    @triton.jit
+    def spill_rows(x_ptr, out_ptr, n_rows, COLS: tl.constexpr):
+        # A persistent row normalisation: every value of a row is live across two reductions, so a row
+        # longer than a program's registers hold spills to local memory, in the row loop.
+        cols = tl.arange(0, COLS)
+        for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+            x = tl.load(x_ptr + row.to(tl.int64) * COLS + cols)
+            d = x - tl.sum(x, 0) / COLS
+            v = tl.sum(d * d, 0) / COLS
+            tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows
+
+
+def _ptxas_spills(ptx: str) -> tuple[int, int]:
+    """(spill store bytes, spill load bytes) as ptxas -v reports them, as irscope's facts read them."""
+    import re
+    import tempfile
+    from triton.backends.nvidia.compiler import get_ptxas
+    arch = re.search(r"\.target\s+(sm_\w+)", ptx).group(1)
+    tool = get_ptxas(int(re.match(r"sm_(\d+)", arch).group(1)))
+    ptxas = tool.path if hasattr(tool, "path") else tool[0]
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        out = subprocess.run([ptxas, "-v", f"--gpu-name={arch}", src, "-o", os.path.join(d, "k.o")],
+                             capture_output=True, text=True).stderr
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
 
 
 def _bench(fn) -> float:
@@ -89,7 +140,7 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream = _kernels()
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -137,6 +188,32 @@ def one(kind: str, params: list[int]) -> dict:
                 "regs": getattr(k, "n_regs", None), "async_wait_num": waits,
                 "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
                 "ns_per_iteration": ms * 1e6 / iters, "gbs": progs * iters * tile / ms / 1e6}
+    if kind == "dram":
+        warps, bm, bk, per_sm, stages = params
+        bn, tile = 16, bm * bk * 2
+        progs = sms * per_sm
+        iters = max(16, (1 << 30) // (progs * tile))  # 1 GB in all, each byte read once
+        x = torch.randn(progs * iters * bm * bk, device="cuda", dtype=torch.float16)
+        w_ = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
+        o = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float32)
+        k = dram_stream.warmup(x, w_, o, iters, bm, bk, bn, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: dram_stream[(progs,)](x, w_, o, iters, bm, bk, bn, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bk": bk, "tile_bytes": tile, "programs_per_sm": per_sm,
+                "stages": stages, "iters": iters, "ms": ms, "shared": k.metadata.shared,
+                "ns_per_iteration": ms * 1e6 / iters, "gbs": progs * iters * tile / ms / 1e6}
+    if kind == "spill":
+        warps, cols, per_sm = params
+        progs = sms * per_sm
+        rows = progs * 16
+        x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        k = spill_rows.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
+        stores, loads = _ptxas_spills(k.asm["ptx"])
+        ms = _bench(lambda: spill_rows[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows": rows, "ms": ms,
+                "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
+                "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
+                "gbs": 2 * rows * cols * 4 / ms / 1e6}
     raise ValueError(kind)
 
 
@@ -153,7 +230,7 @@ def serve(items: list[list]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -166,7 +243,8 @@ def main() -> int:
            "triton": triton.__version__, "torch": torch.__version__, "command": " ".join(sys.argv),
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
-            "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM]}
+            "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
+            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next

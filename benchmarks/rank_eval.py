@@ -1,6 +1,6 @@
 """The evaluation of `irscope rank` behind docs/rank.md, in two steps.
 
-    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
+    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
     python benchmarks/rank_eval.py predict 3                    # -> docs/rank/predictions-3.json (frozen)
 
@@ -33,11 +33,20 @@ HELDOUT_3 = {"matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,
              "attention.causal": ("n4096.d128", "n1024.d128")}
 
 
+# Timed only after model 4 was frozen (docs/rank/predictions-4.json): the softmax spaces at rows of 16384
+# and the fp16 row softmax (benchmarks/rank/softmax-wide.yaml, compiled into a second snapshot root).
+HELDOUT_4 = {"softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+             "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+             "softmax.fp16": ("bench", "rows=2048,cols=8192")}
+
+
 def sizes_of(kernel: str) -> tuple:
-    return tuple(SPACES[kernel]) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ())
+    return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ())
 
 
-def collect_facts(root: Path) -> dict:
+def collect_facts(root: Path, wide: Path | None = None) -> dict:
+    """The facts of every space under `root` (benchmarks/rank/*.yaml) and, under `wide`, of
+    softmax-wide.yaml's; each config with its problem at each size of its space."""
     from irscope.rank import chip_for, facts_of
     from irscope.spec import library
     from irscope.spec.problem import problem_at
@@ -45,17 +54,19 @@ def collect_facts(root: Path) -> dict:
 
     chip = chip_for("sm_90a", GPU)
     out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
-    for kernel, sizes in SPACES.items():
+    roots = [(root, kernel, sizes_of(kernel)) for kernel in SPACES]
+    if wide is not None:
+        roots += [(wide, kernel, sizes) for kernel, sizes in HELDOUT_4.items()]
+    for where, kernel, sizes in roots:
         spec = library.load_kernel(kernel)
-        configs = []
-        for s in sorted(find_snapshots(root / kernel), key=lambda s: s.label):
+        space = out["spaces"].setdefault(kernel, {"sizes": [], "configs": []})
+        space["sizes"] += [s for s in sizes if s not in space["sizes"]]
+        for s in sorted(find_snapshots(where / kernel), key=lambda s: s.label):
             if s.target_name != "sm_90a":
                 continue
             f = facts_of(s)
-            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict()
-                        for size in sizes_of(kernel)}
-            configs.append({"facts": f.as_dict(), "problems": problems})
-        out["spaces"][kernel] = {"sizes": list(sizes_of(kernel)), "configs": configs}
+            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict() for size in sizes}
+            space["configs"].append({"facts": f.as_dict(), "problems": problems})
     return out
 
 
@@ -71,6 +82,8 @@ def predictions(facts_doc: dict, model: int = 2) -> dict:
         for size in space["sizes"]:
             preds = out.setdefault(kernel, {}).setdefault(size, {})
             for c in space["configs"]:
+                if size not in c["problems"]:
+                    continue  # a config of another root's space of the same kernel (softmax-wide.yaml)
                 f = Facts.from_dict(c["facts"])
                 p = c["problems"][size]
                 problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
@@ -117,7 +130,7 @@ def merge_times(docs: list[dict]) -> dict:
 def main(argv: list[str]) -> int:
     DOCS.mkdir(parents=True, exist_ok=True)
     if argv[:1] == ["facts"]:
-        doc = collect_facts(Path(argv[1]))
+        doc = collect_facts(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         n = sum(len(s["configs"]) for s in doc["spaces"].values())
         print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
@@ -148,6 +161,8 @@ def main(argv: list[str]) -> int:
 
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_4.get(kernel, ()):
+        return "1, 2, 3, 4"
     if size in HELDOUT_3.get(kernel, ()):
         return "1, 2, 3"
     if kernel.startswith("softmax") or kernel == "matmul" or size in HELDOUT.get(kernel, ()):

@@ -22,9 +22,9 @@ def add_parser(sub) -> None:
                    help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
     p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
                                                  "see docs/rank.md for the table)")
-    p.add_argument("--model", type=int, choices=(1, 2, 3), default=3,
-                   help="the cost model (docs/rank.md): 1 datasheet only, 2 and 3 add the H200's calibration "
-                        "(default 3)")
+    p.add_argument("--model", type=int, choices=(1, 2, 3, 4), default=4,
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2-4 add more of the H200's "
+                        "calibration (default 4)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")

@@ -8,6 +8,7 @@ beside them, and are the same for every kernel.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -40,6 +41,11 @@ class Chip:
     # own (never the evaluation's). None where not measured: model 2 then falls back to model 1's figure.
     measured: "Measured | None" = None
     measured_3: "Measured | None" = None  # model 3's: the second calibration run's figures added
+    measured_4: "Measured | None" = None  # model 4's: the third run's added
+
+    def calibration(self, model: int) -> "Measured | None":
+        """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
+        return {2: self.measured, 3: self.measured_3, 4: self.measured_4}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -70,6 +76,16 @@ class Measured:
     load_latency: float | None = None
     load_bytes_clk: float | None = None
     sync_l2_bytes_clk: float | None = None
+    # Model 4 (the third run): the same copies and loads when every program streams its own data from
+    # DRAM; the DRAM bandwidth the card reached; spills: a warp moves `spill_warp_bytes_clk` of local
+    # memory traffic a clock on its own, an SM at most `spill_sm_bytes_clk`.
+    dram_copy_latency: float | None = None
+    dram_copy_bytes_clk: float | None = None
+    dram_load_latency: float | None = None
+    dram_load_bytes_clk: float | None = None
+    dram_gbs: float | None = None
+    spill_warp_bytes_clk: float | None = None
+    spill_sm_bytes_clk: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
 
@@ -148,6 +164,20 @@ H200_MEASURED_3 = Measured(
     load_latency=420.5, load_bytes_clk=19.11, sync_l2_bytes_clk=34.0,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, both runs (docs/rank/calibrate-h200*.json)")
 
+# The third run (Triton 3.6.0, 2026-12-01 16:07; docs/rank/calibrate-h200-v3.json), for model 4, after
+# model 3's held-out run; cycles at 1.83 GHz:
+#   `dram`: the stream with every program reading its own tiles once (1 GB): at 2 stages (copies one
+#     iteration ahead), one program an SM, 1145, 1419 and 2123 cycles an iteration for 8, 16 and 32 KB:
+#     793 + 1 per 24.9 B; at 1 stage 1151, 1906, 2340: 934 + 1 per 22.1 B (least squares); at most
+#     4,327 GB/s (17.9 B/clk an SM) however deep or wide: 90% of the datasheet's 4,800;
+#   `spill`: a persistent row normalisation of 16384 fp32 at 1 warp spills 9,140 B a thread (ptxas), at
+#     2 warps 400: the 1-warp program takes 37.6 us a row longer, 3.88 B/clk of spill traffic for one
+#     warp on an SM; four such programs on an SM, 8.65 B/clk.
+H200_MEASURED_4 = dataclasses.replace(
+    H200_MEASURED_3, dram_copy_latency=792.9, dram_copy_bytes_clk=24.85, dram_load_latency=934.1,
+    dram_load_bytes_clk=22.10, dram_gbs=4327.0, spill_warp_bytes_clk=3.88, spill_sm_bytes_clk=8.65,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, three runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -163,7 +193,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
-         measured_3=H200_MEASURED_3),
+         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

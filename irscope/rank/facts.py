@@ -96,6 +96,10 @@ class Facts:
     # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
     # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
     prefetch: int = 0
+    # Spilled bytes a thread moves (SASS local loads and stores) per iteration of the main loop, and once
+    # outside it; -1: no SASS to read (the model then takes ptxas' static count every iteration).
+    loop_spill_bytes: int = -1
+    other_spill_bytes: int = 0
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -270,7 +274,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
-        prefetch=prefetch)
+        prefetch=prefetch, **_sass_spills(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:
@@ -279,3 +283,39 @@ def _wgmma_n(counters: dict) -> int:
         return 0
     m = re.match(r"ptx\.wgmma\.m\d+n(\d+)k", max(shapes)[1])
     return int(m.group(1)) if m else 0
+
+
+_LOCAL = re.compile(r"\b(?:LDL|STL)((?:\.[A-Z0-9]+)*)\b")
+_ADDR = re.compile(r"^\s*/\*([0-9a-f]+)\*/")
+_BRANCH = re.compile(r"\bBRA\b[^`]*`\(\.(L_x_\d+)\)")
+_LABEL = re.compile(r"^\.(L_x_\d+):")
+_WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
+
+
+def _sass_spills(snapshot: Snapshot) -> dict:
+    """Spill bytes per thread inside the main loop (the longest backward branch of the SASS) and outside."""
+    stage = next((k for k in snapshot.stage_files if k == "sass"), None)
+    if stage is None:
+        return {}
+    lines = snapshot.read(stage).splitlines()
+    labels: dict[str, int] = {}
+    sizes: list[int] = []  # bytes of each line's local load or store (0 for other lines)
+    loops: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if m := _LABEL.match(line):
+            labels[m.group(1)] = i
+        m = _LOCAL.search(line) if _ADDR.match(line) else None
+        width = 4
+        if m:
+            for suffix in m.group(1).split(".")[1:]:
+                width = _WIDTH.get(suffix, width)
+        sizes.append(width if m else 0)
+        b = _BRANCH.search(line)
+        if b and b.group(1) in labels:  # a branch back to a label above it: a loop
+            loops.append((labels[b.group(1)], i))
+    total = sum(sizes)
+    if not loops:
+        return {"loop_spill_bytes": 0, "other_spill_bytes": total}
+    start, end = max(loops, key=lambda r: r[1] - r[0])
+    inside = sum(sizes[start:end + 1])
+    return {"loop_spill_bytes": inside, "other_spill_bytes": total - inside}

@@ -72,19 +72,21 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3)
+MODELS = (1, 2, 3, 4)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
     a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
     Model 3 takes the second calibration run's figures (`chip.measured_3`) and charges a pipelined
     loop's copies what they take on a busy SM: a latency that grows with the tile's bytes, waited for
-    over the prefetch distance the TTGIR's `async_wait` shows; and one program's stream is capped."""
-    if model >= 3 and chip.measured_3 is None:
-        model = 2
-    measured = chip.measured_3 if model >= 3 else chip.measured if model == 2 else None
+    over the prefetch distance the TTGIR's `async_wait` shows; and one program's stream is capped.
+    Model 4 (`chip.measured_4`) adds the DRAM bandwidth the card reaches, loops that stream from DRAM,
+    and spill traffic at what a warp and an SM move of it."""
+    while model > 2 and chip.calibration(model) is None:
+        model -= 1  # a chip calibrated fewer times: the latest model its figures allow
+    measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
@@ -101,7 +103,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
             measured.mma(facts.instruction, facts.mma_n)
     l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
     lanes = chip.fp32_flops / 2
-    dram_clk = chip.dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
+    dram_gbs = measured.dram_gbs if model >= 4 and measured.dram_gbs else chip.dram_gbs
+    dram_clk = dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
 
     # Throughput demands of one program on its SM, in cycles.
@@ -118,6 +121,16 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
         room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
         if facts.blocks_per_sm * threads * facts.spill_bytes > room:
             parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / sync_rate
+    own_spills = 0.0
+    if model >= 4 and facts.spill_bytes and measured.spill_warp_bytes_clk:
+        # Spill traffic is a warp's dependent local loads and stores: what one warp moves a clock, times
+        # the warps on the SM, up to what an SM was measured to move (the calibration's spilling rows).
+        # Where the SASS says the spill code is: in the main loop it runs every iteration, else once.
+        spilled = threads * (facts.loop_spill_bytes * max(1.0, n) + facts.other_spill_bytes
+                             if facts.loop_spill_bytes >= 0 else facts.spill_bytes * max(1.0, n))
+        warp, cap = measured.spill_warp_bytes_clk, measured.spill_sm_bytes_clk
+        parts["spills"] = spilled / min(warp * facts.num_warps * max(1, facts.blocks_per_sm), cap)
+        own_spills = spilled / min(warp * facts.num_warps, cap)
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
@@ -157,6 +170,10 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
         # A loop the pipeliner left alone waits for each tile it loads from L2, as long as the same
         # stream took at one stage.
         loop_latency = measured.load_latency + loop.load_bytes / measured.load_bytes_clk
+    if model >= 4 and loop.load_bytes and latency == chip.dram_latency and measured.dram_copy_latency is not None:
+        # The program streams its own data: the same two latencies, measured on a stream from DRAM.
+        loop_latency = (measured.dram_copy_latency + loop.load_bytes / measured.dram_copy_bytes_clk if pipelined
+                        else measured.dram_load_latency + loop.load_bytes / measured.dram_load_bytes_clk)
     if facts.loop:
         if pipelined:
             per_iter = max(compute(loop), loop_latency / ahead)
@@ -167,7 +184,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 3) -> Estimate:
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
-    chain += compute(straight) + (latency if straight.load_bytes else 0.0)
+    chain += compute(straight) + (latency if straight.load_bytes else 0.0) + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
