@@ -37,11 +37,15 @@ HELDOUT_3 = {"matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,
 # and the fp16 row softmax (benchmarks/rank/softmax-wide.yaml, compiled into a second snapshot root).
 HELDOUT_4 = {"softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
              "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
-             "softmax.fp16": ("bench", "rows=2048,cols=8192")}
+             "softmax.fp16": ("bench", "rows=2048,cols=8192"), "add": ("n=33554432", "n=2097152")}
 
 
 def sizes_of(kernel: str) -> tuple:
-    return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ())
+    return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ()) + \
+        (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ())
+
+
+WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
 
 
 def collect_facts(root: Path, wide: Path | None = None) -> dict:
@@ -56,7 +60,7 @@ def collect_facts(root: Path, wide: Path | None = None) -> dict:
     out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
     roots = [(root, kernel, sizes_of(kernel)) for kernel in SPACES]
     if wide is not None:
-        roots += [(wide, kernel, sizes) for kernel, sizes in HELDOUT_4.items()]
+        roots += [(wide, kernel, sizes) for kernel, sizes in HELDOUT_4.items() if kernel not in WIDE_SAME_ROOT]
     for where, kernel, sizes in roots:
         spec = library.load_kernel(kernel)
         space = out["spaces"].setdefault(kernel, {"sizes": [], "configs": []})

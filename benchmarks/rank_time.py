@@ -41,6 +41,7 @@ HELDOUT_4 = {
     "softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
     "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
     "softmax.fp16": ("bench", "rows=2048,cols=8192"),
+    "add": ("n=33554432", "n=2097152"),
 }
 
 
