@@ -175,20 +175,20 @@ def held_out_from(kernel: str, size: str) -> str:
 
 
 def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, the three models side by side."""
-    models = [figures[f"model {m}"] for m in (1, 2, 3)]
-    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 | best in top-1 / top-5 "
-            "(model 3) | predicted top-1 slower than best, 1 / 2 / 3 | best of predicted top-5 slower, 1 / 2 / 3 | "
-            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
-    m3 = models[2]
-    for kernel in m3:
-        for size, f in m3[kernel].items():
+    """The evaluation as docs/rank.md's table: one row per space and size, the four models side by side."""
+    models = [figures[f"model {m}"] for m in (1, 2, 3, 4)]
+    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 | best in top-1 / "
+            "top-5 (model 4) | predicted top-1 slower than best, 1 / 2 / 3 / 4 | best of predicted top-5 slower, "
+            "1 / 2 / 3 / 4 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    last = models[-1]
+    for kernel in last:
+        for size, f in last[kernel].items():
             each = [m[kernel][size] for m in models]
             rows.append(f"| {kernel} | {size} | {held_out_from(kernel, size)} | {f['configs']} | "
-                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:2]) + f" / **{f['spearman']:.3f}** | "
+                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:-1]) + f" / **{f['spearman']:.3f}** | "
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
                         + " / ".join(f"{g['top1_slowdown']:.1%}" for g in each) + " | "
-                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:2]) + f" / **{f['top5_slowdown']:.1%}** | "
+                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:-1]) + f" / **{f['top5_slowdown']:.1%}** | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 

@@ -143,7 +143,7 @@ H200_MEASURED = Measured(
     mma_fraction={"mma": 575.3 / 989.4, "wgmma.n16": 346.7 / 989.4},
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01 (docs/rank/calibrate-h200.json)")
 
-# The second run (Triton 3.6.0, 2026-12-01 16:05; docs/rank/calibrate-h200-v2.json), for model 3; cycles at
+# The second run (Triton 3.6.0, 2026-12-01 15:32 UTC; docs/rank/calibrate-h200-v2.json), for model 3; cycles at
 # the table's 1.83 GHz (the card ran at up to 1.98 GHz: the figures are what the model's clock makes of
 # them). Model 3 = model 2's program-start cost and mma.sync rate, plus:
 #   wgmma, 8 warps, 128-row tiles: n64 834, n128 843, n256 841 TFLOP/s (0.842, 0.852, 0.850 of 989.4);
@@ -164,7 +164,7 @@ H200_MEASURED_3 = Measured(
     load_latency=420.5, load_bytes_clk=19.11, sync_l2_bytes_clk=34.0,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, both runs (docs/rank/calibrate-h200*.json)")
 
-# The third run (Triton 3.6.0, 2026-12-01 16:07; docs/rank/calibrate-h200-v3.json), for model 4, after
+# The third run (Triton 3.6.0, 2026-12-01 15:49 UTC; docs/rank/calibrate-h200-v3.json), for model 4, after
 # model 3's held-out run; cycles at 1.83 GHz:
 #   `dram`: the stream with every program reading its own tiles once (1 GB): at 2 stages (copies one
 #     iteration ahead), one program an SM, 1145, 1419 and 2123 cycles an iteration for 8, 16 and 32 KB:
