@@ -14,12 +14,14 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead
+                  issued them `num_stages - 1` iterations ahead (models 3-4: as far ahead as the TTGIR's
+                  async_wait says, and a copy takes a latency that grows with its bytes, calibrated)
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost. The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
 largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
-derivation, and every constant is in chips.py with its source.
+derivation, and every constant is in chips.py with its source. Models 2-4 add figures measured on the
+H200 by benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
 """
 from __future__ import annotations
 
@@ -108,29 +110,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
 
     # Throughput demands of one program on its SM, in cycles.
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
+    spills, own_spills = _spills(facts, n, threads, chip, measured, model, sync_rate)
     parts = {
         "tensor core": total.dot_flops / mma,
         "issue": _issue(total, threads, lanes, chip),
-        "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
+        "spills": spills,
     }
-    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
-    sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
-    if measured is not None and facts.spill_bytes:
-        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
-        # that they go to L2 and back.
-        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
-        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
-            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / sync_rate
-    own_spills = 0.0
-    if model >= 4 and facts.spill_bytes and measured.spill_warp_bytes_clk:
-        # Spill traffic is a warp's dependent local loads and stores: what one warp moves a clock, times
-        # the warps on the SM, up to what an SM was measured to move (the calibration's spilling rows).
-        # Where the SASS says the spill code is: in the main loop it runs every iteration, else once.
-        spilled = threads * (facts.loop_spill_bytes * max(1.0, n) + facts.other_spill_bytes
-                             if facts.loop_spill_bytes >= 0 else facts.spill_bytes * max(1.0, n))
-        warp, cap = measured.spill_warp_bytes_clk, measured.spill_sm_bytes_clk
-        parts["spills"] = spilled / min(warp * facts.num_warps * max(1, facts.blocks_per_sm), cap)
-        own_spills = spilled / min(warp * facts.num_warps, cap)
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
@@ -161,19 +148,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
         return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
 
     ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
-    loop_latency = latency
-    if model >= 3 and pipelined and measured.copy_latency is not None:
-        # A copy lands when its last byte does: the loaded latency of a tile this size (calibrated on a
-        # stream of the same copies); one program pulls at most program_bytes_clk.
-        loop_latency = measured.copy_latency + loop.load_bytes / measured.copy_bytes_clk
-    elif model >= 3 and loop.load_bytes and latency == chip.l2_latency and measured.load_latency is not None:
-        # A loop the pipeliner left alone waits for each tile it loads from L2, as long as the same
-        # stream took at one stage.
-        loop_latency = measured.load_latency + loop.load_bytes / measured.load_bytes_clk
-    if model >= 4 and loop.load_bytes and latency == chip.dram_latency and measured.dram_copy_latency is not None:
-        # The program streams its own data: the same two latencies, measured on a stream from DRAM.
-        loop_latency = (measured.dram_copy_latency + loop.load_bytes / measured.dram_copy_bytes_clk if pipelined
-                        else measured.dram_load_latency + loop.load_bytes / measured.dram_load_bytes_clk)
+    loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
     if facts.loop:
         if pipelined:
             per_iter = max(compute(loop), loop_latency / ahead)
@@ -213,6 +188,48 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency,
                                                     per_iter, compute(loop) if facts.loop else 0.0, parts, ahead),
                     waves, fill, terms_us)
+
+
+def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float):
+    """(the spill traffic's demand on the SM per program, one program's own time for it), in cycles."""
+    demand = facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk
+    if measured is not None and facts.spill_bytes:
+        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
+        # that they go to L2 and back.
+        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
+        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
+            demand = facts.spill_bytes * threads * max(1.0, n) / sync_rate
+    if not (model >= 4 and facts.spill_bytes and measured.spill_warp_bytes_clk):
+        return demand, 0.0
+    # Spill traffic is a warp's dependent local loads and stores: what one warp moves a clock, times the
+    # warps on the SM, up to what an SM was measured to move (the calibration's spilling rows). Where the
+    # SASS says the spill code is: in the main loop it runs every iteration, else once.
+    spilled = threads * (facts.loop_spill_bytes * max(1.0, n) + facts.other_spill_bytes
+                         if facts.loop_spill_bytes >= 0 else facts.spill_bytes * max(1.0, n))
+    warp, cap = measured.spill_warp_bytes_clk, measured.spill_sm_bytes_clk
+    return (spilled / min(warp * facts.num_warps * max(1, facts.blocks_per_sm), cap),
+            spilled / min(warp * facts.num_warps, cap))
+
+
+def _loop_latency(loop: Work, latency: float, pipelined: bool, chip: Chip, measured, model: int) -> float:
+    """How long the main loop waits for one iteration's loads, before any prefetching hides it."""
+    if model < 3 or not loop.load_bytes:
+        return latency
+    from_dram = latency == chip.dram_latency
+    if model >= 4 and from_dram and measured.dram_copy_latency is not None:
+        # The program streams its own data: the two latencies below, measured on a stream from DRAM.
+        if pipelined:
+            return measured.dram_copy_latency + loop.load_bytes / measured.dram_copy_bytes_clk
+        return measured.dram_load_latency + loop.load_bytes / measured.dram_load_bytes_clk
+    if pipelined and measured.copy_latency is not None:
+        # A copy lands when its last byte does: the loaded latency of a tile this size, calibrated on a
+        # stream of the same copies from L2.
+        return measured.copy_latency + loop.load_bytes / measured.copy_bytes_clk
+    if not pipelined and not from_dram and measured.load_latency is not None:
+        # A loop the pipeliner left alone waits for each tile it loads from L2, as long as the same
+        # stream took at one stage.
+        return measured.load_latency + loop.load_bytes / measured.load_bytes_clk
+    return latency
 
 
 def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
