@@ -69,6 +69,17 @@ def test_a_kernel_file_changed_only_in_a_comment_warns_on_check_and_update_rewri
     code, out, err = cli("snapshot", "check", "--goldens", "g")
     assert code == 0 and "stale source.py" not in out
 
+    (golden / "source.py").unlink()  # a golden made without one (by hand, or by an older tool)
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    lines_in_kernel = len(kernel.read_text().splitlines())
+    assert code == 0, err
+    assert f"add/default/sm_80  match  warning: no source.py (add_k.py has {lines_in_kernel} lines)" in out
+    code, out, err = cli("snapshot", "update", "--goldens", "g")
+    assert code == 0 and f"source refreshed  (source.py is now add_k.py, {lines_in_kernel} lines, none before;" in out
+    assert (golden / "source.py").read_bytes() == kernel.read_bytes()
+    assert {name: v for name, v in _files(golden).items() if name != "source.py"} == \
+        {name: v for name, v in after.items() if name != "source.py"}
+
 
 KERNEL = '''
 import triton
@@ -125,7 +136,8 @@ def test_the_plugin_warns_of_a_stale_source_py_and_its_update_rewrites_source_py
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines([f"*scale/default/sm_80 matches its golden ({golden}), but its source.py differs "
                                  f"from kern.py (+1 -1 lines) (--irscope-stale-source=fail)*",
-                                 "*refresh source.py alone with: pytest --irscope-update test_k.py::test_scale_golden*"])
+                                 "*refresh source.py alone with: pytest --irscope-update "
+                                 "test_k.py::test_scale_golden*"])
     assert _files(golden) == before
 
     updated = run("--irscope-update")

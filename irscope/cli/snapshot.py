@@ -115,8 +115,8 @@ def run(args, ui) -> int:
                 ui.print(f"{s(o.label, 'bold')}  {s('source refreshed', 'green')}  (source.py is now "
                          f"{result.source.kernel_file}, {result.source.lines}; IR unchanged, no other file rewritten)")
             elif result.source_stale:
-                ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}  {s('warning: stale source.py', 'yellow')} "
-                         f"({result.source.kernel_file} differs: {result.source.lines})")
+                ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}  "
+                         f"{s('warning: ' + result.source.warning, 'yellow')}")
             else:
                 ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}")
             if not result.ok:

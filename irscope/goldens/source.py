@@ -33,14 +33,22 @@ class SourceDrift:
 
     @property
     def lines(self) -> str:
-        """The change in lines: `+3 -1 lines`, or `none before, 57 lines`."""
-        return f"+{self.added} -{self.removed} lines" if self.had_source else f"none before, {self.added} lines"
+        """The change in lines: `+3 -1 lines`, or `57 lines, none before`."""
+        return f"+{self.added} -{self.removed} lines" if self.had_source else f"{self.added} lines, none before"
 
     @property
     def summary(self) -> str:
+        """One clause: `source.py differs from kernels/k.py (+3 -1 lines)`."""
         if not self.had_source:
-            return f"source.py is missing; {self.kernel_file} has {self.added} lines"
+            return f"source.py is missing (the kernel file {self.kernel_file} has {self.added} lines)"
         return f"source.py differs from {self.kernel_file} ({self.lines})"
+
+    @property
+    def warning(self) -> str:
+        """What `snapshot check` says on the golden's line."""
+        if not self.had_source:
+            return f"no source.py ({self.kernel_file} has {self.added} lines)"
+        return f"stale source.py ({self.kernel_file} differs: {self.lines})"
 
     def as_dict(self) -> dict:
         return {"kernel_file": self.kernel_file, "added": self.added, "removed": self.removed,
