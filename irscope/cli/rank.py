@@ -22,6 +22,8 @@ def add_parser(sub) -> None:
                    help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
     p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
                                                  "see docs/rank.md for the table)")
+    p.add_argument("--kernel", "-k", metavar="NAME",
+                   help="rank this kernel of a sweep file that holds several (default: its only kernel)")
     p.add_argument("--model", type=int, choices=(1, 2, 3, 4), default=4,
                    help="the cost model (docs/rank.md): 1 datasheet only, 2-4 add more of the H200's "
                         "calibration (default 4)")
@@ -80,9 +82,13 @@ def run(args, ui) -> int:
     points, tuned, target = _points(args)
     chip = chip_for(target, args.gpu)
     kernels = sorted({p.kernel for p in points})
+    if args.kernel:
+        if args.kernel not in kernels:
+            raise UsageError(f"the space has no kernel '{args.kernel}'", f"it holds: {', '.join(kernels)}")
+        points, kernels = [p for p in points if p.kernel == args.kernel], [args.kernel]
     if len(kernels) != 1:
         raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
-                         "give each kernel a sweep file of its own")
+                         f"pass --kernel, e.g. --kernel {kernels[0]}")
     spec = library.load_kernel(kernels[0])
     from ..gpu.runner import workload_of
     workload = workload_of(spec)
