@@ -1,104 +1,289 @@
-"""Microbenchmarks that measure the H200 figures irscope rank's model 2 takes from the machine instead of a
-datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
-starts, what the matrix instructions reach per tile shape, and the L2-to-SM feed.
+"""Microbenchmarks that measure the H200 figures irscope rank's models 2 and 3 take from the machine instead
+of a datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
+starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
+copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, and what
+spilling costs.
 
-    python3 benchmarks/rank_calibrate.py OUT.json        # on the GPU machine, through Triton's JIT
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill] [--budget 300]
+
+On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
+60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
+run), and OUT.json is rewritten after each.
 """
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import select
+import subprocess
 import sys
 import time
 
-import torch
-import triton
-import triton.language as tl
+HERE = os.path.abspath(__file__)
+
+MMA_SHAPES = [(2, 64, 64), (2, 64, 128), (4, 64, 16), (4, 64, 32), (4, 64, 64), (4, 64, 128), (4, 64, 256),
+              (4, 128, 128), (8, 128, 64), (8, 128, 128), (8, 128, 256), (8, 256, 128)]
+# The stream: (warps, BM, BK, programs per SM, stages). A tile of BM x BK fp16 a program an iteration, from
+# an L2-resident buffer, feeding a small dot so that the pipeliner makes the load asynchronous as it does
+# for a matmul's operands.
+STREAM = [(4, bm, bk, b, s) for (bm, bk) in ((64, 64), (128, 64), (128, 128), (256, 64), (256, 128))
+          for b in (1, 2, 4) for s in (1, 2, 3, 4, 5) if b * (s + 1) * bm * bk * 2 <= 200 * 1024]
+
+# The same stream from DRAM (each program its own tiles, read once), and spills: (warps, row length in
+# fp32, programs per SM) of a persistent row normalisation that spills at few warps and long rows.
+DRAM = [(4, bm, 64, b, s) for bm in (64, 128, 256) for b in (1, 2, 4) for s in (1, 2, 3, 4)
+        if b * (s + 1) * bm * 64 * 2 <= 200 * 1024]
+SPILL = [(w, c, b) for c in (2048, 4096, 8192, 16384) for w in (1, 2, 4, 8) for b in (1, 4)]
 
 
-@triton.jit
-def _start_only(out_ptr):
-    # A program that does nothing but exist (one store, so that it is not empty): the cost of starting it.
-    tl.store(out_ptr + tl.program_id(0), 1)
+def _kernels():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def start_only(out_ptr):
+        # A program that does nothing but exist (one store, so that it is not empty): the cost of starting it.
+        tl.store(out_ptr + tl.program_id(0), 1)
+
+    @triton.jit
+    def mma_loop(a_ptr, b_ptr, c_ptr, ITERS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+        b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(ITERS):
+            acc = tl.dot(a, b, acc)  # chained through the accumulator: nothing to hoist
+        tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+    @triton.jit
+    def l2_read(x_ptr, out_ptr, span, ITERS: tl.constexpr, BLOCK: tl.constexpr):
+        # Every program re-reads the same few MB (L2-resident) in BLOCK-element tiles, synchronously.
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        base = (tl.program_id(0) * BLOCK) % span
+        for i in range(ITERS):
+            acc += tl.load(x_ptr + (base + i * BLOCK) % span + offs)
+        tl.store(out_ptr + tl.program_id(0) * BLOCK + offs, acc)
+
+    @triton.jit
+    def stream(x_ptr, w_ptr, out_ptr, iters, BM: tl.constexpr, BK: tl.constexpr, BN: tl.constexpr):
+        # Each iteration copies the next BM x BK tile of a few MB that every program re-reads (L2-resident),
+        # its pointers advanced as a matmul's are, and multiplies it by a BK x BN tile loaded once (BN 16:
+        # little work): a matmul's operand stream, which the pipeliner makes asynchronous.
+        rm = tl.arange(0, BM)
+        rk = tl.arange(0, BK)
+        rn = tl.arange(0, BN)
+        w = tl.load(w_ptr + rk[:, None] * BN + rn[None, :])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        a_ptrs = x_ptr + (tl.program_id(0) % iters) * BM * BK + rm[:, None] * BK + rk[None, :]
+        for _ in range(iters):
+            a = tl.load(a_ptrs)
+            acc = tl.dot(a, w, acc)
+            a_ptrs += BM * BK
+        tl.store(out_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+    @triton.jit
+    def dram_stream(x_ptr, w_ptr, out_ptr, iters, BM: tl.constexpr, BK: tl.constexpr, BN: tl.constexpr):
+        # `stream`, but every program reads tiles of its own, once: from DRAM.
+        rm = tl.arange(0, BM)
+        rk = tl.arange(0, BK)
+        rn = tl.arange(0, BN)
+        w = tl.load(w_ptr + rk[:, None] * BN + rn[None, :])
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        a_ptrs = x_ptr + tl.program_id(0).to(tl.int64) * iters * BM * BK + rm[:, None] * BK + rk[None, :]
+        for _ in range(iters):
+            a = tl.load(a_ptrs)
+            acc = tl.dot(a, w, acc)
+            a_ptrs += BM * BK
+        tl.store(out_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+
+    @triton.jit
+    def spill_rows(x_ptr, out_ptr, n_rows, COLS: tl.constexpr):
+        # A persistent row normalisation: every value of a row is live across two reductions, so a row
+        # longer than a program's registers hold spills to local memory, in the row loop.
+        cols = tl.arange(0, COLS)
+        for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+            x = tl.load(x_ptr + row.to(tl.int64) * COLS + cols)
+            d = x - tl.sum(x, 0) / COLS
+            v = tl.sum(d * d, 0) / COLS
+            tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows
 
 
-@triton.jit
-def _mma_loop(a_ptr, b_ptr, c_ptr, ITERS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for _ in range(ITERS):
-        acc = tl.dot(a, b, acc)  # chained through the accumulator: nothing to hoist
-    tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc)
+def _ptxas_spills(ptx: str) -> tuple[int, int]:
+    """(spill store bytes, spill load bytes) as ptxas -v reports them, as irscope's facts read them."""
+    import re
+    import tempfile
+    from triton.backends.nvidia.compiler import get_ptxas
+    arch = re.search(r"\.target\s+(sm_\w+)", ptx).group(1)
+    tool = get_ptxas(int(re.match(r"sm_(\d+)", arch).group(1)))
+    ptxas = tool.path if hasattr(tool, "path") else tool[0]
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        out = subprocess.run([ptxas, "-v", f"--gpu-name={arch}", src, "-o", os.path.join(d, "k.o")],
+                             capture_output=True, text=True).stderr
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
 
 
-@triton.jit
-def _l2_read(x_ptr, out_ptr, span, ITERS: tl.constexpr, BLOCK: tl.constexpr):
-    # Every program re-reads the same few MB (L2-resident) in BLOCK-element tiles.
-    offs = tl.arange(0, BLOCK)
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    base = (tl.program_id(0) * BLOCK) % span
-    for i in range(ITERS):
-        acc += tl.load(x_ptr + (base + i * BLOCK) % span + offs)
-    tl.store(out_ptr + tl.program_id(0) * BLOCK + offs, acc)
-
-
-def bench(fn) -> float:
+def _bench(fn) -> float:
+    import triton
     return float(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
 
 
-def main(out: str) -> int:
-    dev = torch.cuda.current_device()
-    props = torch.cuda.get_device_properties(dev)
-    sms = props.multi_processor_count
-    res = {"gpu": torch.cuda.get_device_name(), "sms": sms, "triton": triton.__version__, "torch": torch.__version__,
-           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    # 1. Starting programs: 2^20 programs of each warp count.
-    n = 1 << 20
-    out_t = torch.empty(n, dtype=torch.int32, device="cuda")
-    starts = {}
-    for w in (1, 4, 8, 32):
-        ms = bench(lambda: _start_only[(n,)](out_t, num_warps=w))
-        starts[w] = {"ms": ms, "ns_per_program_per_sm": ms * 1e6 * sms / n}
-    res["program_start"] = starts
-    json.dump(res, open(out, "w"), indent=1)
-    # 2. Matrix instructions: a compute-bound loop of dots per tile shape and warp count, fp16 in, fp32 out.
-    res["mma"] = mma = []
-    shapes = [(2, 64, 64), (2, 64, 128), (4, 64, 16), (4, 64, 32), (4, 64, 64), (4, 64, 128), (4, 64, 256),
-              (8, 128, 64), (8, 128, 128), (8, 128, 256)]
-    for warps, bm, bn in shapes:
+def one(kind: str, params: list[int]) -> dict:
+    """One measurement, in this (child) process."""
+    import torch
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows = _kernels()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if kind == "start":
+        (w,) = params
+        n = 1 << 20
+        out = torch.empty(n, dtype=torch.int32, device="cuda")
+        ms = _bench(lambda: start_only[(n,)](out, num_warps=w))
+        return {"warps": w, "ms": ms, "ns_per_program_per_sm": ms * 1e6 * sms / n}
+    if kind == "mma":
+        warps, bm, bn = params
         bk, iters = 64, 256
-        if True:
-            a = torch.randn(bm * bk, device="cuda", dtype=torch.float16)
-            b = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
-            progs = sms * 4
-            c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float32)
-            try:
-                k = _mma_loop.warmup(a, b, c, iters, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=1)
-                kind = "wgmma" if "wgmma" in k.asm["ptx"] else ("mma.sync" if "mma.sync" in k.asm["ptx"] else "fma")
-                ms = bench(lambda: _mma_loop[(progs,)](a, b, c, iters, bm, bn, bk, num_warps=warps, num_stages=1))
-                flops = 2 * bm * bn * bk * iters * progs
-                mma.append({"warps": warps, "bm": bm, "bn": bn, "bk": bk, "instruction": kind, "ms": ms,
-                            "tflops": flops / ms / 1e9, "regs": getattr(k, "n_regs", None)})
-            except Exception as e:  # noqa: BLE001
-                mma.append({"warps": warps, "bm": bm, "bn": bn, "error": f"{type(e).__name__}: {str(e)[:200]}"})
-            json.dump(res, open(out, "w"), indent=1)
-    # 3. L2 feed: 8 MB re-read by every program.
-    span = 2 * 1024 * 1024
-    x = torch.randn(span, device="cuda", dtype=torch.float32)
-    l2 = []
-    for w, block in ((4, 1024), (8, 2048), (8, 4096)):
+        a = torch.randn(bm * bk, device="cuda", dtype=torch.float16)
+        b = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * 4
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float32)
+        k = mma_loop.warmup(a, b, c, iters, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=1)
+        ptx = k.asm["ptx"]
+        kind_ = "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma")
+        ms = _bench(lambda: mma_loop[(progs,)](a, b, c, iters, bm, bn, bk, num_warps=warps, num_stages=1))
+        flops = 2 * bm * bn * bk * iters * progs
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "instruction": kind_, "ms": ms,
+                "tflops": flops / ms / 1e9, "regs": getattr(k, "n_regs", None)}
+    if kind == "l2":
+        w, block = params
+        span = 2 * 1024 * 1024
+        x = torch.randn(span, device="cuda", dtype=torch.float32)
         progs, iters = sms * 8, 512
         o = torch.empty(progs * block, device="cuda", dtype=torch.float32)
-        ms = bench(lambda: _l2_read[(progs,)](x, o, span, iters, block, num_warps=w))
-        l2.append({"warps": w, "block": block, "ms": ms, "gbs": progs * iters * block * 4 / ms / 1e6})
-    res["l2"] = l2
-    json.dump(res, open(out, "w"), indent=1)
-    print(json.dumps(res, indent=1))
+        ms = _bench(lambda: l2_read[(progs,)](x, o, span, iters, block, num_warps=w))
+        return {"warps": w, "block": block, "ms": ms, "gbs": progs * iters * block * 4 / ms / 1e6}
+    if kind == "stream":
+        warps, bm, bk, per_sm, stages = params
+        bn, tile = 16, bm * bk * 2
+        iters = max(64, (8 << 20) // tile)  # 8 MB a program, from a 16 MB buffer: L2-resident on an H100/H200
+        x = torch.randn(2 * iters * bm * bk, device="cuda", dtype=torch.float16)
+        w_ = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        o = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float32)
+        k = stream.warmup(x, w_, o, iters, bm, bk, bn, grid=(progs,), num_warps=warps, num_stages=stages)
+        ttgir = k.asm["ttgir"]
+        waits = [line.split("num = ")[1].split(" ")[0] for line in ttgir.splitlines()
+                 if "ttg.async_wait" in line and "num = " in line]
+        ms = _bench(lambda: stream[(progs,)](x, w_, o, iters, bm, bk, bn, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bk": bk, "tile_bytes": tile, "programs_per_sm": per_sm,
+                "stages": stages, "iters": iters, "ms": ms, "shared": k.metadata.shared,
+                "regs": getattr(k, "n_regs", None), "async_wait_num": waits,
+                "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
+                "ns_per_iteration": ms * 1e6 / iters, "gbs": progs * iters * tile / ms / 1e6}
+    if kind == "dram":
+        warps, bm, bk, per_sm, stages = params
+        bn, tile = 16, bm * bk * 2
+        progs = sms * per_sm
+        iters = max(16, (1 << 30) // (progs * tile))  # 1 GB in all, each byte read once
+        x = torch.randn(progs * iters * bm * bk, device="cuda", dtype=torch.float16)
+        w_ = torch.randn(bk * bn, device="cuda", dtype=torch.float16)
+        o = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float32)
+        k = dram_stream.warmup(x, w_, o, iters, bm, bk, bn, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: dram_stream[(progs,)](x, w_, o, iters, bm, bk, bn, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bk": bk, "tile_bytes": tile, "programs_per_sm": per_sm,
+                "stages": stages, "iters": iters, "ms": ms, "shared": k.metadata.shared,
+                "ns_per_iteration": ms * 1e6 / iters, "gbs": progs * iters * tile / ms / 1e6}
+    if kind == "spill":
+        warps, cols, per_sm = params
+        progs = sms * per_sm
+        rows = progs * 16
+        x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        k = spill_rows.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
+        stores, loads = _ptxas_spills(k.asm["ptx"])
+        ms = _bench(lambda: spill_rows[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows": rows, "ms": ms,
+                "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
+                "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
+                "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    raise ValueError(kind)
+
+
+def serve(items: list[list]) -> None:
+    """Child: measure each (kind, params...) in turn, one RESULT line each, as they finish."""
+    for kind, *params in items:
+        try:
+            row = one(kind, [int(v) for v in params])
+        except Exception as e:  # noqa: BLE001 - a shape that fails is a result
+            row = {"params": params, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"}
+        print("RESULT " + json.dumps({"kind": kind, **row}), flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill")
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve:
+        serve(json.loads(args.serve))
+        return 0
+    import torch
+    import triton
+    res = {"gpu": torch.cuda.get_device_name(), "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+           "triton": triton.__version__, "torch": torch.__version__, "command": " ".join(sys.argv),
+           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
+            "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
+            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL]}
+    todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
+    began = time.time()
+    # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
+    # child starts after the item it was on.
+    while todo:
+        left = args.budget - (time.time() - began)
+        if left < 5:
+            for kind, *params in todo:
+                res.setdefault(kind, []).append({"params": params, "error": "skipped: the run's time budget was spent"})
+            break
+        child = subprocess.Popen([sys.executable, HERE, args.out, "--serve", json.dumps(todo)],
+                                 stdout=subprocess.PIPE, text=True)
+        done = 0
+        while done < len(todo):
+            ready, _, _ = select.select([child.stdout], [], [], min(60.0, max(1.0, args.budget - (time.time() - began))))
+            line = child.stdout.readline() if ready else ""
+            if not line:
+                break
+            if not line.startswith("RESULT "):
+                continue
+            row = json.loads(line[7:])
+            res.setdefault(row.pop("kind"), []).append(row)
+            print(line[7:].strip(), flush=True)
+            done += 1
+            res["seconds"] = round(time.time() - began, 1)
+            with open(args.out, "w") as f:
+                json.dump(res, f, indent=1)
+        if done < len(todo):
+            kind, *params = todo[done]
+            res.setdefault(kind, []).append({"params": params, "error": "no result within 60 s (killed)"})
+            child.kill()
+            done += 1
+        child.wait()
+        todo = todo[done:]
+    res["seconds"] = round(time.time() - began, 1)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=1)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main())

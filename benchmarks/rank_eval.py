@@ -1,7 +1,8 @@
 """The evaluation of `irscope rank` behind docs/rank.md, in two steps.
 
-    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT          # -> docs/rank/facts.json (no GPU)
+    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
+    python benchmarks/rank_eval.py predict 3                    # -> docs/rank/predictions-3.json (frozen)
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -22,12 +23,34 @@ sys.path.insert(0, str(ROOT))
 DOCS = ROOT / "docs" / "rank"
 SPACES = {"matmul": ("bench", "M=1024,N=1024,K=1024"), "attention": ("n4096.d128", "n1024.d128"),
           "add": ("bench", "n=16777216"), "softmax": ("bench", "rows=2048,cols=8192"),
-          "softmax.persistent": ("bench", "rows=2048,cols=8192")}
+          "softmax.persistent": ("bench", "rows=2048,cols=8192"), "attention.causal": ()}
 GPU = "h200"
 HELDOUT = {"attention": ("n8192.d128", "n2048.d128"), "add": ("n=67108864", "n=4194304")}
+# Timed only after model 3 was frozen with its predictions (docs/rank/predictions-3.json): a new space
+# (causal attention) and new matmul sizes.
+HELDOUT_3 = {"matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,N=8192,K=1024",
+                        "M=512,N=512,K=8192"),
+             "attention.causal": ("n4096.d128", "n1024.d128")}
 
 
-def collect_facts(root: Path) -> dict:
+# Timed only after model 4 was frozen (docs/rank/predictions-4.json): the softmax spaces at rows of 16384
+# and the fp16 row softmax (benchmarks/rank/softmax-wide.yaml, compiled into a second snapshot root).
+HELDOUT_4 = {"softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+             "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+             "softmax.fp16": ("bench", "rows=2048,cols=8192"), "add": ("n=33554432", "n=2097152")}
+
+
+def sizes_of(kernel: str) -> tuple:
+    return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ()) + \
+        (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ())
+
+
+WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
+
+
+def collect_facts(root: Path, wide: Path | None = None) -> dict:
+    """The facts of every space under `root` (benchmarks/rank/*.yaml) and, under `wide`, of
+    softmax-wide.yaml's; each config with its problem at each size of its space."""
     from irscope.rank import chip_for, facts_of
     from irscope.spec import library
     from irscope.spec.problem import problem_at
@@ -35,17 +58,19 @@ def collect_facts(root: Path) -> dict:
 
     chip = chip_for("sm_90a", GPU)
     out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
-    for kernel, sizes in SPACES.items():
+    roots = [(root, kernel, sizes_of(kernel)) for kernel in SPACES]
+    if wide is not None:
+        roots += [(wide, kernel, sizes) for kernel, sizes in HELDOUT_4.items() if kernel not in WIDE_SAME_ROOT]
+    for where, kernel, sizes in roots:
         spec = library.load_kernel(kernel)
-        configs = []
-        for s in sorted(find_snapshots(root / kernel), key=lambda s: s.label):
+        space = out["spaces"].setdefault(kernel, {"sizes": [], "configs": []})
+        space["sizes"] += [s for s in sizes if s not in space["sizes"]]
+        for s in sorted(find_snapshots(where / kernel), key=lambda s: s.label):
             if s.target_name != "sm_90a":
                 continue
             f = facts_of(s)
-            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict()
-                        for size in sizes + HELDOUT.get(kernel, ())}
-            configs.append({"facts": f.as_dict(), "problems": problems})
-        out["spaces"][kernel] = {"sizes": list(sizes) + list(HELDOUT.get(kernel, ())), "configs": configs}
+            problems = {size: problem_at(spec, size, f.constexprs, sms=chip.sms).as_dict() for size in sizes}
+            space["configs"].append({"facts": f.as_dict(), "problems": problems})
     return out
 
 
@@ -61,6 +86,8 @@ def predictions(facts_doc: dict, model: int = 2) -> dict:
         for size in space["sizes"]:
             preds = out.setdefault(kernel, {}).setdefault(size, {})
             for c in space["configs"]:
+                if size not in c["problems"]:
+                    continue  # a config of another root's space of the same kernel (softmax-wide.yaml)
                 f = Facts.from_dict(c["facts"])
                 p = c["problems"][size]
                 problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
@@ -107,7 +134,7 @@ def merge_times(docs: list[dict]) -> dict:
 def main(argv: list[str]) -> int:
     DOCS.mkdir(parents=True, exist_ok=True)
     if argv[:1] == ["facts"]:
-        doc = collect_facts(Path(argv[1]))
+        doc = collect_facts(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         n = sum(len(s["configs"]) for s in doc["spaces"].values())
         print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
@@ -122,6 +149,13 @@ def main(argv: list[str]) -> int:
                 for size, f in sizes.items():
                     print(model, kernel, size, json.dumps(f))
         return 0
+    if argv[:1] == ["predict"]:
+        # Freeze a model's predictions for every space and size, timed or not (the held-out check).
+        model = int(argv[1])
+        preds = predictions(json.loads((DOCS / "facts.json").read_text()), model)
+        (DOCS / f"predictions-{model}.json").write_text(json.dumps(preds, indent=1, sort_keys=True))
+        print(f"model {model}'s predictions -> {DOCS / f'predictions-{model}.json'}")
+        return 0
     if argv[:1] == ["table"]:
         print(markdown(json.loads((DOCS / "evaluation.json").read_text())))
         return 0
@@ -129,20 +163,32 @@ def main(argv: list[str]) -> int:
     return 2
 
 
+def held_out_from(kernel: str, size: str) -> str:
+    """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_4.get(kernel, ()):
+        return "1, 2, 3, 4"
+    if size in HELDOUT_3.get(kernel, ()):
+        return "1, 2, 3"
+    if kernel.startswith("softmax") or kernel == "matmul" or size in HELDOUT.get(kernel, ()):
+        return "1, 2"
+    return "1"
+
+
 def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, both models side by side."""
-    m1, m2 = figures["model 1"], figures["model 2"]
-    rows = ["| space | size | configs timed | Spearman model 1 / 2 | best in top-1 / top-5 (model 2) | "
-            "predicted top-1 slower than best, model 1 / 2 | best of predicted top-5 slower, model 1 / 2 | "
-            "cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|"]
-    for kernel in m2:
-        for size, f in m2[kernel].items():
-            g = m1[kernel][size]
-            held = " (held out)" if kernel.startswith("softmax") or size in HELDOUT.get(kernel, ()) or kernel == "matmul" else ""
-            rows.append(f"| {kernel} | {size}{held} | {f['configs']} | {g['spearman']:.3f} / **{f['spearman']:.3f}** | "
+    """The evaluation as docs/rank.md's table: one row per space and size, the four models side by side."""
+    models = [figures[f"model {m}"] for m in (1, 2, 3, 4)]
+    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 | best in top-1 / "
+            "top-5 (model 4) | predicted top-1 slower than best, 1 / 2 / 3 / 4 | best of predicted top-5 slower, "
+            "1 / 2 / 3 / 4 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    last = models[-1]
+    for kernel in last:
+        for size, f in last[kernel].items():
+            each = [m[kernel][size] for m in models]
+            rows.append(f"| {kernel} | {size} | {held_out_from(kernel, size)} | {f['configs']} | "
+                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:-1]) + f" / **{f['spearman']:.3f}** | "
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
-                        f"{g['top1_slowdown']:.1%} / {f['top1_slowdown']:.1%} | "
-                        f"{g['top5_slowdown']:.1%} / **{f['top5_slowdown']:.1%}** | "
+                        + " / ".join(f"{g['top1_slowdown']:.1%}" for g in each) + " | "
+                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:-1]) + f" / **{f['top5_slowdown']:.1%}** | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 

@@ -2,7 +2,7 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -31,6 +31,18 @@ HELDOUT = {
     "attention": ("n8192.d128", "n2048.d128"),
     "add": ("n=67108864", "n=4194304"),
 }
+# Timed only after model 3 was frozen (docs/rank/predictions-3.json): a new space and new matmul sizes.
+HELDOUT_3 = {
+    "matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,N=8192,K=1024", "M=512,N=512,K=8192"),
+    "attention.causal": ("n4096.d128", "n1024.d128"),
+}
+# Timed only after model 4 was frozen (docs/rank/predictions-4.json): benchmarks/rank/softmax-wide.yaml.
+HELDOUT_4 = {
+    "softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+    "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
+    "softmax.fp16": ("bench", "rows=2048,cols=8192"),
+    "add": ("n=33554432", "n=2097152"),
+}
 
 
 def main() -> int:
@@ -40,6 +52,8 @@ def main() -> int:
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--heldout", action="store_true", help="time the held-out sizes instead")
+    ap.add_argument("--heldout3", action="store_true", help="time model 3's held-out spaces and sizes instead")
+    ap.add_argument("--heldout4", action="store_true", help="time model 4's held-out spaces and sizes instead")
     args = ap.parse_args()
     import torch
     import triton
@@ -60,7 +74,8 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    for kernel, sizes in (HELDOUT if args.heldout else SPACES).items():
+    chosen = HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
+    for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue
         spec = library.load_kernel(kernel)

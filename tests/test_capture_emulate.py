@@ -14,6 +14,7 @@ from irscope.store.launches import read_launches
 from irscope.targets import get_target
 
 ASKS_CUDA = Path(__file__).parent / "capture_programs" / "asks_cuda.py"
+ASKS_CUDA_CHECKED = Path(__file__).parent / "capture_programs" / "asks_cuda_checked.py"
 
 
 def _irscope(*argv: str) -> tuple[int, str, str]:
@@ -79,6 +80,32 @@ def test_as_sm90a_takes_the_hopper_path_and_the_capture_compiles_back_with_tma(t
     # compiling it back emulated the GPU in this process only while the kernel's module was imported
     assert (torch.cuda.is_available, torch.cuda.get_device_properties) == before
     assert torch.overrides._get_current_function_mode() is None  # no "cuda"-to-CPU mode left on the stack
+
+
+def test_as_with_execute_runs_the_kernels_in_the_interpreter_so_a_program_checking_its_result_passes(tmp_path):
+    # asks_cuda_checked.py exits 3 unless its kernel really wrote out = 2 * x: under --as alone (record
+    # mode, nothing executed) it does; with --execute the interpreter runs the kernel on the CPU tensors
+    # the emulation made, on the grid the emulated SM count gave, and the capture compiles back.
+    executed, recorded = tmp_path / "executed", tmp_path / "recorded"
+    code, stdout, stderr = _irscope("capture", "--as", "sm_90a", "--execute", "--out", str(executed), "--",
+                                    "python", str(ASKS_CUDA_CHECKED))
+    assert code == 0, stderr
+    data = read_launches(executed / "launches.json")
+    assert data["mode"] == "interpret" and data["exit_code"] == 0 and data["captured_for"]["name"] == "sm_90a"
+    assert data["emulation"]["as"] == "sm_90a"
+    assert "Triton's interpreter ran the kernels" in data["emulation"]["what"]
+    (launch,) = data["launches"]
+    assert launch["grid"] == [132, 1, 1] and _args(launch)["BLOCK"]["value"] == 128 and launch["count"] == 1
+    assert "(interpret mode, for emulated sm_90a)" in stdout
+    assert f"{launch['id']}/sm_90a  ok" in stdout
+
+    code, _, stderr = _irscope("capture", "--as", "sm_90a", "--no-compile", "--out", str(recorded), "--",
+                               "python", str(ASKS_CUDA_CHECKED))
+    assert code == 3, stderr  # the program's own exit code: its check failed, nothing had run
+    same = read_launches(recorded / "launches.json")
+    assert same["mode"] == "record" and "nothing was executed" in same["emulation"]["what"]
+    (alike,) = same["launches"]  # the interpreter's shadow JIT recorded what record mode records
+    assert (alike["id"], alike["grid"], alike["args"]) == (launch["id"], launch["grid"], launch["args"])
 
 
 def test_as_refuses_an_amd_target_before_the_program_starts(tmp_path):

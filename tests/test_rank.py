@@ -49,12 +49,15 @@ def test_problem_plans_the_grid_on_the_meta_device_without_memory():
     assert p.call.args[0].device.type == "meta"
 
 
-def test_a_memory_bound_kernel_is_bound_by_memory_and_near_the_datasheet_bandwidth():
+@pytest.mark.parametrize("model", [3, 4])
+def test_a_memory_bound_kernel_is_bound_by_memory_and_near_the_bandwidth(model):
+    """Near the datasheet's bandwidth up to model 3; model 4 takes the bandwidth the H200 reached."""
     f = facts_of(load_snapshot(GOLDEN / "add" / "default" / "sm_90a"))
     p = problem_at(library.load_kernel("add"), "bench", f.constexprs, sms=H200.sms)
-    e = estimate(f, p, H200)
+    e = estimate(f, p, H200, model)
     assert e.bound == "memory"
-    assert p.min_bytes / (e.ms / 1e3) == pytest.approx(H200.dram_gbs * 1e9, rel=0.05)
+    gbs = H200.dram_gbs if model < 4 else H200.measured_4.dram_gbs
+    assert p.min_bytes / (e.ms / 1e3) == pytest.approx(gbs * 1e9, rel=0.05)
 
 
 def test_the_big_matmul_is_bound_by_the_tensor_cores_and_its_rate_is_below_the_peak():
@@ -73,7 +76,7 @@ def _with(f: Facts, **changes) -> Facts:
 def test_spills_fewer_resident_programs_and_unlaunchable_configs_rank_as_the_model_says():
     f = facts_of(load_snapshot(GOLDEN / "add" / "default" / "sm_90a"))
     p = problem_at(library.load_kernel("add"), "bench", f.constexprs, sms=H200.sms)
-    spilled = _with(f, label="spilled", spill_bytes=4096)
+    spilled = _with(f, label="spilled", spill_bytes=4096, other_spill_bytes=4096)  # add has no loop
     lonely = _with(f, label="lonely", blocks_per_sm=1)
     broken = _with(f, label="broken", launchable=False, launch_reasons=["shared memory 300,000 B > 232,448 B"])
     order = [r.facts.label for r in rank([broken, spilled, lonely, f], p, H200)]
@@ -129,6 +132,8 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     (("rank", "add", "--target", "sm_90a", "--gpu", "mi300x"), "runs gfx942 binaries"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "h300"), "unknown GPU"),
     (("rank", "add", "--target", "sm_90a", "--size", "n=abc"), "not an integer"),
+    (("rank", str(ROOT / "benchmarks" / "rank" / "softmax-wide.yaml")), "pass --kernel"),
+    (("rank", str(ROOT / "benchmarks" / "rank" / "softmax-wide.yaml"), "--kernel", "nope"), "it holds: softmax,"),
 ])
 def test_rank_cli_bad_input_is_one_line(cli, argv, words):
     code, _, err = cli(*argv)
@@ -166,5 +171,104 @@ def test_the_committed_facts_are_what_the_snapshots_say_today():
     fresh = facts_of(snap)
     committed = {c["facts"]["label"].split("/")[1]: c["facts"] for c in facts["spaces"]["matmul"]["configs"]}
     same = committed["default.w8.s3.BLOCK_M=128.BLOCK_N=256.BLOCK_K=64"]
-    for key in ("loop", "num_warps", "num_stages", "instruction", "dot_dtype", "mma_n"):
+    for key in ("loop", "num_warps", "num_stages", "instruction", "dot_dtype", "mma_n", "prefetch"):
         assert same[key] == fresh.as_dict()[key], key
+
+
+def test_the_prefetch_distance_is_read_from_the_loops_async_wait():
+    """At num_stages s the pipelined matmul loop waits with `num = 2 (s - 2)` over two commit groups an
+    iteration: each copy is issued s - 1 iterations before it is waited for."""
+    from irscope.rank.facts import _scan
+    snap = load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a")
+    text = snap.read("ttgir")
+    stages = facts_of(snap).num_stages
+    assert f"num = {2 * (stages - 2)}" in text
+    assert _scan(text)[4] == stages - 1
+    # the same loop with the wait rewritten as a 4-stage pipeline's
+    deeper = text.replace(f"{{num = {2 * (stages - 2)} : i32}}", "{num = 4 : i32}")
+    assert _scan(deeper)[4] == 3
+
+
+def test_model_3_charges_a_two_stage_pipeline_its_loaded_copy_latency():
+    """Model 3: a 128x256x64 tile's 48 KB of copies take longer to land than one wgmma, so with copies one
+    iteration ahead the loop waits for them; two iterations ahead hide them. Model 2 saw no difference."""
+    import dataclasses
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    f = dataclasses.replace(f, constexprs={**f.constexprs, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64})
+    p = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+    loop = dict(f.loop, load_bytes=2 * (128 * 64 + 64 * 256), dot_flops=2 * 128 * 256 * 64)
+    two = dataclasses.replace(f, loop=loop, num_stages=2, prefetch=1, mma_n=256, blocks_per_sm=1)
+    three = dataclasses.replace(two, num_stages=3, prefetch=2)
+    assert estimate(two, p, H200, 3).ms > 1.1 * estimate(three, p, H200, 3).ms
+    assert estimate(two, p, H200, 3).bound == "latency"
+    assert estimate(two, p, H200, 2).ms == pytest.approx(estimate(three, p, H200, 2).ms, rel=0.02)
+
+
+def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_only():
+    m3, m2 = H200.measured_3, H200.measured
+    assert m3.mma("wgmma", 64) == pytest.approx(833.5 / 989.4)
+    assert m3.mma("wgmma", 16) < m3.mma("wgmma", 32) < m3.mma("wgmma", 64)  # between, in log2 N
+    assert m2.mma("wgmma", 32) is None and m2.mma("wgmma", 64) is None  # model 2 as it was frozen
+
+
+@pytest.mark.parametrize("model, space, sizes", [
+    (3, "attention.causal", {"n4096.d128", "n1024.d128"}),
+    (4, "softmax.fp16", {"bench", "rows=2048,cols=8192"}),
+])
+def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
+    """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
+    sizes among them): the model still makes exactly those predictions."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    facts = json.loads((EVAL / "facts.json").read_text())
+    frozen = json.loads((EVAL / f"predictions-{model}.json").read_text())
+    assert rank_eval.predictions(facts, model) == frozen
+    assert set(frozen[space]) == sizes
+
+
+def test_sass_spills_are_split_between_the_main_loop_and_the_rest():
+    """Local loads and stores (LDL/STL, with their widths) inside the longest backward branch run every
+    iteration; the rest once. A real spilling compile: add with 65536 elements on one warp."""
+    from irscope.rank.facts import _LOCAL, _sass_spills
+
+    class Fake:  # only what _sass_spills reads: the SASS text
+        stage_files = {"sass": None}
+
+        def __init__(self, text):
+            self.text = text
+
+        def read(self, stage):
+            return self.text
+
+    sass = "\n".join([
+        "        /*0000*/                   STL [R1+0x4], R2 ;",
+        ".L_x_1:",
+        "        /*0010*/                   LDL.LU.64 R4, [R1+0x8] ;",
+        "        /*0020*/                   STL.128 [R1+0x10], R8 ;",
+        "        /*0030*/               @P0 BRA `(.L_x_1) ;",
+        "        /*0040*/                   LDL R2, [R1+0x4] ;",
+    ])
+    assert _sass_spills(Fake(sass)) == {"loop_spill_bytes": 8 + 16, "other_spill_bytes": 4 + 4}
+    assert _LOCAL.search("LDG.E R2, [R4.64] ;") is None  # a global load is not a spill
+    f = facts_of(load_snapshot(GOLDEN / "softmax" / "default" / "sm_90a"))
+    assert f.loop_spill_bytes == 0 and f.other_spill_bytes == f.spill_bytes  # no loop: all once (none here)
+
+
+def test_model_4_prices_spills_at_what_a_warp_moves_so_a_spilling_config_ranks_behind():
+    """The persistent softmax at 8 warps (its committed facts): the same config with 2,400 B a thread of
+    spills in its row loop is far slower under model 4, and slower than with the spill code outside it."""
+    import dataclasses
+    from irscope.spec.problem import Problem
+    facts = json.loads((EVAL / "facts.json").read_text())
+    c = next(c for c in facts["spaces"]["softmax.persistent"]["configs"]
+             if c["facts"]["label"].split("/")[1] == "default.w8.NUM_STAGES=2")
+    f = Facts.from_dict(c["facts"])
+    q = c["problems"]["bench"]
+    p = Problem(q["kernel"], q["size_name"], q["size"], tuple(q["grid"]), q["flops"], q["min_bytes"])
+    clean = dataclasses.replace(f, spill_bytes=0, loop_spill_bytes=0, other_spill_bytes=0)
+    spilling = dataclasses.replace(f, spill_bytes=2400, loop_spill_bytes=2400, other_spill_bytes=0)
+    assert estimate(spilling, p, H200, 4).ms > 1.5 * estimate(clean, p, H200, 4).ms
+    assert estimate(spilling, p, H200, 4).bound == "spills"
+    outside = dataclasses.replace(spilling, loop_spill_bytes=0, other_spill_bytes=2400)
+    assert estimate(outside, p, H200, 4).ms < estimate(spilling, p, H200, 4).ms  # once, not every row

@@ -22,6 +22,11 @@ def add_parser(sub) -> None:
                    help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
     p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
                                                  "see docs/rank.md for the table)")
+    p.add_argument("--kernel", "-k", metavar="NAME",
+                   help="rank this kernel of a sweep file that holds several (default: its only kernel)")
+    p.add_argument("--model", type=int, choices=(1, 2, 3, 4), default=4,
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2-4 add more of the H200's "
+                        "calibration (default 4)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
@@ -77,9 +82,13 @@ def run(args, ui) -> int:
     points, tuned, target = _points(args)
     chip = chip_for(target, args.gpu)
     kernels = sorted({p.kernel for p in points})
+    if args.kernel:
+        if args.kernel not in kernels:
+            raise UsageError(f"the space has no kernel '{args.kernel}'", f"it holds: {', '.join(kernels)}")
+        points, kernels = [p for p in points if p.kernel == args.kernel], [args.kernel]
     if len(kernels) != 1:
         raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
-                         "give each kernel a sweep file of its own")
+                         f"pass --kernel, e.g. --kernel {kernels[0]}")
     spec = library.load_kernel(kernels[0])
     from ..gpu.runner import workload_of
     workload = workload_of(spec)
@@ -120,7 +129,7 @@ def run(args, ui) -> int:
                                      "sweep's arg.X") from None
         ranking = []
         for label, (s, f) in facts.items():
-            ranking.extend(rank([f], problems[label], chip))
+            ranking.extend(rank([f], problems[label], chip, args.model))
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name if first else size, "problem": first.as_dict() if first else None,
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),

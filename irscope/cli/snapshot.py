@@ -32,13 +32,18 @@ def add_parser(sub) -> None:
                        help="compile the fresh snapshots into DIR and keep them (default: a temporary folder, "
                             "deleted when the command ends)")
         a.add_argument("--json", action="store_true", help="print the result of every golden as JSON")
+        if name == "check":
+            a.add_argument("--on-stale-source", choices=("warn", "fail"), default="warn",
+                           help="a golden whose IR matches but whose source.py is not its kernel file's text: "
+                                "warn (default) or fail")
         add_compile_options(a)
         a.set_defaults(run=run)
 
 
 # Summary order; statuses not listed here (none today) come after, alphabetically.
-SUMMARY_ORDER = ("match", "mismatch", "missing", "written", "skipped", "version-mismatch", "failed", "crashed",
-                 "timeout")
+SUMMARY_ORDER = ("match", "mismatch", "missing", "written", "source-refreshed", "skipped", "version-mismatch",
+                 "failed", "crashed", "timeout")
+OK_STATUSES = ("match", "written", "source-refreshed", "skipped")
 
 
 def run(args, ui) -> int:
@@ -89,6 +94,8 @@ def run(args, ui) -> int:
             result = root.compare(fresh)
             if args.action == "update" and result.status in ("missing", "mismatch", "version-mismatch"):
                 result = root.write(fresh, None, point.kernel)
+            elif args.action == "update" and result.source_stale:  # the IR matches: source.py alone is rewritten
+                result = root.refresh_source(result, fresh)
             row = {**result.as_dict(), "kernel": point.kernel, "target": point.target}
             if not args.keep:  # the fresh snapshot lives in a folder deleted when the command ends
                 row["fresh"] = None
@@ -104,23 +111,40 @@ def run(args, ui) -> int:
             if args.json:
                 continue
             color = "green" if result.ok else "red"
-            ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}")
+            if result.status == "source-refreshed":
+                ui.print(f"{s(o.label, 'bold')}  {s('source refreshed', 'green')}  (source.py is now "
+                         f"{result.source.kernel_file}, {result.source.lines}; IR unchanged, no other file rewritten)")
+            elif result.source_stale:
+                ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}  "
+                         f"{s('warning: ' + result.source.warning, 'yellow')}")
+            else:
+                ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}")
             if not result.ok:
                 hint = f"irscope snapshot update {point.kernel} --target {point.target} --goldens {root.path}"
                 ui.print("  " + describe(result, update_hint=hint).replace("\n", "\n  "))
     counts = summary_counts(rows)
-    bad = sum(n for status, n in counts.items() if status not in ("match", "written", "skipped"))
+    bad = sum(n for status, n in counts.items() if status not in OK_STATUSES)
+    stale = sum(1 for row in rows if row.get("source_stale"))
+    strict = getattr(args, "on_stale_source", "warn") == "fail"
+    refresh = f"irscope snapshot update --goldens {root.path}"
     if args.json:
         ui.print(json.dumps({"goldens": str(root.path), "action": args.action, "results": rows,
-                             "summary": counts, "ok": not bad}, indent=1))
+                             "summary": counts, "source_stale": stale, "ok": not bad and not (stale and strict)},
+                            indent=1))
     else:
         for golden, here in sorted(versions):
             ui.print(f"goldens made with Triton {golden}; this is Triton {here}")
         line = summary_line(counts)
         ui.print(s(line, "red" if bad else "green"))
+        if stale:
+            ui.print(s(f"warning: {stale} matching golden(s) keep a stale source.py (not the kernel file their "
+                       f"IR is compiled from); refresh it with: {refresh}", "red" if strict else "yellow"))
     if bad:
         raise ComparisonFailed(f"{bad} of {len(points)} snapshots do not match their goldens",
                                "read the diffs above; if the changes are intended: irscope snapshot update")
+    if stale and strict:
+        raise ComparisonFailed(f"{stale} of {len(points)} goldens keep a stale source.py (--on-stale-source fail)",
+                               f"their IR matches; refresh source.py alone with: {refresh}")
     return 0
 
 

@@ -8,7 +8,9 @@
 Options (one group, one prefix): `--irscope-update` writes or rewrites goldens (and deletes goldens that a
 test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
 `--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for points whose
-goldens were all made under other Triton releases. A golden set holds one golden per release
+goldens were all made under other Triton releases; `--irscope-stale-source warn|fail` (ini
+`irscope_stale_source`, default warn) for goldens whose IR matches but whose source.py is not the kernel
+file's text (`--irscope-update` rewrites that source.py alone). A golden set holds one golden per release
 (`<target>` and `<target>@triton-X.Y.Z` beside it, root.py); a run compares with the running release's. Registered through the `pytest11` entry point; importing it is cheap (irscope's
 compiler modules load on first use).
 
@@ -41,8 +43,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="when a golden was made under another Triton version: skip (default) or fail")
     group.addoption("--irscope-report", metavar="DIR", default=None,
                     help="write an HTML report (irscope report) of each failing golden into DIR, e.g. for CI artifacts")
+    group.addoption("--irscope-stale-source", choices=("warn", "fail"), default=None,
+                    help="when a golden matches but its source.py is not the kernel file's text: warn (default) "
+                         "or fail the test (--irscope-update rewrites that source.py alone)")
     parser.addini("irscope_goldens", "folder of golden snapshots, relative to the rootdir", default="snapshots")
     parser.addini("irscope_version_mismatch", "skip or fail on goldens made under another Triton", default="skip")
+    parser.addini("irscope_stale_source", "warn or fail on a matching golden whose source.py is stale",
+                  default="warn")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,6 +69,9 @@ class IrscopeSession:
         self.update = bool(config.getoption("--irscope-update"))
         self.on_version_mismatch = config.getoption("--irscope-version-mismatch") or \
             config.getini("irscope_version_mismatch")
+        self.on_stale_source = config.getoption("--irscope-stale-source") or config.getini("irscope_stale_source")
+        if self.on_stale_source not in ("warn", "fail"):
+            raise pytest.UsageError(f"ini irscope_stale_source is {self.on_stale_source!r}; use warn or fail")
         self.ran: set[str] = set()
         self.results: list[Any] = []
         self.version_notes: set[str] = set()
@@ -116,6 +126,21 @@ class IrscopeSession:
         tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
         for note in sorted(self.version_notes):
             tr.write_line(note)
+        refreshed = [r for r in self.results if r.status == "source-refreshed"]
+        if refreshed:
+            tr.write_line(f"{len(refreshed)} golden(s) with source.py refreshed (their IR matched; no other file "
+                          f"rewritten):", green=True)
+            for r in refreshed:
+                tr.write_line(f"  {r.golden_path}: {r.source.summary}")
+        stale = [r for r in self.results if r.source_stale]
+        if stale:
+            strict = self.on_stale_source == "fail"
+            tr.write_line(f"irscope: {len(stale)} matching golden(s) keep a stale source.py (not the kernel file "
+                          f"their IR is compiled from){'' if strict else '; a warning, not a failure'}:",
+                          yellow=not strict, red=strict)
+            for r in stale:
+                tr.write_line(f"  {r.golden_path}: {r.source.summary}")
+            tr.write_line("refresh source.py alone with: pytest --irscope-update (or irscope snapshot update)")
         if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
             tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
                           f"prunes to the last runs: tmp_path_retention_count)")
@@ -279,6 +304,8 @@ class IrscopeFixture:
                 result = s.root.compare(snap)
                 if result.status != "match":
                     result = s.root.write(snap, self._request.node.nodeid, kernel)
+                elif result.source_stale:  # the IR matches: source.py alone is rewritten
+                    result = s.root.refresh_source(result, snap)
             else:
                 result = s.root.compare(snap)
             s.results.append(result)
@@ -290,9 +317,14 @@ class IrscopeFixture:
                 (skipped if s.on_version_mismatch == "skip" else failures).append(line)
             elif not result.ok:
                 failures.append(describe(result, update_hint=f"pytest --irscope-update {self._request.node.nodeid}"))
-        if failures and s.config.getoption("--irscope-report"):
+            elif result.source_stale and s.on_stale_source == "fail":
+                failures.append(f"{result.label} matches its golden ({result.golden_path}), but its "
+                                f"{result.source.summary} (--irscope-stale-source=fail)\nrefresh source.py alone "
+                                f"with: pytest --irscope-update {self._request.node.nodeid}")
+        failing = [r for r in s.results[-len(snaps):] if not r.ok]
+        if failing and s.config.getoption("--irscope-report"):  # a stale source.py alone has no IR to report
             failures.append(_write_report(Path(s.config.getoption("--irscope-report")), self._request.node.nodeid,
-                                          [r for r in s.results[-len(snaps):] if not r.ok]))
+                                          failing))
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
         if skipped:

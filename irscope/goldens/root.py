@@ -7,6 +7,7 @@ rather than their bytes, and the counters and resources. Used by the pytest plug
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import re
@@ -20,6 +21,7 @@ from ..errors import SnapshotError
 from ..spec.kernel import CompileOptions
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
 from ..store.folder import write_folder
+from .source import SourceDrift, refresh_source, source_drift
 
 GOLDEN_FILE = "golden.json"
 # Stages compared, in pipeline order. Binaries are compared through their disassembly (sass); hsaco
@@ -46,6 +48,7 @@ class GoldenStatus(enum.StrEnum):
     MISSING = "missing"  # no golden for it yet
     VERSION_MISMATCH = "version-mismatch"  # the golden was made under another Triton
     WRITTEN = "written"  # --irscope-update / snapshot update wrote it
+    SOURCE_REFRESHED = "source-refreshed"  # it matched; update rewrote its stale source.py alone (source.py)
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,18 @@ class GoldenResult:
     stage: str | None = None  # the first stage whose normalised text differs
     diff: tuple[str, ...] = ()  # its unified diff, trimmed to the changed hunks
     diff_total: int = 0  # lines in the whole diff
+    # A MATCH whose source.py is not the kernel file the fresh compile read (a warning, not a failure), or
+    # the SOURCE_REFRESHED golden's drift before its refresh
+    source: SourceDrift | None = None
 
     @property
     def ok(self) -> bool:
-        return self.status in (GoldenStatus.MATCH, GoldenStatus.WRITTEN)
+        return self.status in (GoldenStatus.MATCH, GoldenStatus.WRITTEN, GoldenStatus.SOURCE_REFRESHED)
+
+    @property
+    def source_stale(self) -> bool:
+        """It matches, but its source.py is not the Python its IR came from (update refreshes it)."""
+        return self.status == GoldenStatus.MATCH and self.source is not None
 
     def as_dict(self) -> dict:
         return {"label": self.label, "status": self.status,
@@ -73,7 +84,8 @@ class GoldenResult:
                 "fresh": str(self.fresh_path) if self.fresh_path else None,
                 "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
                 "deltas": [{"name": d.key, "golden": d.a, "fresh": d.b} for d in self.deltas],
-                "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total}
+                "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total,
+                "source_stale": self.source_stale, "source": self.source.as_dict() if self.source else None}
 
 
 @dataclass(frozen=True)
@@ -134,7 +146,19 @@ class GoldenRoot:
                 return compare(load_snapshot(min(others.values(), key=lambda f: len(f.name))), fresh)
             return GoldenResult(fresh.label, GoldenStatus.MISSING, folder, fresh.path, fresh_version=_triton(fresh))
         golden = load_snapshot(folder)
-        return compare(golden, fresh)
+        result = compare(golden, fresh)
+        if result.status == GoldenStatus.MATCH:
+            drift = source_drift(golden, fresh)
+            if drift is not None:
+                result = dataclasses.replace(result, source=drift)
+        return result
+
+    def refresh_source(self, result: GoldenResult, fresh: Snapshot) -> GoldenResult:
+        """Rewrite the stale source.py of a matching golden from `fresh`, and nothing else of it."""
+        if not result.source_stale or result.golden_path is None:
+            return result
+        refresh_source(self.path, load_snapshot(result.golden_path), fresh)
+        return dataclasses.replace(result, status=GoldenStatus.SOURCE_REFRESHED)
 
     def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
         """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it

@@ -27,7 +27,7 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--target", required=True)
     p.add_argument("--mode", default="auto", choices=("auto", "record", "interpret", "gpu"))
     p.add_argument("--as", dest="emulate", metavar="TARGET", help="present TARGET to the program as its GPU "
-                   "(capture_emulate.py); recording, never on the real GPU")
+                   "(capture_emulate.py); recording (or, with --mode interpret, interpreting), never on the real GPU")
     return p.parse_args(argv[:i]), argv[i + 1:]
 
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     recorder = capture.Recorder(target, mode, line_info=not knobs.compilation.disable_line_info)
     if args.emulate:
         from .capture_emulate import emulate
-        recorder.emulation = emulate(target)
+        recorder.emulation = emulate(target, executed=mode == "interpret")
     capture.install(recorder)
     code: int | None = 0
     try:

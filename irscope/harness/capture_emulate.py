@@ -12,10 +12,12 @@ is an **emulation**, not a GPU: for the whole run,
   alignment of `data_ptr()`);
 * Triton's fake driver (capture_driver.py) answers as TARGET, as in every record-mode capture.
 
-Nothing is executed: the JIT's binder, specialiser and autotuner run as they are and irscope records what
-they decided. What the program saw is written into the launch file (`emulation`), so a capture made this way
-is never mistaken for one made on a GPU. NVIDIA targets only: PyTorch's ROCm build answers through
-`torch.version.hip` and other fields this does not fake.
+Nothing is executed unless `--execute` is given too: then Triton's interpreter runs each kernel on the CPU
+tensors (as it would without `--as`), so the program's results are real. Either way the JIT's binder,
+specialiser and autotuner run as they are and irscope records what they decided. What the program saw is
+written into the launch file (`emulation`), so a capture made this way is never mistaken for one made on a
+GPU. NVIDIA targets only: PyTorch's ROCm build answers through `torch.version.hip` and other fields this
+does not fake.
 """
 from __future__ import annotations
 
@@ -87,14 +89,17 @@ def driver_properties(props: EmulatedDeviceProperties) -> dict:
             "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
 
 
-def emulate(target: Target) -> dict:
+def emulate(target: Target, executed: bool = False) -> dict:
     """Make `torch.cuda` answer as one device of `target` and put "cuda" tensors on the CPU, for the rest
-    of this process (the captured program's). Returns what the launch file records about it."""
+    of this process (the captured program's). `executed`: the kernels run in Triton's interpreter
+    (`--execute`), which takes the CPU tensors as they are. Returns what the launch file records about it."""
     answers = _answers(device_properties(target))
     _patch(answers)
     _cuda_on_cpu_mode().__enter__()  # stays on the mode stack for the rest of the program
+    ran = ("Triton's interpreter ran the kernels on the CPU (--execute)" if executed
+           else "nothing was executed")
     return {"as": target.name, "what": "torch.cuda answered as this device and 'cuda' tensors were made on "
-                                       "the CPU; no GPU was present and nothing was executed",
+                                       f"the CPU; no GPU was used and {ran}",
             "torch_cuda_calls": list(answers), "device_properties": asdict(device_properties(target))}
 
 

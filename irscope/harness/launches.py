@@ -200,7 +200,9 @@ def _definitions_module(digest: str, module: str, source: str, file: str) -> dic
         code = compile(__import__("ast").Module(body=[node], type_ignores=[]), filename, "exec")
         try:
             exec(code, vars(mod))  # noqa: S102 - documented: compiling runs the kernel's source
-        except Exception:  # noqa: BLE001 - a definition that needs the program's state; the kernel may not
+        # SystemExit too: a kept `if` may end the script (`if not ok: raise SystemExit(3)`, a result check at
+        # top level), which must not end irscope's compile.
+        except (Exception, SystemExit):  # noqa: BLE001 - a definition that needs the program's state
             continue
     return vars(mod)
 

@@ -8,6 +8,8 @@ beside them, and are the same for every kernel.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
@@ -38,6 +40,12 @@ class Chip:
     # Model 2 only: figures measured on the machine by benchmarks/rank_calibrate.py, on kernels of its
     # own (never the evaluation's). None where not measured: model 2 then falls back to model 1's figure.
     measured: "Measured | None" = None
+    measured_3: "Measured | None" = None  # model 3's: the second calibration run's figures added
+    measured_4: "Measured | None" = None  # model 4's: the third run's added
+
+    def calibration(self, model: int) -> "Measured | None":
+        """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
+        return {2: self.measured, 3: self.measured_3, 4: self.measured_4}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -56,6 +64,30 @@ class Measured:
     l2_bytes_clk: float | None = None  # L2 to one SM, bytes/clock, re-reading an L2-resident buffer
     l1_bytes: int = 256 * 1024  # L1 + shared memory per SM (the datasheet's), where spills live first
     source: str = ""
+    # Model 3 (the second calibration run): an asynchronous copy of B bytes from L2 lands
+    # `copy_latency + B / copy_bytes_clk` cycles after it is issued; one program streams at most
+    # `program_bytes_clk` and an SM at most `l2_bytes_clk`.
+    copy_latency: float | None = None
+    copy_bytes_clk: float | None = None
+    program_bytes_clk: float | None = None
+    # ... and a synchronous tile load (a loop the pipeliner left alone) of B bytes takes
+    # `load_latency + B / load_bytes_clk`; loads, stores and spills that do not go through cp.async or
+    # TMA are fed at most `sync_l2_bytes_clk` per SM.
+    load_latency: float | None = None
+    load_bytes_clk: float | None = None
+    sync_l2_bytes_clk: float | None = None
+    # Model 4 (the third run): the same copies and loads when every program streams its own data from
+    # DRAM; the DRAM bandwidth the card reached; spills: a warp moves `spill_warp_bytes_clk` of local
+    # memory traffic a clock on its own, an SM at most `spill_sm_bytes_clk`.
+    dram_copy_latency: float | None = None
+    dram_copy_bytes_clk: float | None = None
+    dram_load_latency: float | None = None
+    dram_load_bytes_clk: float | None = None
+    dram_gbs: float | None = None
+    spill_warp_bytes_clk: float | None = None
+    spill_sm_bytes_clk: float | None = None
+    # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
+    interpolate_n: bool = False
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -67,9 +99,25 @@ class Measured:
 
     def mma(self, instruction: str, n: int) -> float | None:
         """The measured fraction of the peak, for this instruction (and wgmma N) only; None if not measured."""
-        if instruction == "wgmma":
-            return self.mma_fraction.get(f"wgmma.n{n}") if n else None
-        return self.mma_fraction.get(instruction)
+        if instruction != "wgmma":
+            return self.mma_fraction.get(instruction)
+        if not n:
+            return None
+        exact = self.mma_fraction.get(f"wgmma.n{n}")
+        if exact is not None or not self.interpolate_n:
+            return exact
+        known = sorted((int(k.split(".n")[1]), v) for k, v in self.mma_fraction.items() if k.startswith("wgmma.n"))
+        if not known:
+            return None
+        if n <= known[0][0]:
+            return known[0][1]
+        if n >= known[-1][0]:
+            return known[-1][1]
+        for (n0, f0), (n1, f1) in zip(known, known[1:]):
+            if n0 < n < n1:
+                t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+                return f0 + t * (f1 - f0)
+        return None
 
 
 _F16 = ("fp16", "bf16")
@@ -95,6 +143,41 @@ H200_MEASURED = Measured(
     mma_fraction={"mma": 575.3 / 989.4, "wgmma.n16": 346.7 / 989.4},
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01 (docs/rank/calibrate-h200.json)")
 
+# The second run (Triton 3.6.0, 2026-12-01 15:32 UTC; docs/rank/calibrate-h200-v2.json), for model 3; cycles at
+# the table's 1.83 GHz (the card ran at up to 1.98 GHz: the figures are what the model's clock makes of
+# them). Model 3 = model 2's program-start cost and mma.sync rate, plus:
+#   wgmma, 8 warps, 128-row tiles: n64 834, n128 843, n256 841 TFLOP/s (0.842, 0.852, 0.850 of 989.4);
+#     m64n16 at 4 warps 0.350 as before; the 4-warp 64-row n32-n256 loops did not compile within 60 s (N
+#     between measured ones is interpolated in log2 N);
+#   a pipelined stream of fp16 tiles from L2 (benchmarks/rank_calibrate.py `stream`, one program an SM,
+#     copies one iteration ahead): 998, 1171, 1567 and 2347 cycles an iteration for 8, 16, 32 and 64 KB
+#     tiles, a straight line of 793 cycles + 1 per 42.3 B (least squares over the five runs);
+#   the most an SM pulled from L2 (4 programs, 5 stages, 8 KB tiles): 79.1 B/clk; one program: 56.4 B/clk;
+#   the same stream at 1 stage (synchronous loads): 973, 1350, 1973 and 3979 cycles for 8-64 KB: 421 + 1
+#     per 19.1 B (least squares over the five runs);
+#   synchronous re-reads of a 8 MB buffer by 8 programs an SM (`l2`): at most 8.2 TB/s, 34.0 B/clk an SM.
+H200_MEASURED_3 = Measured(
+    start_cycles=H200_MEASURED.start_cycles,
+    mma_fraction={"mma": 575.3 / 989.4, "wgmma.n16": 346.7 / 989.4, "wgmma.n64": 833.5 / 989.4,
+                  "wgmma.n128": 842.6 / 989.4, "wgmma.n256": 840.6 / 989.4},
+    l2_bytes_clk=79.1, copy_latency=793.4, copy_bytes_clk=42.26, program_bytes_clk=56.4, interpolate_n=True,
+    load_latency=420.5, load_bytes_clk=19.11, sync_l2_bytes_clk=34.0,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, both runs (docs/rank/calibrate-h200*.json)")
+
+# The third run (Triton 3.6.0, 2026-12-01 15:49 UTC; docs/rank/calibrate-h200-v3.json), for model 4, after
+# model 3's held-out run; cycles at 1.83 GHz:
+#   `dram`: the stream with every program reading its own tiles once (1 GB): at 2 stages (copies one
+#     iteration ahead), one program an SM, 1145, 1419 and 2123 cycles an iteration for 8, 16 and 32 KB:
+#     793 + 1 per 24.9 B; at 1 stage 1151, 1906, 2340: 934 + 1 per 22.1 B (least squares); at most
+#     4,327 GB/s (17.9 B/clk an SM) however deep or wide: 90% of the datasheet's 4,800;
+#   `spill`: a persistent row normalisation of 16384 fp32 at 1 warp spills 9,140 B a thread (ptxas), at
+#     2 warps 400: the 1-warp program takes 37.6 us a row longer, 3.88 B/clk of spill traffic for one
+#     warp on an SM; four such programs on an SM, 8.65 B/clk.
+H200_MEASURED_4 = dataclasses.replace(
+    H200_MEASURED_3, dram_copy_latency=792.9, dram_copy_bytes_clk=24.85, dram_load_latency=934.1,
+    dram_load_bytes_clk=22.10, dram_gbs=4327.0, spill_warp_bytes_clk=3.88, spill_sm_bytes_clk=8.65,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, three runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -109,7 +192,8 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("h100", "sm_90a", "H100 SXM5 80GB", 132, 1.83, 3350, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
-         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED),
+         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
+         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

@@ -93,6 +93,13 @@ class Facts:
     constexprs: dict = field(default_factory=dict)
     warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
     mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
+    # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
+    # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
+    prefetch: int = 0
+    # Spilled bytes a thread moves (SASS local loads and stores) per iteration of the main loop, and once
+    # outside it; -1: no SASS to read (the model then takes ptxas' static count every iteration).
+    loop_spill_bytes: int = -1
+    other_spill_bytes: int = 0
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -168,7 +175,16 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 
 def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
     """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype)."""
+    main, straight, loops, dtype, _ = _scan(text)
+    return main, straight, loops, dtype
+
+
+_WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
+
+
+def _scan(text: str) -> tuple[Work, Work, int, str, int]:
     straight, loops, dtype = Work(), [], ""
+    waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "other"
     current: Work | None = None
     for line in text.splitlines():
@@ -193,18 +209,29 @@ def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
             dtype = dtype or dt
             if "for" in stack:
                 current.add(w)
+                if op == "ttg.async_wait" and (n := _WAIT_NUM.search(s)):
+                    waits[-1][0] = min(waits[-1][0], int(n.group(1)))
+                elif op == "ttg.async_commit_group":
+                    waits[-1][1] += 1
             else:
                 straight.add(w)
         if s.endswith("{"):
             if op == "scf.for" and "for" not in stack:
                 current = Work()
                 loops.append(current)
+                waits.append([1 << 30, 0])
             stack.append("for" if op == "scf.for" else "other")
     main = max(loops, key=lambda w: (w.dot_flops, w.load_bytes + w.store_bytes), default=Work())
-    for other in loops:
+    prefetch = 0
+    for other, (num, groups) in zip(loops, waits):
         if other is not main:
             straight.add(other)  # a tail loop runs a few times at most: count it once
-    return main, straight, len(loops), dtype
+        elif groups:
+            # The wait at the top of an iteration lets `num` groups stay in flight: the copies of the
+            # num / groups iterations after this one. So a copy is issued that many iterations, plus
+            # the one it is issued in, before it is waited for.
+            prefetch = (num if num < 1 << 30 else 0) // groups + 1
+    return main, straight, len(loops), dtype, prefetch
 
 
 def instruction_of(counters: dict) -> str:
@@ -226,8 +253,8 @@ def instruction_of(counters: dict) -> str:
 def facts_of(snapshot: Snapshot) -> Facts:
     """Read a snapshot's facts (its TTGIR, Triton's metadata, the analysis)."""
     a = analyze(snapshot)
-    loop, straight, loops, dtype = scan_ttgir(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
-        else (Work(), Work(), 0, "")
+    loop, straight, loops, dtype, prefetch = _scan(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
+        else (Work(), Work(), 0, "", 0)
     res = a.resources
     occ = a.occupancy
     options = snapshot.meta.get("compile_options") or {}
@@ -246,7 +273,8 @@ def facts_of(snapshot: Snapshot) -> Facts:
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
-        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters))
+        warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
+        prefetch=prefetch, **_sass_spills(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:
@@ -255,3 +283,39 @@ def _wgmma_n(counters: dict) -> int:
         return 0
     m = re.match(r"ptx\.wgmma\.m\d+n(\d+)k", max(shapes)[1])
     return int(m.group(1)) if m else 0
+
+
+_LOCAL = re.compile(r"\b(?:LDL|STL)((?:\.[A-Z0-9]+)*)\b")
+_ADDR = re.compile(r"^\s*/\*([0-9a-f]+)\*/")
+_BRANCH = re.compile(r"\bBRA\b[^`]*`\(\.(L_x_\d+)\)")
+_LABEL = re.compile(r"^\.(L_x_\d+):")
+_WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
+
+
+def _sass_spills(snapshot: Snapshot) -> dict:
+    """Spill bytes per thread inside the main loop (the longest backward branch of the SASS) and outside."""
+    stage = next((k for k in snapshot.stage_files if k == "sass"), None)
+    if stage is None:
+        return {}
+    lines = snapshot.read(stage).splitlines()
+    labels: dict[str, int] = {}
+    sizes: list[int] = []  # bytes of each line's local load or store (0 for other lines)
+    loops: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if m := _LABEL.match(line):
+            labels[m.group(1)] = i
+        m = _LOCAL.search(line) if _ADDR.match(line) else None
+        width = 4
+        if m:
+            for suffix in m.group(1).split(".")[1:]:
+                width = _WIDTH.get(suffix, width)
+        sizes.append(width if m else 0)
+        b = _BRANCH.search(line)
+        if b and b.group(1) in labels:  # a branch back to a label above it: a loop
+            loops.append((labels[b.group(1)], i))
+    total = sum(sizes)
+    if not loops:
+        return {"loop_spill_bytes": 0, "other_spill_bytes": total}
+    start, end = max(loops, key=lambda r: r[1] - r[0])
+    inside = sum(sizes[start:end + 1])
+    return {"loop_spill_bytes": inside, "other_spill_bytes": total - inside}

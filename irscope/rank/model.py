@@ -14,12 +14,14 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead
+                  issued them `num_stages - 1` iterations ahead (models 3-4: as far ahead as the TTGIR's
+                  async_wait says, and a copy takes a latency that grows with its bytes, calibrated)
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost. The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
 largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
-derivation, and every constant is in chips.py with its source.
+derivation, and every constant is in chips.py with its source. Models 2-4 add figures measured on the
+H200 by benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
 """
 from __future__ import annotations
 
@@ -72,14 +74,21 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2)
+MODELS = (1, 2, 3, 4)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
-    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1."""
-    measured = chip.measured if model == 2 else None
+    a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
+    Model 3 takes the second calibration run's figures (`chip.measured_3`) and charges a pipelined
+    loop's copies what they take on a busy SM: a latency that grows with the tile's bytes, waited for
+    over the prefetch distance the TTGIR's `async_wait` shows; and one program's stream is capped.
+    Model 4 (`chip.measured_4`) adds the DRAM bandwidth the card reaches, loops that stream from DRAM,
+    and spill traffic at what a warp and an SM move of it."""
+    while model > 2 and chip.calibration(model) is None:
+        model -= 1  # a chip calibrated fewer times: the latest model its figures allow
+    measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
@@ -96,29 +105,34 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
             measured.mma(facts.instruction, facts.mma_n)
     l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
     lanes = chip.fp32_flops / 2
-    dram_clk = chip.dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
+    dram_gbs = measured.dram_gbs if model >= 4 and measured.dram_gbs else chip.dram_gbs
+    dram_clk = dram_gbs * 1e9 / (chip.sms * chip.clock_ghz * 1e9)
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
 
     # Throughput demands of one program on its SM, in cycles.
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
+    spills, own_spills = _spills(facts, n, threads, chip, measured, model, sync_rate)
     parts = {
         "tensor core": total.dot_flops / mma,
         "issue": _issue(total, threads, lanes, chip),
-        "spills": facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk,
+        "spills": spills,
     }
-    if measured is not None and facts.spill_bytes:
-        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
-        # that they go to L2 and back.
-        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
-        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
-            parts["spills"] = facts.spill_bytes * threads * max(1.0, n) / l2_rate
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
         core = sum(parts.values())
+    moved = total.load_bytes + total.store_bytes
+    if model >= 3:
+        # cp.async and TMA copies are fed faster than what goes through the registers
+        copied = loop.load_bytes * n if pipelined else 0.0
+        l2 = copied / l2_rate + (moved - copied) / sync_rate
+    else:
+        l2 = moved / l2_rate
     demand = {
         "core": core,
         "shared memory": total.smem_bytes / chip.smem_bytes_clk,
-        "L2": (total.load_bytes + total.store_bytes) / l2_rate,
+        "L2": l2,
         "memory": problem.min_bytes / programs / dram_clk,
     }
     if measured is not None:
@@ -133,16 +147,19 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
     def compute(w: Work) -> float:
         return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
 
-    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
+    loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
     if facts.loop:
         if pipelined:
-            per_iter = max(compute(loop), latency / (facts.num_stages - 1))
+            per_iter = max(compute(loop), loop_latency / ahead)
+            if model >= 3 and measured.program_bytes_clk:
+                per_iter = max(per_iter, loop.load_bytes / measured.program_bytes_clk)
         else:
-            per_iter = compute(loop) + (latency if loop.load_bytes else 0.0)
+            per_iter = compute(loop) + (loop_latency if loop.load_bytes else 0.0)
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
-    chain += compute(straight) + (latency if straight.load_bytes else 0.0)
+    chain += compute(straight) + (latency if straight.load_bytes else 0.0) + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
@@ -158,6 +175,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
         return terms[bound], bound
 
     full, bound = wave(blocks)
+    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop) * 1.0001:
+        # The chain is the program's own work, never waiting for a copy: name that work.
+        bound = "core"
     if bound == "core":
         bound = max(parts, key=parts.get)
     cycles = (waves - 1) * full + wave(per_sm_last)[0]
@@ -165,9 +185,51 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 2) -> Estimate:
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
-    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, latency,
-                                                    per_iter, compute(loop) if facts.loop else 0.0, parts),
+    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency,
+                                                    per_iter, compute(loop) if facts.loop else 0.0, parts, ahead),
                     waves, fill, terms_us)
+
+
+def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float):
+    """(the spill traffic's demand on the SM per program, one program's own time for it), in cycles."""
+    demand = facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk
+    if measured is not None and facts.spill_bytes:
+        # Spilled values live in L1 while they fit beside the shared memory the programs take; beyond
+        # that they go to L2 and back.
+        room = measured.l1_bytes - facts.blocks_per_sm * facts.shared_bytes
+        if facts.blocks_per_sm * threads * facts.spill_bytes > room:
+            demand = facts.spill_bytes * threads * max(1.0, n) / sync_rate
+    if not (model >= 4 and facts.spill_bytes and measured.spill_warp_bytes_clk):
+        return demand, 0.0
+    # Spill traffic is a warp's dependent local loads and stores: what one warp moves a clock, times the
+    # warps on the SM, up to what an SM was measured to move (the calibration's spilling rows). Where the
+    # SASS says the spill code is: in the main loop it runs every iteration, else once.
+    spilled = threads * (facts.loop_spill_bytes * max(1.0, n) + facts.other_spill_bytes
+                         if facts.loop_spill_bytes >= 0 else facts.spill_bytes * max(1.0, n))
+    warp, cap = measured.spill_warp_bytes_clk, measured.spill_sm_bytes_clk
+    return (spilled / min(warp * facts.num_warps * max(1, facts.blocks_per_sm), cap),
+            spilled / min(warp * facts.num_warps, cap))
+
+
+def _loop_latency(loop: Work, latency: float, pipelined: bool, chip: Chip, measured, model: int) -> float:
+    """How long the main loop waits for one iteration's loads, before any prefetching hides it."""
+    if model < 3 or not loop.load_bytes:
+        return latency
+    from_dram = latency == chip.dram_latency
+    if model >= 4 and from_dram and measured.dram_copy_latency is not None:
+        # The program streams its own data: the two latencies below, measured on a stream from DRAM.
+        if pipelined:
+            return measured.dram_copy_latency + loop.load_bytes / measured.dram_copy_bytes_clk
+        return measured.dram_load_latency + loop.load_bytes / measured.dram_load_bytes_clk
+    if pipelined and measured.copy_latency is not None:
+        # A copy lands when its last byte does: the loaded latency of a tile this size, calibrated on a
+        # stream of the same copies from L2.
+        return measured.copy_latency + loop.load_bytes / measured.copy_bytes_clk
+    if not pipelined and not from_dram and measured.load_latency is not None:
+        # A loop the pipeliner left alone waits for each tile it loads from L2, as long as the same
+        # stream took at one stage.
+        return measured.load_latency + loop.load_bytes / measured.load_bytes_clk
+    return latency
 
 
 def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
@@ -175,7 +237,8 @@ def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
     return elem / lanes + sfu / chip.sfu_ops
 
 
-def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts) -> str:
+def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
+            ahead) -> str:
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -187,8 +250,8 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
         "spills": f"spills: {f.spill_bytes} B/thread spilled",
     }
     if bound == "latency":
-        if f.loop and pipelined and latency / max(1, f.num_stages - 1) >= comp:
-            text = f"latency: loads {f.num_stages - 1} iteration(s) ahead do not cover it"
+        if f.loop and pipelined and latency / max(1, ahead) >= comp:
+            text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
         elif f.loop and not pipelined:
             text = "latency: the loop's loads are not pipelined"
         else:

@@ -95,3 +95,36 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def replace_file(folder: Path, name: str, data: bytes) -> None:
+    """Replace one file of an existing snapshot folder atomically, leaving its other files untouched.
+
+    The bytes go to a hidden temporary file beside it, then one rename swaps it in: a reader sees the old
+    file or the new one, never a part. `name` is a plain file name; the rename replaces a symlink of that
+    name rather than writing where it points, so nothing outside `folder` is written.
+    """
+    if not name or name in (".", "..") or "/" in name or os.sep in name:
+        raise UsageError(f"'{name}' is not a file name inside {folder}", "name one file of the folder")
+    folder = Path(folder)
+    for stale in folder.glob(f".{name}.tmp-*"):  # left by a writer killed midway
+        _remove_file_if_orphan(stale)
+    tmp = folder / f".{name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "xb") as f:  # "x": never through a file or link already there
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / name)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _remove_file_if_orphan(path: Path) -> None:
+    try:
+        pid = int(path.name.rsplit("-", 2)[-2])
+    except (ValueError, IndexError):
+        return
+    if pid != os.getpid() and not _alive(pid) and not path.is_dir():
+        path.unlink(missing_ok=True)

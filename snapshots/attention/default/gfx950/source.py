@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from irscope.spec import Config, KernelSpec, Tensor
-from irscope.workload import Workload, cdiv, empty, randn
+from irscope.spec.attention import attention_workload
 
 LOG2E = 1.4426950408889634
 
@@ -89,49 +89,11 @@ def attention_fwd_kernel(Q, K, V, Out, sm_scale, stride_bh, stride_m, N_CTX,
     tl.store(Out + base + q_offs, acc.to(Out.dtype.element_ty), mask=row_ok)
 
 
-def _build(dtype):
-    def build(size, gen, device):
-        shape = (size["z"], size["h"], size["n"], size["d"])
-        return {"q": randn(gen, shape, dtype, device), "k": randn(gen, shape, dtype, device),
-                "v": randn(gen, shape, dtype, device), "o": empty(shape, dtype, device)}
-    return build
-
-
 def _launch(x, size, p):
     q, k, v, o = x["q"], x["k"], x["v"], x["o"]
     n, d = size["n"], size["d"]
-    grid = (cdiv(n, p["BLOCK_M"]), size["z"] * size["h"])
+    grid = (triton.cdiv(n, p["BLOCK_M"]), size["z"] * size["h"])
     return [p.call(grid, q, k, v, o, 1.0 / math.sqrt(d), q.stride(1), q.stride(2), n, HEAD_DIM=d)]
-
-
-def _reference(causal):
-    def reference(x, size):
-        import torch
-        q, k, v = (x[name].float().flatten(0, 1) for name in "qkv")
-        bh, n, d = q.shape
-        out = torch.empty_like(q)
-        chunk = max(1, (1 << 26) // (n * n))  # keep the score matrices under ~256 MB
-        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril() if causal else None
-        for i in range(0, bh, chunk):
-            s = q[i:i + chunk] @ k[i:i + chunk].transpose(1, 2) / math.sqrt(d)
-            if mask is not None:
-                s = s.masked_fill(~mask, float("-inf"))
-            out[i:i + chunk] = torch.softmax(s, dim=-1) @ v[i:i + chunk]
-        return {"o": out.view(x["q"].shape)}
-    return reference
-
-
-def _sdpa(backend, causal):
-    def baseline(x, size):
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        chosen = getattr(SDPBackend, backend)
-
-        def run():
-            with sdpa_kernel(chosen):
-                return F.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal)
-        return run
-    return baseline
 
 
 def _sizes():
@@ -141,17 +103,6 @@ def _sizes():
         for d in (64, 128):
             sizes[f"n{n}.d{d}"] = {"z": 4, "h": 32, "n": n, "d": d}
     return sizes
-
-
-def _workload(dtype, causal):
-    share = 0.5 if causal else 1.0
-    return Workload(
-        sizes=_sizes(), build=_build(dtype), outputs=("o",), launch=_launch, reference=_reference(causal),
-        check_sizes=("small", "ragged", "ragged.d128"),
-        # two matmuls of 2*n*n*d each per head; causal does half of them
-        flops=lambda s: share * 4 * s["z"] * s["h"] * s["n"] * s["n"] * s["d"],
-        bytes=lambda s: 4 * 2 * s["z"] * s["h"] * s["n"] * s["d"],
-        baselines={"sdpa flash": _sdpa("FLASH_ATTENTION", causal), "sdpa cudnn": _sdpa("CUDNN_ATTENTION", causal)})
 
 
 def _args(dtype):
@@ -190,4 +141,5 @@ for _dtype in ("fp16", "bf16"):
             name=_name, fn=attention_fwd_kernel,
             description=f"flash attention forward, {_dtype}, {'causal' if _causal else 'non-causal'}",
             args=_args(_dtype), constexprs={"HEAD_DIM": 128, "IS_CAUSAL": _causal}, configs=MENUS[(_dtype, _causal)],
-            workload=_workload(_dtype, _causal)))
+            workload=attention_workload(sizes=_sizes(), dtype=_dtype, causal=_causal, launch=_launch,
+                                        check_sizes=("small", "ragged", "ragged.d128"))))

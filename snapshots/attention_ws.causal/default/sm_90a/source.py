@@ -29,7 +29,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                                warpgroup_mma_wait)
 
 from irscope.spec import Config, KernelSpec, TensorDesc
-from irscope.workload import Workload, empty, randn
+from irscope.spec.attention import attention_workload
 
 _tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
 _tma_store = tma.async_store if hasattr(tma, "async_store") else tma.async_copy_shared_to_global
@@ -305,12 +305,6 @@ def descriptors(q, k, v, o, block_m, block_n):
     return out
 
 
-def _build(size, gen, device):
-    shape = (size["z"], size["h"], size["n"], size["d"])
-    return {"q": randn(gen, shape, "fp16", device), "k": randn(gen, shape, "fp16", device),
-            "v": randn(gen, shape, "fp16", device), "o": empty(shape, "fp16", device)}
-
-
 def _launch(x, size, p):
     n, d = size["n"], size["d"]
     bm, bn = p["BLOCK_M"], p["BLOCK_N"]
@@ -329,52 +323,12 @@ def grid(n, zh, block_m, persistent, device):
     return (min(tiles, sms),)
 
 
-def _reference(causal):
-    def reference(x, size):
-        import torch
-        q, k, v = (x[name].float().flatten(0, 1) for name in "qkv")
-        bh, n, d = q.shape
-        out = torch.empty_like(q)
-        chunk = max(1, (1 << 26) // (n * n))  # keep the score matrices under ~256 MB
-        mask = torch.ones(n, n, dtype=torch.bool, device=q.device).tril() if causal else None
-        for i in range(0, bh, chunk):
-            s = q[i:i + chunk] @ k[i:i + chunk].transpose(1, 2) / math.sqrt(d)
-            if mask is not None:
-                s = s.masked_fill(~mask, float("-inf"))
-            out[i:i + chunk] = torch.softmax(s, dim=-1) @ v[i:i + chunk]
-        return {"o": out.view(x["q"].shape)}
-    return reference
-
-
-def _sdpa(backend, causal):
-    def baseline(x, size):
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        chosen = getattr(SDPBackend, backend)
-
-        def run():
-            with sdpa_kernel(chosen):
-                return F.scaled_dot_product_attention(x["q"], x["k"], x["v"], is_causal=causal)
-        return run
-    return baseline
-
-
 def _sizes():
     sizes = {"small": {"z": 1, "h": 2, "n": 512, "d": 128}, "ragged": {"z": 1, "h": 3, "n": 300, "d": 128},
              "bench": {"z": 4, "h": 32, "n": 4096, "d": 128}}
     for n in (1024, 2048, 4096, 8192):
         sizes[f"n{n}"] = {"z": 4, "h": 32, "n": n, "d": 128}
     return sizes
-
-
-def _workload(causal):
-    share = 0.5 if causal else 1.0
-    return Workload(
-        sizes=_sizes(), build=_build, outputs=("o",), launch=_launch, reference=_reference(causal),
-        check_sizes=("small", "ragged"),
-        flops=lambda s: share * 4 * s["z"] * s["h"] * s["n"] * s["n"] * s["d"],
-        bytes=lambda s: 4 * 2 * s["z"] * s["h"] * s["n"] * s["d"],
-        baselines={"sdpa flash": _sdpa("FLASH_ATTENTION", causal), "sdpa cudnn": _sdpa("CUDNN_ATTENTION", causal)})
 
 
 _SHAPE = (4 * 32, 4096, 128)  # (Z*H, N_CTX, HEAD_DIM) of the typical launch (z 4, h 32, n 4096)
@@ -396,13 +350,14 @@ def _cfg(m, n, buffers, pingpong=True, persistent=False, q_buffers=1, regs=240, 
                    "Q_BUFFERS": q_buffers, "CONSUMER_REGS": regs}, num_warps=4, note=note, not_for=_NOT_FOR)
 
 
-DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (164 KiB)")
+DEFAULT = _cfg(64, 128, 2, name="default", note="two warpgroups of 64 query rows; K and V double-buffered (160 KiB)")
 CONFIGS = (DEFAULT,
            _cfg(64, 128, 2, persistent=True, note="one program an SM, looping over tiles: the loader runs into "
                 "the next tile while the consumers finish this one"),
            _cfg(64, 128, 2, persistent=True, q_buffers=2, note="persistent, and Q double-buffered: the next "
                 "tile's Q comes in while this one runs (192 KiB)"),
            _cfg(64, 128, 2, pingpong=False, note="the warpgroups issue their products when ready, without turns"),
+           _cfg(64, 128, 2, pingpong=False, persistent=True, note="persistent, without turns"),
            _cfg(64, 128, 3, note="K and V triple-buffered: 224 KiB of the 227 a block may have"),
            _cfg(64, 64, 4, note="narrower key blocks, four buffers: more in flight, more rescales"))
 # Not in the menu: two warpgroups of 128 rows (m128n64.b2) spill about 1 KB at 240 registers (O alone is
@@ -412,5 +367,7 @@ SPECS = [KernelSpec(name="attention_ws" + (".causal" if causal else ""), fn=atte
                     description=f"warp-specialised Gluon flash attention forward for Hopper, fp16, d 128, "
                                 f"{'causal' if causal else 'non-causal'} (TMA loader + two wgmma consumers)",
                     args=_ARGS, constexprs={"HEAD_DIM": 128, "IS_CAUSAL": causal, "LOADER_REGS": 24},
-                    configs=CONFIGS, workload=_workload(causal))
+                    configs=CONFIGS,
+                    workload=attention_workload(sizes=_sizes(), dtype="fp16", causal=causal, launch=_launch,
+                                                check_sizes=("small", "ragged")))
          for causal in (False, True)]

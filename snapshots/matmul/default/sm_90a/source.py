@@ -47,6 +47,33 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
 
 @triton.jit
+def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # Persistent: NUM_SMS programs walk the output tiles in the grouped order of matmul_kernel. A, B and C
+    # are row-major and go through tensor descriptors: on Hopper and Blackwell the tiles move by TMA
+    # (cp.async.bulk.tensor) instead of per-thread cp.async; elsewhere Triton lowers them to plain loads.
+    # The descriptors' bounds do the masking: rows and columns past M, N, K read as zero, stores clip.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    group_size = GROUP_M * tiles_n
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS, flatten=True):
+        first_m = (tile // group_size) * GROUP_M
+        rows_in_group = min(tiles_m - first_m, GROUP_M)
+        pid_m = first_m + (tile % group_size) % rows_in_group
+        pid_n = (tile % group_size) // rows_in_group
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, k_tiles):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
 def matmul_fp32_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
@@ -97,20 +124,41 @@ def _torch_matmul(x, size):
     return lambda: torch.matmul(x["a"], x["b"], out=x["c"])
 
 
+def _sms(device) -> int:
+    """Programs of the persistent kernel: one per SM on a GPU; a few in the interpreter."""
+    import torch
+    if getattr(device, "type", "cpu") == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 4
+
+
+def _launch_tma(x, size, p):
+    a, b, c = x["a"], x["b"], x["c"]
+    m, n, k = size["M"], size["N"], size["K"]
+    if k % 8 or n % 8:
+        raise ValueError(f"matmul.tma needs K and N divisible by 8 (16-byte rows for TMA); got K={k}, N={n}")
+    tiles = cdiv(m, p["BLOCK_M"]) * cdiv(n, p["BLOCK_N"])
+    sms = _sms(a.device)
+    return [p.call((min(sms, tiles),), a, b, c, m, n, k, sms)]
+
+
 def _square(n):
     return {"M": n, "N": n, "K": n}
 
 
-def _workload(dtype):
+def _workload(dtype, tma=False):
     item = {"fp32": 4, "fp16": 2, "bf16": 2}[dtype]
     # fp32 results differ from torch's only in summation order: ~1e-7 relative per term, sqrt(K) terms.
     tolerances = {**DEFAULT_TOLERANCES, "fp32": Tolerance(1e-3, 1e-4)}
     return Workload(
-        sizes={"small": {"M": 128, "N": 256, "K": 128}, "ragged": {"M": 100, "N": 200, "K": 70},
+        sizes={"small": {"M": 128, "N": 256, "K": 128},
+               # TMA rows are multiples of 16 bytes (K, N % 8); the persistent kernel's ragged size spans
+               # 3 x 3 tiles, more than the interpreter's 4 programs: each walks several
+               "ragged": {"M": 300, "N": 520, "K": 72} if tma else {"M": 100, "N": 200, "K": 70},
                "bench": _square(4096), "8192": _square(8192), "2048": _square(2048)},
         build=_build(dtype),
         outputs=("c",),
-        launch=_launch,
+        launch=_launch_tma if tma else _launch,
         reference=_reference,
         flops=lambda s: 2 * s["M"] * s["N"] * s["K"],
         bytes=lambda s: item * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]),
@@ -124,6 +172,19 @@ def _args(dtype):
     return {"a_ptr": Tensor(dtype), "b_ptr": Tensor(dtype), "c_ptr": Tensor(dtype), "M": 4096, "N": 4096,
             "K": 4096, "stride_am": 4096, "stride_ak": 1, "stride_bk": 4096, "stride_bn": 1, "stride_cm": 4096,
             "stride_cn": 1}
+
+
+def _tma_args():
+    return {"a_ptr": Tensor("fp16"), "b_ptr": Tensor("fp16"), "c_ptr": Tensor("fp16"), "M": 4096, "N": 4096,
+            "K": 4096, "NUM_SMS": 132}  # an H100's or H200's SMs
+
+
+TMA_CONFIGS = (
+    Config("default", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=3,
+           note="the grouped kernel's default tile, persistent, its tiles moved by TMA on Hopper and Blackwell",
+           not_for={"sm_120a": "needs 160 KiB of shared memory; a block gets 99 KiB there"}),
+    _cfg(128, 128, 64, 4, 3, note="one warpgroup, a quarter of the shared memory: fits every target"),
+)
 
 
 # Tensor-core menu (fp16, bf16): Triton's tutorial autotune list, largest tiles first.
@@ -152,6 +213,9 @@ SPECS = [
     KernelSpec(name="matmul.bf16", fn=matmul_kernel,
                description="tiled, grouped bf16 matmul with fp32 accumulation (C = A @ B)",
                args=_args("bf16"), configs=(TC_CONFIGS[0], TC_CONFIGS[2], TC_CONFIGS[5]), workload=_workload("bf16")),
+    KernelSpec(name="matmul.tma", fn=matmul_tma_kernel,
+               description="persistent fp16 matmul through TMA tensor descriptors (C = A @ B, K and N % 8 == 0)",
+               args=_tma_args(), configs=TMA_CONFIGS, workload=_workload("fp16", tma=True)),
     KernelSpec(name="matmul.fp32", fn=matmul_fp32_kernel,
                description="fp32 tiled matmul with input_precision='ieee' (no TF32): the talk's 16- vs 128-wide tile",
                args=_args("fp32"),
