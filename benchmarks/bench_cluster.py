@@ -16,8 +16,12 @@ included), `--force` for the cold runs:
   (they import Triton and warm up in it), sched_again the same sweep again on them.
 
 `cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers, every
-compile child), which a loaded machine changes less than the wall time. Needs the `cluster` extra. Prints
-one JSON line per measurement and one with the projection; docs/benchmarks.md records them.
+compile child), which a loaded machine changes less than the wall time; `client_cpu_s` and `cluster_cpu_s`
+split it between the sweep's process tree and the started-beforehand scheduler and workers;
+`others_cpu_s` is what the rest of the machine ran meanwhile and `steal_s` what the hypervisor took (on a
+shared machine either slows the wall time, not the CPU). Needs the `cluster` extra. Prints one JSON line
+per measurement as it ends and one with the projection; docs/benchmarks.md records them.
+benchmarks/device_cluster.sh runs it on the 16-core GPU machine.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import os
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 # The settings irscope gives its LocalCluster (irscope/harness/cluster.py), for the started-beforehand one.
-DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "inf", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+DASK_ENV = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.1", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
             "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s", "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
             "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s"}
 
@@ -52,8 +57,20 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _busy() -> tuple[float, float]:
+    """CPU-seconds the whole machine has been busy (every process, not only this benchmark's), and the
+    seconds the hypervisor gave its CPUs to others (steal)."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    tick = os.sysconf("SC_CLK_TCK")
+    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) / tick, fields[7] / tick
+
+
 def _sweep(file: Path, out: Path, *extra: str, cpu_elsewhere=lambda: 0.0) -> dict:
-    load, cpu = _load(), _cpu() + cpu_elsewhere()
+    load, cpu, elsewhere, busy = _load(), _cpu(), cpu_elsewhere(), _busy()
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(file), "--out", str(out), "--json", *extra],
                           env=ENV, capture_output=True, text=True)
@@ -62,7 +79,18 @@ def _sweep(file: Path, out: Path, *extra: str, cpu_elsewhere=lambda: 0.0) -> dic
         sys.exit(f"irscope sweep {' '.join(extra)} failed ({proc.returncode}):\n{proc.stderr}")
     data = json.loads(proc.stdout)
     points = data["points"]
-    return {"wall_s": round(wall, 2), "cpu_s": round(_cpu() + cpu_elsewhere() - cpu, 2), "points": len(points),
+    client, cluster = _cpu() - cpu, cpu_elsewhere() - elsewhere
+    # others_cpu_s: what the rest of the machine ran meanwhile (other users' work; on a shared machine the
+    # kernel gives each session its share of the cores, so this slows the wall time of a run, not its CPU).
+    busy_now = _busy()
+    others = max(0.0, busy_now[0] - busy[0] - client - cluster) if busy[0] else None
+    steal = round(busy_now[1] - busy[1], 2)
+    # cpu_s: the whole tree; client_cpu_s: the sweep's process and its children (a LocalCluster's workers
+    # and every local compile among them); cluster_cpu_s: a started-beforehand scheduler and its workers.
+    return {"wall_s": round(wall, 2), "cpu_s": round(client + cluster, 2), "client_cpu_s": round(client, 2),
+            "cluster_cpu_s": round(cluster, 2), "others_cpu_s": None if others is None else round(others, 2),
+            "steal_s": steal,
+            "points": len(points),
             "compiled": data["summary"]["compiled"],
             "recorded_compile_s": round(data["summary"]["recorded_ms"]["total"] / 1e3, 2),
             "where": data["summary"]["where"], "load_before": round(load, 2), "load_after": round(_load(), 2)}
@@ -129,47 +157,60 @@ def main() -> None:
     args = ap.parse_args()
     subprocess.run([sys.executable, "-m", "irscope", "--version"], env=ENV, capture_output=True)  # byte-compile
     n = args.workers
+
+    def report(name: str, r: dict) -> dict:  # each line as its measurement ends: a run cut short keeps them
+        print(json.dumps({"measurement": name, "workers": n, "file": args.file.name, **r}), flush=True)
+        return r
+
+    def pair(i: int, a: dict, b: dict) -> tuple:
+        print(json.dumps({"measurement": "pair", "index": i, "local_wall_s": a["wall_s"], "sched_wall_s": b["wall_s"],
+                          "overhead_pct": round(100 * (b["wall_s"] - a["wall_s"]) / a["wall_s"], 1),
+                          "local_cpu_s": a["cpu_s"], "sched_cpu_s": b["cpu_s"], "sched_cluster_cpu_s": b["cluster_cpu_s"],
+                          "cpu_overhead_pct": round(100 * (b["cpu_s"] - a["cpu_s"]) / a["cpu_s"], 1),
+                          "others_cpu_s": [a["others_cpu_s"], b["others_cpu_s"]],
+                          "loads": [a["load_before"], a["load_after"], b["load_after"]]}), flush=True)
+        return a, b
+
     with tempfile.TemporaryDirectory(prefix="irscope-bench-cluster-") as tmp:
         local_out, dask_out, sched_out = Path(tmp) / "local", Path(tmp) / "dask", Path(tmp) / "sched"
-        runs = {"local_cold": _sweep(args.file, local_out, "--jobs", str(n), "--force"),
-                "dask_cold": _sweep(args.file, dask_out, "--cluster", f"local:{n}", "--force")}
+        runs = {"local_cold": report("local_cold", _sweep(args.file, local_out, "--jobs", str(n), "--force")),
+                "dask_cold": report("dask_cold", _sweep(args.file, dask_out, "--cluster", f"local:{n}", "--force"))}
         load = _load()
         (Path(tmp) / "workers").mkdir()
         cluster = Prestarted(n, Path(tmp) / "workers")
+        print(json.dumps({"measurement": "prestart", "workers": n, "prestart_s": round(cluster.seconds, 2),
+                          "load_before": round(load, 2)}), flush=True)
+        sched = ("--scheduler", cluster.address)
         try:
-            runs["sched_cold"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
-                                       cpu_elsewhere=cluster.cpu)
+            runs["sched_cold"] = report("sched_cold", _sweep(args.file, sched_out, *sched, "--force",
+                                                             cpu_elsewhere=cluster.cpu))
             # The same workers a second time: what a sweep costs on a cluster that is kept running.
-            runs["sched_again"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force",
-                                         cpu_elsewhere=cluster.cpu)
-            runs["local_warm"] = _sweep(args.file, local_out, "--jobs", str(n))
-            runs["dask_warm"] = _sweep(args.file, dask_out, "--cluster", f"local:{n}")
-            runs["sched_warm"] = _sweep(args.file, sched_out, "--scheduler", cluster.address, cpu_elsewhere=cluster.cpu)
-            pairs = [(_sweep(args.file, local_out, "--jobs", str(n), "--force"),
-                      _sweep(args.file, sched_out, "--scheduler", cluster.address, "--force", cpu_elsewhere=cluster.cpu))
-                     for _ in range(args.pairs)]
+            runs["sched_again"] = report("sched_again", _sweep(args.file, sched_out, *sched, "--force",
+                                                               cpu_elsewhere=cluster.cpu))
+            runs["local_warm"] = report("local_warm", _sweep(args.file, local_out, "--jobs", str(n)))
+            runs["dask_warm"] = report("dask_warm", _sweep(args.file, dask_out, "--cluster", f"local:{n}"))
+            runs["sched_warm"] = report("sched_warm", _sweep(args.file, sched_out, *sched, cpu_elsewhere=cluster.cpu))
+            pairs = [pair(i, _sweep(args.file, local_out, "--jobs", str(n), "--force"),
+                          _sweep(args.file, sched_out, *sched, "--force", cpu_elsewhere=cluster.cpu))
+                     for i in range(args.pairs)]
         finally:
             cluster.close()
         shutil.rmtree(Path(tmp) / "workers", ignore_errors=True)
-    for name, r in runs.items():
-        print(json.dumps({"measurement": name, "workers": n, "file": args.file.name, **r}))
-    print(json.dumps({"measurement": "prestart", "workers": n, "prestart_s": round(cluster.seconds, 2),
-                      "load_before": round(load, 2)}))
-    for i, (a, b) in enumerate(pairs):
-        print(json.dumps({"measurement": "pair", "index": i, "local_wall_s": a["wall_s"], "sched_wall_s": b["wall_s"],
-                          "overhead_pct": round(100 * (b["wall_s"] - a["wall_s"]) / a["wall_s"], 1),
-                          "local_cpu_s": a["cpu_s"], "sched_cpu_s": b["cpu_s"],
-                          "cpu_overhead_pct": round(100 * (b["cpu_s"] - a["cpu_s"]) / a["cpu_s"], 1),
-                          "loads": [a["load_before"], a["load_after"], b["load_after"]]}))
     lc, dc, sc, sa, lw = (runs[k] for k in ("local_cold", "dask_cold", "sched_cold", "sched_again", "local_warm"))
     points = lc["points"]
+    # The kept cluster against the local pool: the medians of every such run (the first ones and the
+    # pairs), so that one run the load slowed moves the projection less.
+    local_s = statistics.median([lc["wall_s"]] + [a["wall_s"] for a, _ in pairs])
+    kept_s = statistics.median([sa["wall_s"]] + [b["wall_s"] for _, b in pairs])
+    local_cpu = statistics.median([lc["cpu_s"]] + [a["cpu_s"] for a, _ in pairs])
+    kept_cpu = statistics.median([sa["cpu_s"]] + [b["cpu_s"] for _, b in pairs])
     # A warm run is the client's own serial work: start-up, planning, loading and analysing every snapshot.
     client_serial = lw["wall_s"]
     # One compile on one worker thread: the cold local run spread over n processes, less the serial part.
-    per_point = (lc["wall_s"] - client_serial) * n / points
+    per_point = (local_s - client_serial) * n / points
     # What Dask adds per point beyond that, on workers that were already running and warm (scheduling,
     # the files sent back and written here).
-    dask_per_point = (sa["wall_s"] - lc["wall_s"]) * n / points
+    dask_per_point = (kept_s - local_s) * n / points
     k = args.project
     projected = client_serial + math.ceil(points / k) * (per_point + max(0.0, dask_per_point))
 
@@ -183,6 +224,8 @@ def main() -> None:
                       "cpu_overhead_local_cluster_pct": pct(dc["cpu_s"], lc["cpu_s"]),
                       "cpu_overhead_prestarted_pct": pct(sc["cpu_s"], lc["cpu_s"]),
                       "cpu_overhead_prestarted_again_pct": pct(sa["cpu_s"], lc["cpu_s"]),
+                      "median_local_cold_s": round(local_s, 2), "median_kept_s": round(kept_s, 2),
+                      "overhead_kept_median_pct": pct(kept_s, local_s), "cpu_overhead_kept_median_pct": pct(kept_cpu, local_cpu),
                       "local_cluster_start_s": round(max(0.0, dc["wall_s"] - sa["wall_s"]), 2),
                       "client_serial_s": round(client_serial, 2), "per_point_s": round(per_point, 3),
                       "dask_per_point_s": round(dask_per_point, 3),

@@ -233,9 +233,11 @@ def _client(address: str, timeout: float):
 def _local_cluster(n: int):
     distributed = _distributed()
     import dask
-    # One thread a worker: each job is one compile, and it forks one child. The scheduler hands every task
-    # to a worker at once instead of one a thread at a time (`worker-saturation`), so a worker never waits
-    # a round trip between two compiles; a killed worker's queue is still run elsewhere. The workers'
+    # One thread a worker: each job is one compile, and it forks one child. The scheduler keeps the tasks
+    # and hands a worker one more than it has threads (`worker-saturation` 1.1, Dask's default: ceil(1.1 x
+    # 1) = 2), so a worker never waits a round trip between two compiles, and never runs dry while another
+    # holds a queue: with every task handed out at once ("inf"), one of 2 workers sat idle 0.5-1.4 s a
+    # 100-point sweep, waiting for Dask's work stealing (docs/benchmarks.md). The workers'
     # statistical profiler (a thread sampling every 10 ms) is off: the compiles run in child processes it
     # cannot see, and on a small machine its wake-ups compete with them. So do the event loops' tick
     # monitor (every 20 ms), the memory monitor (100 ms) and the system monitor (500 ms): together about
@@ -244,7 +246,7 @@ def _local_cluster(n: int):
     # glibc's default, as a local compile has.
     environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
-    with dask.config.set({"distributed.scheduler.worker-saturation": "inf",
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.1,
                           "distributed.worker.profile.enabled": False,
                           "distributed.admin.tick.interval": "1s",
                           "distributed.worker.memory.monitor-interval": "1s",
