@@ -74,7 +74,7 @@ def _error(err):
     (["compile", "add", "--num-warps", "four"], 2, "invalid int value", "--help"),
     (["compile", "add", "--divisibility", "3"], 2, "bad --divisibility", "power of two"),
     (["compile", "add", "--config", "huge"], 2, "no config 'huge'", "b4096"),
-    (["compile", f"{USER}:scale"], 2, "needs a typical value for argument 'x_ptr'", "--arg x_ptr="),
+    (["compile", f"{USER}:scale"], 2, "needs a typical value for arguments 'x_ptr', 'out_ptr', 'n', 'factor'", "--arg x_ptr="),
     (["compile", f"{USER}:nope"], 2, "has no kernel 'nope'", "scale"),
     (["compile", "missing.py:k"], 2, "does not exist", "FILE.py:KERNEL"),
     (["compile", "add", "--option", "maxnrg=1"], 2, "unknown backend option", "maxnreg"),
