@@ -16,8 +16,8 @@ included), `--force` for the cold runs:
   (they import Triton and warm up in it), sched_again the same sweep again on them.
 
 `cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers and
-its forkserver, every compile child; this process reaps the run's orphans so that they count), which a loaded machine changes less than the wall time; `client_cpu_s` and `cluster_cpu_s`
-split it between the sweep's process tree and the started-beforehand scheduler and workers;
+its forkserver, every compile child; this process reaps the run's orphans so that they count), which a
+loaded machine changes less than the wall time; `client_cpu_s` and `cluster_cpu_s` split it between the sweep's process tree and the started-beforehand scheduler and workers;
 `others_cpu_s` is what the rest of the machine ran meanwhile and `steal_s` what the hypervisor took (on a
 shared machine either slows the wall time, not the CPU). Needs the `cluster` extra. Prints one JSON line
 per measurement as it ends and one with the projection; docs/benchmarks.md records them.
