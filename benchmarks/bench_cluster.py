@@ -15,9 +15,9 @@ included), `--force` for the cold runs:
   on a real cluster, with the settings docs/cluster.md recommends; sched_cold is those workers' first sweep
   (they import Triton and warm up in it), sched_again the same sweep again on them.
 
-`cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers, every
-compile child), which a loaded machine changes less than the wall time; `client_cpu_s` and `cluster_cpu_s`
-split it between the sweep's process tree and the started-beforehand scheduler and workers;
+`cpu_s` is the CPU time of the whole process tree of a run (the client, the LocalCluster's workers and
+its forkserver, every compile child; this process reaps the run's orphans so that they count), which a
+loaded machine changes less than the wall time; `client_cpu_s` and `cluster_cpu_s` split it between the sweep's process tree and the started-beforehand scheduler and workers;
 `others_cpu_s` is what the rest of the machine ran meanwhile and `steal_s` what the hypervisor took (on a
 shared machine either slows the wall time, not the CPU). Needs the `cluster` extra. Prints one JSON line
 per measurement as it ends and one with the projection; docs/benchmarks.md records them.
@@ -69,12 +69,39 @@ def _busy() -> tuple[float, float]:
     return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) / tick, fields[7] / tick
 
 
+# Processes of this benchmark that outlive one run (the started-beforehand scheduler and workers).
+KEEP: set[int] = set()
+
+
+def _adopt_orphans() -> None:
+    """Make this process the reaper of its descendants' orphans (Linux): `--cluster local:N` forks its
+    workers from a forkserver, which exits a moment after the sweep's process does; without this it would
+    be reparented to init, and its CPU (the workers' and their compile children's) never counted here."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap_orphans() -> None:
+    """Wait for the run's orphans (its forkserver, multiprocessing's resource tracker), so their CPU counts."""
+    import psutil
+    for p in psutil.Process().children():
+        if p.pid not in KEEP:
+            try:
+                os.waitpid(p.pid, 0)
+            except ChildProcessError:
+                pass
+
+
 def _sweep(file: Path, out: Path, *extra: str, cpu_elsewhere=lambda: 0.0) -> dict:
     load, cpu, elsewhere, busy = _load(), _cpu(), cpu_elsewhere(), _busy()
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(file), "--out", str(out), "--json", *extra],
                           env=ENV, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    _reap_orphans()
     if proc.returncode != 0:
         sys.exit(f"irscope sweep {' '.join(extra)} failed ({proc.returncode}):\n{proc.stderr}")
     data = json.loads(proc.stdout)
@@ -112,6 +139,7 @@ class Prestarted:
         self.procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", self.address,
                                          "--nthreads", "1", "--nworkers", "1", "--no-dashboard"], **quiet)
                        for _ in range(n)]
+        KEEP.update(p.pid for p in self.procs)
         import distributed
         with distributed.Client(self.address, timeout=60) as client:
             client.wait_for_workers(n, timeout=120)
@@ -155,6 +183,7 @@ def main() -> None:
                     help="then this many more (local_cold, sched_again) pairs back to back, so that a load that "
                          "drifts over minutes falls on both halves of a pair alike")
     args = ap.parse_args()
+    _adopt_orphans()
     subprocess.run([sys.executable, "-m", "irscope", "--version"], env=ENV, capture_output=True)  # byte-compile
     n = args.workers
 

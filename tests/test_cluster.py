@@ -56,6 +56,20 @@ def _without_times(csv: str) -> list[list[str]]:
     return [[r[i] for i in keep] for r in rows]
 
 
+def _started_state(dask_worker=None) -> tuple:
+    return os.getppid(), "triton" in sys.modules, "irscope.harness.preload" in sys.modules
+
+
+def test_local_cluster_workers_are_forked_from_one_server_that_imported_triton(cluster):
+    """Each worker of `DaskCluster.local` starts with Triton and irscope's compiler already imported,
+    forked from one forkserver that imported them once, not spawned as a fresh Python that imports them."""
+    states = cluster.client.run(_started_state)
+    parents = {parent for parent, *_ in states.values()}
+    assert len(states) == 2 and len(parents) == 1 and os.getpid() not in parents  # one server, not this client
+    # preload.py is imported by the forkserver only: a worker has it because it was forked from there.
+    assert all(triton and preloaded for _, triton, preloaded in states.values())
+
+
 @pytest.mark.slow
 def test_a_sweep_on_the_cluster_gives_the_local_pools_csv_and_reruns_from_the_cache(cluster, sweep_file, tmp_path):
     points = expand(load_sweep(sweep_file))

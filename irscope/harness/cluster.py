@@ -246,6 +246,7 @@ def _local_cluster(n: int):
     # glibc's default, as a local compile has.
     environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
+    _fork_workers_from_server(distributed)
     with dask.config.set({"distributed.scheduler.worker-saturation": 1.1,
                           "distributed.worker.profile.enabled": False,
                           "distributed.admin.tick.interval": "1s",
@@ -259,6 +260,28 @@ def _local_cluster(n: int):
     except BaseException:
         cluster.close()
         raise
+
+
+# What the forkserver imports before it forks any worker: Dask's worker, then irscope's compiler with
+# Triton and its cache key (preload.py).
+FORKSERVER_PRELOAD = ("distributed", "irscope.harness.preload")
+
+
+def _fork_workers_from_server(distributed) -> None:
+    """The LocalCluster's worker processes are forked from one forkserver that imported Dask, irscope and
+    Triton and hashed Triton's key once, instead of each being spawned as a fresh Python that imports and
+    hashes them all itself (about 1.6 CPU-s a worker, docs/benchmarks.md). A forkserver is a process of
+    its own, started fresh and single-threaded: forking it is safe, unlike forking this client, which
+    runs Dask's event-loop thread (and this start-up thread) beside the caller's planning.
+
+    Set for the rest of this process, not only while the cluster starts: a nanny reads the method again
+    whenever it restarts a worker that died. Python starts one forkserver per process, on first use, with
+    the preload of that moment; a later LocalCluster forks from the same one."""
+    import dask
+    dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    # Dask's own context sets its preload (its packages) on first use; ours replaces it before the
+    # server starts, and names Dask's worker first.
+    distributed.utils.get_mp_context().set_forkserver_preload(list(FORKSERVER_PRELOAD))
 
 
 # What a worker process has done already, kept for its lifetime: the versions it was checked against
