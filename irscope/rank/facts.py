@@ -173,16 +173,12 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
     return w, ""
 
 
-def scan_ttgir(text: str) -> tuple[Work, Work, int, str]:
-    """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype)."""
-    main, straight, loops, dtype, _ = _scan(text)
-    return main, straight, loops, dtype
-
-
 _WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
 
 
 def _scan(text: str) -> tuple[Work, Work, int, str, int]:
+    """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype, the main
+    loop's prefetch distance in iterations: 0 when it has no async_wait)."""
     straight, loops, dtype = Work(), [], ""
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "other"
@@ -294,10 +290,9 @@ _WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
 
 def _sass_spills(snapshot: Snapshot) -> dict:
     """Spill bytes per thread inside the main loop (the longest backward branch of the SASS) and outside."""
-    stage = next((k for k in snapshot.stage_files if k == "sass"), None)
-    if stage is None:
+    if "sass" not in snapshot.stage_files:
         return {}
-    lines = snapshot.read(stage).splitlines()
+    lines = snapshot.read("sass").splitlines()
     labels: dict[str, int] = {}
     sizes: list[int] = []  # bytes of each line's local load or store (0 for other lines)
     loops: list[tuple[int, int]] = []
