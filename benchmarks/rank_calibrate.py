@@ -1,10 +1,10 @@
 """Microbenchmarks that measure the H200 figures irscope rank's models 2 and 3 take from the machine instead
 of a datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
-copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, and what
-spilling costs.
+copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
+spilling costs, and what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop] [--budget 300]
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -35,6 +35,17 @@ STREAM = [(4, bm, bk, b, s) for (bm, bk) in ((64, 64), (128, 64), (128, 128), (2
 DRAM = [(4, bm, 64, b, s) for bm in (64, 128, 256) for b in (1, 2, 4) for s in (1, 2, 3, 4)
         if b * (s + 1) * bm * 64 * 2 <= 200 * 1024]
 SPILL = [(w, c, b) for c in (2048, 4096, 8192, 16384) for w in (1, 2, 4, 8) for b in (1, 4)]
+
+# What an iteration of a pipelined matrix loop costs beyond its work: (warps, BM, BN, BK, stages, programs
+# per SM). Every program runs the same K = LOOP_K through both operands streamed from L2, so that at one
+# shape the flops and bytes are the same at every BK and the time's growth with K / BK is the loop's own
+# cost per iteration (waiting for the copies, the barrier, the matrix instruction's wait, the next copies).
+LOOP_K = 4096
+LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128, 64), (4, 128, 128), (8, 128, 128),
+                                                          (8, 128, 256), (8, 256, 128), (4, 64, 64))
+        for bk in (16, 32, 64, 128) for s in (3,) for b in (1, 2) if b * s * (bm + bn) * bk * 2 <= 220 * 1024]
+# and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
+LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
 
 def _kernels():
@@ -111,7 +122,23 @@ def _kernels():
             v = tl.sum(d * d, 0) / COLS
             tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows
+    @triton.jit
+    def mma_stream(a_ptr, b_ptr, c_ptr, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        # A matrix loop of its own: both operands' tiles copied from a few MB every program re-reads
+        # (L2-resident), pointers advanced as a matmul's, one product an iteration into one accumulator.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + rk[:, None] * BN + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * BN
+        tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -140,7 +167,7 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows = _kernels()
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -214,6 +241,21 @@ def one(kind: str, params: list[int]) -> dict:
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
                 "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "loop":
+        warps, bm, bn, bk, stages, per_sm, kk = params
+        iters = kk // bk
+        a = torch.randn(bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        k = mma_stream.warmup(a, b, c, kk, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+        ms = _bench(lambda: mma_stream[(progs,)](a, b, c, kk, bm, bn, bk, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "k": kk, "iters": iters, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
+                "instruction": "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma"),
+                "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
     raise ValueError(kind)
 
 
@@ -230,7 +272,7 @@ def serve(items: list[list]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -244,7 +286,8 @@ def main() -> int:
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
-            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL]}
+            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
+            "loop": [list(s) for s in LOOP]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
