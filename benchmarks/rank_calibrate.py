@@ -5,6 +5,7 @@ copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the
 spilling costs, and what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5).
 
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -269,13 +270,76 @@ def serve(items: list[list]) -> None:
         print("RESULT " + json.dumps({"kind": kind, **row}), flush=True)
 
 
+def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least squares: (intercept, slope)."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - slope * mx, slope
+
+
+def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
+    """Model 5's figures from a run's `loop` rows (cycles at the table's clock):
+
+    - per shape at BK 64, one program an SM: time = a + iterations x b (least squares over K 256-4096);
+      the intercept a is what a launch and a program pay once: the launch, the pipeline's fill (the first
+      tile's copy, model 3's loaded latency `copy`) and the epilogue (the output tile's store);
+      `a - fill = launch + output bytes / epilogue rate` over the shapes gives both (least squares);
+    - at K 4096, one program an SM, every BK: an iteration's time beyond that fixed part; where it is
+      over 1.15x the matrix work (at the calibrated wgmma rates), the loop waits for its copies, two
+      iterations ahead at 3 stages: latency = 2 x the iteration's time, a straight line in the tile's
+      bytes (least squares)."""
+    clk = clock_ghz * 1e3  # cycles a microsecond
+    rows = [r for r in doc.get("loop", []) if "error" not in r]
+    shapes: dict = {}
+    for r in rows:
+        if r["programs_per_sm"] == 1 and r["bk"] == 64:
+            shapes.setdefault((r["warps"], r["bm"], r["bn"]), []).append((r["iters"], r["ms"] * 1e3))
+    xs, ys = [], []
+    for (_, bm, bn), pts in sorted(shapes.items()):
+        if len(pts) >= 3:
+            a, _ = _line([p[0] for p in pts], [p[1] for p in pts])
+            xs.append(bm * bn * 2)
+            ys.append(a - (copy[0] + (bm + bn) * 64 * 2 / copy[1]) / clk)
+    launch_us, us_per_byte = _line(xs, ys)
+    epilogue = 1.0 / (us_per_byte * clk)
+
+    def wgmma(n: int) -> float:  # model 3's fractions (calibrate-h200-v2.json), log2-interpolated
+        import math
+        known = [(64, 833.5), (128, 842.6), (256, 840.6)]
+        if n <= 64 or n >= 256:
+            return (known[0] if n <= 64 else known[-1])[1] / 989.4
+        (n0, f0), (n1, f1) = [(a, b) for a, b in zip(known, known[1:]) if a[0] <= n <= b[0]][0]
+        t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+        return (f0 + t * (f1 - f0)) / 989.4
+
+    waits = []
+    for r in rows:
+        if r["programs_per_sm"] != 1 or r["k"] != LOOP_K:
+            continue
+        bm, bn, bk = r["bm"], r["bn"], r["bk"]
+        tile = (bm + bn) * bk * 2
+        fixed = launch_us + (copy[0] + tile / copy[1]) / clk + bm * bn * 2 / epilogue / clk
+        per = (r["ms"] * 1e3 - fixed) * clk / r["iters"]
+        if per > 1.15 * 2 * bm * bn * bk / (4096 * wgmma(bn)):
+            waits.append((tile, 2 * per))
+    lat, per_byte = _line([w[0] for w in waits], [w[1] for w in waits])
+    return {"launch_us": round(launch_us, 2), "epilogue_bytes_clk": round(epilogue, 2),
+            "loop_copy_latency": round(lat, 1), "loop_copy_bytes_clk": round(1.0 / per_byte, 2),
+            "latency_rows": len(waits), "shapes": len(xs)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
     args = ap.parse_args()
+    if args.fit_loop:
+        with open(args.out) as f:
+            print(json.dumps(fit_loop(json.load(f))))
+        return 0
     if args.serve:
         serve(json.loads(args.serve))
         return 0
