@@ -2,7 +2,7 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4 | --heldout5]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -44,6 +44,12 @@ HELDOUT_4 = {
     "add": ("n=33554432", "n=2097152"),
 }
 
+# Timed only after model 5 was frozen (docs/rank/predictions-5.json): new sizes of the spaces already
+# compiled (benchmarks/rank/*.yaml, the first snapshot root).
+HELDOUT_5 = {"matmul": ("M=4096,N=4096,K=512", "M=2048,N=2048,K=8192", "M=3072,N=3072,K=3072"),
+             "attention": ("z=4,h=32,n=16384,d=128",), "attention.causal": ("n2048.d128", "n8192.d128"),
+             "softmax": ("rows=8192,cols=8192",), "softmax.persistent": ("rows=8192,cols=8192",)}
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
@@ -54,6 +60,7 @@ def main() -> int:
     ap.add_argument("--heldout", action="store_true", help="time the held-out sizes instead")
     ap.add_argument("--heldout3", action="store_true", help="time model 3's held-out spaces and sizes instead")
     ap.add_argument("--heldout4", action="store_true", help="time model 4's held-out spaces and sizes instead")
+    ap.add_argument("--heldout5", action="store_true", help="time model 5's held-out sizes instead")
     args = ap.parse_args()
     import torch
     import triton
@@ -74,7 +81,7 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    chosen = HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
+    chosen = HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue

@@ -214,6 +214,7 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
 @pytest.mark.parametrize("model, space, sizes", [
     (3, "attention.causal", {"n4096.d128", "n1024.d128"}),
     (4, "softmax.fp16", {"bench", "rows=2048,cols=8192"}),
+    (5, "attention.causal", {"n4096.d128", "n1024.d128", "n2048.d128", "n8192.d128"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -223,7 +224,9 @@ def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, 
     import rank_eval
     facts = json.loads((EVAL / "facts.json").read_text())
     frozen = json.loads((EVAL / f"predictions-{model}.json").read_text())
-    assert rank_eval.predictions(facts, model) == frozen
+    today = rank_eval.predictions(facts, model)
+    # sizes added to the facts for a later model's held-out run are not in an earlier model's file
+    assert {k: {s: today[k][s] for s in sizes_} for k, sizes_ in frozen.items()} == frozen
     assert set(frozen[space]) == sizes
 
 
