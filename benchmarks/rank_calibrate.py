@@ -2,9 +2,10 @@
 of a datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
 copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
-spilling costs, and what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5).
+spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
+and what a program holding one row waits for (`rows`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
@@ -45,6 +46,10 @@ LOOP_K = 4096
 LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128, 64), (4, 128, 128), (8, 128, 128),
                                                           (8, 128, 256), (8, 256, 128), (4, 64, 64))
         for bk in (16, 32, 64, 128) for s in (3,) for b in (1, 2) if b * s * (bm + bn) * bk * 2 <= 220 * 1024]
+# Row programs: (warps, row length in fp32, reductions). One program a row, 16,384 rows from DRAM: the
+# row's load, R chained reductions across the program's warps, the store; what a program that holds
+# one row waits for, by warps and reductions.
+ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
 # and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
 LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
@@ -139,7 +144,16 @@ def _kernels():
             b_ptrs += BK * BN
         tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream
+    @triton.jit
+    def row_chain(x_ptr, out_ptr, COLS: tl.constexpr, R: tl.constexpr):
+        # One row a program: load it, R reductions each depending on the last, store it.
+        cols = tl.arange(0, COLS)
+        x = tl.load(x_ptr + tl.program_id(0).to(tl.int64) * COLS + cols)
+        for _ in tl.static_range(R):
+            x = x - tl.sum(x, 0) * (1.0 / COLS)
+        tl.store(out_ptr + tl.program_id(0).to(tl.int64) * COLS + cols, x)
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -168,7 +182,7 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream = _kernels()
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -257,6 +271,16 @@ def one(kind: str, params: list[int]) -> dict:
                 "instruction": "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma"),
                 "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
                 "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
+    if kind == "rows":
+        warps, cols, reductions = params
+        rows = 16384
+        x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        k = row_chain.warmup(x, o, cols, reductions, grid=(rows,), num_warps=warps, num_stages=1)
+        ms = _bench(lambda: row_chain[(rows,)](x, o, cols, reductions, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
+                "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
+                "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
     raise ValueError(kind)
 
 
@@ -331,7 +355,7 @@ def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -351,7 +375,7 @@ def main() -> int:
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
-            "loop": [list(s) for s in LOOP]}
+            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
