@@ -2,7 +2,7 @@
 
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
-    python benchmarks/rank_eval.py predict 3                    # -> docs/rank/predictions-3.json (frozen)
+    python benchmarks/rank_eval.py predict 5                    # -> docs/rank/predictions-5.json (frozen)
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -173,7 +173,7 @@ def main(argv: list[str]) -> int:
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
     if size in HELDOUT_5.get(kernel, ()):
-        return "1-5"
+        return "1, 2, 3, 4, 5"
     if size in HELDOUT_4.get(kernel, ()):
         return "1, 2, 3, 4"
     if size in HELDOUT_3.get(kernel, ()):
@@ -184,11 +184,11 @@ def held_out_from(kernel: str, size: str) -> str:
 
 
 def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, the four models side by side."""
-    models = [figures[f"model {m}"] for m in (1, 2, 3, 4)]
-    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 | best in top-1 / "
-            "top-5 (model 4) | predicted top-1 slower than best, 1 / 2 / 3 / 4 | best of predicted top-5 slower, "
-            "1 / 2 / 3 / 4 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    """The evaluation as docs/rank.md's table: one row per space and size, the five models side by side."""
+    models = [figures[f"model {m}"] for m in (1, 2, 3, 4, 5)]
+    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 / 5 | best in top-1 / "
+            "top-5 (model 5) | predicted top-1 slower than best, 1 / 2 / 3 / 4 / 5 | best of predicted top-5 slower, "
+            "1 / 2 / 3 / 4 / 5 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
     last = models[-1]
     for kernel in last:
         for size, f in last[kernel].items():

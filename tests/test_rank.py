@@ -275,3 +275,30 @@ def test_model_4_prices_spills_at_what_a_warp_moves_so_a_spilling_config_ranks_b
     assert estimate(spilling, p, H200, 4).bound == "spills"
     outside = dataclasses.replace(spilling, loop_spill_bytes=0, other_spill_bytes=2400)
     assert estimate(outside, p, H200, 4).ms < estimate(spilling, p, H200, 4).ms  # once, not every row
+
+
+def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibration_run():
+    """chips.py's model-5 constants are not typed in by hand: rank_calibrate.py --fit-loop makes them from
+    docs/rank/calibrate-h200-v5.json (the H200 run of the `loop` section)."""
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    fit = cal.fit_loop(json.loads((EVAL / "calibrate-h200-v5.json").read_text()))
+    m5 = H200.measured_5
+    assert fit["shapes"] == 3 and fit["latency_rows"] >= 20
+    for key in ("launch_us", "epilogue_bytes_clk", "loop_copy_latency", "loop_copy_bytes_clk"):
+        assert getattr(m5, key) == pytest.approx(fit[key], rel=2e-3), key
+
+
+def test_model_5_counts_the_prologues_copies_once_so_a_short_loop_reads_what_it_multiplies():
+    """At K = 4 x BLOCK_K a 3-stage matmul's prologue copies two iterations' tiles and its loop's last two
+    iterations copy nothing: six tiles' worth of loads in the TTGIR, four of them real. Model 4 read six
+    from L2, model 5 reads four (and both multiply four tiles' worth)."""
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    bk, ahead = f.constexprs["BLOCK_K"], f.prefetch
+    assert f.straight["load_bytes"] == ahead * f.loop["load_bytes"]  # the prologue is `ahead` iterations
+    p = problem_at(library.load_kernel("matmul"), f"M=2048,N=2048,K={4 * bk}", f.constexprs, sms=H200.sms)
+    l2 = {m: estimate(f, p, H200, m).terms_us["L2"] for m in (4, 5)}
+    sync = H200.measured_5.sync_l2_bytes_clk
+    extra = f.blocks_per_sm * ahead * f.loop["load_bytes"] / sync / (H200.clock_ghz * 1e3)
+    assert l2[4] - l2[5] == pytest.approx(extra, abs=0.002)

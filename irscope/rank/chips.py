@@ -187,7 +187,7 @@ H200_MEASURED_4 = dataclasses.replace(
     dram_load_bytes_clk=22.10, dram_gbs=4327.0, spill_warp_bytes_clk=3.88, spill_sm_bytes_clk=8.65,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, three runs (docs/rank/calibrate-h200*.json)")
 
-# The fourth run (Triton 3.6.0, 2026-12-01 19:10 UTC; docs/rank/calibrate-h200-v5.json), for model 5, after
+# The fourth run (Triton 3.6.0, 2026-12-01 18:50 UTC; docs/rank/calibrate-h200-v5.json), for model 5, after
 # model 4's held-out run; `python3 benchmarks/rank_calibrate.py docs/rank/calibrate-h200-v5.json --fit-loop`
 # derives these (cycles at 1.83 GHz):
 #   `loop`, one program an SM, BK 64, K 256-4096: 4.97, 6.34 and 7.63 us plus 731, 790 and 1,183 cycles
