@@ -3,9 +3,9 @@ of a datasheet, on kernels of their own (none of the evaluation's spaces): what 
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
 copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
 spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
-and what a program holding one row waits for (`rows`).
+what a program holding one row waits for (`rows`), and the L2 feed a tiled matrix loop gets (`feed`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
@@ -50,6 +50,13 @@ LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128,
 # row's load, R chained reductions across the program's warps, the store; what a program that holds
 # one row waits for, by warps and reductions.
 ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
+# The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
+# (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
+# L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
+FEED = [(4, 64, 64, 64, 3, 4), (4, 64, 64, 32, 4, 4), (4, 64, 64, 64, 3, 2), (4, 128, 64, 64, 3, 2),
+        (4, 64, 128, 64, 3, 2), (4, 128, 64, 32, 4, 3), (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2),
+        (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1), (4, 64, 64, 64, 3, 1), (4, 128, 128, 64, 3, 1)]
+FEED_PANELS = 16
 # and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
 LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
@@ -153,7 +160,24 @@ def _kernels():
             x = x - tl.sum(x, 0) * (1.0 / COLS)
         tl.store(out_ptr + tl.program_id(0).to(tl.int64) * COLS + cols, x)
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain
+    @triton.jit
+    def mma_feed(a_ptr, b_ptr, c_ptr, K: tl.constexpr, G: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
+        # `mma_stream`, but program p reads A panel p % G (BM x K, row stride K) of G: different programs
+        # copy different lines at once, as a matmul's do.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a_ptrs = a_ptr + (tl.program_id(0) % G) * BM * K + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + rk[:, None] * BN + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * BN
+        tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -182,7 +206,7 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain = _kernels()
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -281,6 +305,21 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "feed":
+        warps, bm, bn, bk, stages, per_sm = params
+        kk, g = LOOP_K, FEED_PANELS
+        a = torch.randn(g * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        k = mma_feed.warmup(a, b, c, kk, g, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: mma_feed[(progs,)](a, b, c, kk, g, bm, bn, bk, num_warps=warps, num_stages=stages))
+        copied = progs * kk * (bm + bn) * 2
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "k": kk, "panels": g, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
+                "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
+                "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
     raise ValueError(kind)
 
 
@@ -355,7 +394,7 @@ def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -375,7 +414,7 @@ def main() -> int:
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
-            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS]}
+            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
