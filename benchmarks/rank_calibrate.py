@@ -7,6 +7,7 @@ what a program holding one row waits for (`rows`), and the L2 feed a tiled matri
 
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -391,6 +392,15 @@ def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
             "latency_rows": len(waits), "shapes": len(xs)}
 
 
+def fit_feed(doc: dict) -> dict:
+    """Model 6's L2 feed: the most bytes a clock an SM that the `feed` rows' copies reached (cycles at
+    the table's 1.83 GHz), as model 3's 79.1 was the most the one-buffer `stream` reached."""
+    rows = [r for r in doc.get("feed", []) if "error" not in r]
+    best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
+    return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
+            "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -398,10 +408,11 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
+    ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
     args = ap.parse_args()
-    if args.fit_loop:
+    if args.fit_loop or args.fit_feed:
         with open(args.out) as f:
-            print(json.dumps(fit_loop(json.load(f))))
+            print(json.dumps((fit_loop if args.fit_loop else fit_feed)(json.load(f))))
         return 0
     if args.serve:
         serve(json.loads(args.serve))

@@ -2,7 +2,7 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4 | --heldout5]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4 | --heldout5 | --heldout6]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -49,6 +49,11 @@ HELDOUT_4 = {
 HELDOUT_5 = {"matmul": ("M=4096,N=4096,K=512", "M=2048,N=2048,K=8192", "M=3072,N=3072,K=3072"),
              "attention": ("z=4,h=32,n=16384,d=128",), "attention.causal": ("n2048.d128", "n8192.d128"),
              "softmax": ("rows=8192,cols=8192",), "softmax.persistent": ("rows=8192,cols=8192",)}
+# Timed only after model 6 was frozen (docs/rank/predictions-6.json): new sizes again, of the spaces it
+# changes (those whose loops copy: the matmul, attention, the persistent softmax).
+HELDOUT_6 = {"matmul": ("M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096", "M=4096,N=2048,K=1024"),
+             "attention": ("z=2,h=16,n=4096,d=128",), "attention.causal": ("z=4,h=32,n=16384,d=128", "z=8,h=16,n=1024,d=128"),
+             "softmax.persistent": ("rows=16384,cols=4096",)}
 
 
 def main() -> int:
@@ -61,6 +66,7 @@ def main() -> int:
     ap.add_argument("--heldout3", action="store_true", help="time model 3's held-out spaces and sizes instead")
     ap.add_argument("--heldout4", action="store_true", help="time model 4's held-out spaces and sizes instead")
     ap.add_argument("--heldout5", action="store_true", help="time model 5's held-out sizes instead")
+    ap.add_argument("--heldout6", action="store_true", help="time model 6's held-out sizes instead")
     args = ap.parse_args()
     import torch
     import triton
@@ -81,7 +87,7 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    chosen = HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
+    chosen = HELDOUT_6 if args.heldout6 else HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue

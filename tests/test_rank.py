@@ -215,6 +215,10 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
     (3, "attention.causal", {"n4096.d128", "n1024.d128"}),
     (4, "softmax.fp16", {"bench", "rows=2048,cols=8192"}),
     (5, "attention.causal", {"n4096.d128", "n1024.d128", "n2048.d128", "n8192.d128"}),
+    (6, "matmul", {"bench", "M=1024,N=1024,K=1024", "M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192",
+                   "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
+                   "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
+                   "M=4096,N=2048,K=1024"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -288,6 +292,19 @@ def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibrati
     assert fit["shapes"] == 3 and fit["latency_rows"] >= 20
     for key in ("launch_us", "epilogue_bytes_clk", "loop_copy_latency", "loop_copy_bytes_clk"):
         assert getattr(m5, key) == pytest.approx(fit[key], rel=2e-3), key
+
+
+def test_model_6s_l2_feed_is_the_most_the_committed_feed_run_reached():
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    fit = cal.fit_feed(json.loads((EVAL / "calibrate-h200-v7.json").read_text()))
+    assert fit["rows"] == len(cal.FEED)
+    assert H200.measured_6.l2_bytes_clk == fit["l2_bytes_clk"] < H200.measured_5.l2_bytes_clk
+    # model 6 is model 5 with that feed and nothing else
+    import dataclasses
+    assert dataclasses.replace(H200.measured_6, l2_bytes_clk=H200.measured_5.l2_bytes_clk,
+                               source=H200.measured_5.source) == H200.measured_5
 
 
 def test_model_5_counts_the_prologues_copies_once_so_a_short_loop_reads_what_it_multiplies():

@@ -43,10 +43,11 @@ class Chip:
     measured_3: "Measured | None" = None  # model 3's: the second calibration run's figures added
     measured_4: "Measured | None" = None  # model 4's: the third run's added
     measured_5: "Measured | None" = None  # model 5's: the fourth run's added
+    measured_6: "Measured | None" = None  # model 6's: the fifth run's L2 feed
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
-        return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5}.get(model)
+        return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -202,6 +203,16 @@ H200_MEASURED_5 = dataclasses.replace(
     launch_us=3.67, source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, four runs "
                            "(docs/rank/calibrate-h200*.json)")
 
+# The fifth run (Triton 3.6.0, 2026-12-01 19:07 UTC; docs/rank/calibrate-h200-v7.json), for model 6, after
+# model 5's held-out run; `rank_calibrate.py docs/rank/calibrate-h200-v7.json --fit-feed`:
+#   `feed`: `loop`'s matrix loop with each program copying its own A panel (row stride K, as a matmul's
+#     A tiles) of 16 and the shared B, L2-resident, 1-4 programs an SM: at most 52.9 B/clk an SM (64x64x64
+#     tiles, 4 programs an SM), 34.6-49.4 at the other shapes. Model 3's 79.1 came from `stream`, where
+#     every program walks one contiguous buffer: a tiled loop's copies are not fed at that rate.
+H200_MEASURED_6 = dataclasses.replace(
+    H200_MEASURED_5, l2_bytes_clk=52.9,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, five runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -217,7 +228,8 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
-         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5),
+         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
+         measured_6=H200_MEASURED_6),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

@@ -75,7 +75,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5)
+MODELS = (1, 2, 3, 4, 5, 6)
 
 
 def estimate(facts: Facts, problem, chip: Chip, model: int = 5) -> Estimate:
@@ -88,7 +88,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 5) -> Estimate:
     Model 4 (`chip.measured_4`) adds the DRAM bandwidth the card reaches, loops that stream from DRAM,
     and spill traffic at what a warp and an SM move of it. Model 5 (`chip.measured_5`) counts the
     pipeliner's prologue copies once, charges a matrix loop's copies what the calibration's two-operand
-    loops waited, every program its pipeline's fill and the launch its last wave's drain."""
+    loops waited, every program its pipeline's fill and the launch its last wave's drain. Model 6
+    (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
