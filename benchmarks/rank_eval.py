@@ -122,7 +122,9 @@ def measured(times_doc: dict) -> dict:
 
 def score(preds: dict, meas: dict) -> dict:
     from irscope.rank.evaluate import evaluate
-    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes}
+    # A size whose every launch was refused (a size the space was not compiled for) is not a row.
+    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes
+                     if sum(v is not None for v in meas[kernel][size].values()) >= 2}
             for kernel, sizes in meas.items() if kernel in preds}
 
 
@@ -191,21 +193,29 @@ def held_out_from(kernel: str, size: str) -> str:
     return "1"
 
 
-def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, the five models side by side."""
-    models = [figures[f"model {m}"] for m in (1, 2, 3, 4, 5)]
-    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 / 5 | best in top-1 / "
-            "top-5 (model 5) | predicted top-1 slower than best, 1 / 2 / 3 / 4 / 5 | best of predicted top-5 slower, "
-            "1 / 2 / 3 / 4 / 5 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
-    last = models[-1]
+def markdown(figures: dict, default: int = 6) -> str:
+    """The evaluation as docs/rank.md's table: one row per space and size, the models side by side, the
+    default's figures in bold."""
+    from irscope.rank.model import MODELS
+    models = [figures[f"model {m}"] for m in MODELS]
+    names = " / ".join(str(m) for m in MODELS)
+    rows = [f"| space | size | held out from model | configs timed | Spearman model {names} | best in top-1 / "
+            f"top-5 (model {default}) | predicted top-1 slower than best, {names} | best of predicted top-5 slower, "
+            f"{names} | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    d = MODELS.index(default)
+
+    def cells(each, key, fmt):
+        return " / ".join(f"**{fmt(g[key])}**" if i == d else fmt(g[key]) for i, g in enumerate(each))
+
+    last = models[d]
     for kernel in last:
         for size, f in last[kernel].items():
             each = [m[kernel][size] for m in models]
             rows.append(f"| {kernel} | {size} | {held_out_from(kernel, size)} | {f['configs']} | "
-                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:-1]) + f" / **{f['spearman']:.3f}** | "
+                        + cells(each, "spearman", lambda v: f"{v:.3f}") + " | "
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
-                        + " / ".join(f"{g['top1_slowdown']:.1%}" for g in each) + " | "
-                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:-1]) + f" / **{f['top5_slowdown']:.1%}** | "
+                        + cells(each, "top1_slowdown", lambda v: f"{v:.1%}") + " | "
+                        + cells(each, "top5_slowdown", lambda v: f"{v:.1%}") + " | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 
