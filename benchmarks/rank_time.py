@@ -26,34 +26,9 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
     "softmax": ("bench", "rows=2048,cols=8192"),
     "softmax.persistent": ("bench", "rows=2048,cols=8192"),
 }
-# Sizes timed after model 2 was designed from the first timings (add, attention): its held-out check.
-HELDOUT = {
-    "attention": ("n8192.d128", "n2048.d128"),
-    "add": ("n=67108864", "n=4194304"),
-}
-# Timed only after model 3 was frozen (docs/rank/predictions-3.json): a new space and new matmul sizes.
-HELDOUT_3 = {
-    "matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,N=8192,K=1024", "M=512,N=512,K=8192"),
-    "attention.causal": ("n4096.d128", "n1024.d128"),
-}
-# Timed only after model 4 was frozen (docs/rank/predictions-4.json): benchmarks/rank/softmax-wide.yaml.
-HELDOUT_4 = {
-    "softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
-    "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
-    "softmax.fp16": ("bench", "rows=2048,cols=8192"),
-    "add": ("n=33554432", "n=2097152"),
-}
-
-# Timed only after model 5 was frozen (docs/rank/predictions-5.json): new sizes of the spaces already
-# compiled (benchmarks/rank/*.yaml, the first snapshot root).
-HELDOUT_5 = {"matmul": ("M=4096,N=4096,K=512", "M=2048,N=2048,K=8192", "M=3072,N=3072,K=3072"),
-             "attention": ("z=4,h=32,n=16384,d=128",), "attention.causal": ("n2048.d128", "n8192.d128"),
-             "softmax": ("rows=8192,cols=8192",), "softmax.persistent": ("rows=8192,cols=8192",)}
-# Timed only after model 6 was frozen (docs/rank/predictions-6.json): new sizes again, of the spaces it
-# changes (those whose loops copy: the matmul, attention, the persistent softmax).
-HELDOUT_6 = {"matmul": ("M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096", "M=4096,N=2048,K=1024"),
-             "attention": ("z=2,h=16,n=4096,d=128",), "attention.causal": ("z=4,h=32,n=16384,d=128", "z=8,h=16,n=1024,d=128"),
-             "softmax.persistent": ("rows=16384,cols=4096",)}
+# What each held-out run timed: one list, rank_eval.py's, which scores them (this script's folder is on
+# sys.path when it runs).
+from rank_eval import HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6  # noqa: E402
 
 
 def main() -> int:
