@@ -8,6 +8,7 @@ what a program holding one row waits for (`rows`), the L2 feed a tiled matrix lo
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -423,6 +424,23 @@ def fit_feed(doc: dict) -> dict:
             "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
 
 
+def fit_wspill(doc: dict, clock_ghz: float = 1.83) -> dict:
+    """Model 7's rate of spill traffic inside a matrix loop: per spilling shape (4 warps), the time an
+    iteration takes beyond the same shape's at 8 warps (no spills), over the loop's spill bytes (the
+    SASS's local loads and stores in the loop, x threads); a warp's rate, the mean over the shapes."""
+    rows = [r for r in doc.get("wspill", []) if "error" not in r]
+    clean = {(r["bm"], r["bn"], r["bk"]): r for r in rows if r["warps"] == 8 and r["loop_spill_bytes"] == 0}
+    rates = []
+    for r in rows:
+        base = clean.get((r["bm"], r["bn"], r["bk"]))
+        if r["warps"] == 8 or base is None or r["loop_spill_bytes"] <= 0:
+            continue
+        extra = (r["ms"] - base["ms"]) * 1e6 * clock_ghz / r["iters"]  # cycles an iteration
+        rates.append(r["loop_spill_bytes"] * 32 * r["warps"] / extra / r["warps"])
+    return {"loop_dot_spill_warp_bytes_clk": round(sum(rates) / len(rates), 2), "shapes": len(rates),
+            "each": [round(x, 2) for x in rates]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -431,10 +449,12 @@ def main() -> int:
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
     ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
+    ap.add_argument("--fit-wspill", action="store_true", help="print model 7's spill rate from OUT.json's wspill rows")
     args = ap.parse_args()
-    if args.fit_loop or args.fit_feed:
+    fit = fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill else None
+    if fit is not None:
         with open(args.out) as f:
-            print(json.dumps((fit_loop if args.fit_loop else fit_feed)(json.load(f))))
+            print(json.dumps(fit(json.load(f))))
         return 0
     if args.serve:
         serve(json.loads(args.serve))
