@@ -219,6 +219,8 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                    "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
                    "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
                    "M=4096,N=2048,K=1024"}),
+    (7, "attention", {"n4096.d128", "n1024.d128", "n8192.d128", "n2048.d128", "z=4,h=32,n=16384,d=128",
+                      "z=2,h=16,n=4096,d=128", "z=1,h=32,n=32768,d=128", "z=16,h=16,n=1024,d=128"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -305,6 +307,40 @@ def test_model_6s_l2_feed_is_the_most_the_committed_feed_run_reached():
     import dataclasses
     assert dataclasses.replace(H200.measured_6, l2_bytes_clk=H200.measured_5.l2_bytes_clk,
                                source=H200.measured_5.source) == H200.measured_5
+
+
+def test_model_7s_matrix_loop_spill_rate_is_what_fit_wspill_derives_and_only_it_changes():
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    fit = cal.fit_wspill(json.loads((EVAL / "calibrate-h200-v8.json").read_text()))
+    assert fit["shapes"] == 3
+    m7 = H200.measured_7
+    assert m7.loop_dot_spill_warp_bytes_clk == fit["loop_dot_spill_warp_bytes_clk"] > m7.spill_warp_bytes_clk
+    import dataclasses
+    assert dataclasses.replace(m7, loop_dot_spill_warp_bytes_clk=None, source=H200.measured_6.source) == H200.measured_6
+
+
+def test_model_7_prices_a_matrix_loops_spills_below_model_6_and_leaves_other_spills_alone():
+    """A causal attention config whose loop spills (4 warps, 128x64 blocks) is predicted faster by model 7;
+    the persistent softmax, whose row loop spills but does not multiply, is predicted the same."""
+    facts = json.loads((EVAL / "facts.json").read_text())
+
+    def one(kernel, label_part, size):
+        for c in facts["spaces"][kernel]["configs"]:
+            if label_part in c["facts"]["label"] and size in c["problems"]:
+                f = Facts.from_dict(c["facts"])
+                p = c["problems"][size]
+                from irscope.spec.problem import Problem
+                return f, Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
+        raise AssertionError(label_part)
+
+    f, p = one("attention.causal", "w4.s2.BLOCK_M=128.BLOCK_N=64/", "n4096.d128")
+    assert f.loop_spill_bytes > 0 and f.loop["dot_flops"] > 0
+    assert estimate(f, p, H200, 7).ms < 0.8 * estimate(f, p, H200, 6).ms
+    g, q = one("softmax.persistent", "w1.BLOCK_SIZE=16384.NUM_STAGES=1/", "rows=4096,cols=16384")
+    assert g.loop_spill_bytes > 0 and not g.loop.get("dot_flops")
+    assert estimate(g, q, H200, 7).ms == estimate(g, q, H200, 6).ms
 
 
 def test_model_5_counts_the_prologues_copies_once_so_a_short_loop_reads_what_it_multiplies():

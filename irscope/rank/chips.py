@@ -44,10 +44,12 @@ class Chip:
     measured_4: "Measured | None" = None  # model 4's: the third run's added
     measured_5: "Measured | None" = None  # model 5's: the fourth run's added
     measured_6: "Measured | None" = None  # model 6's: the fifth run's L2 feed
+    measured_7: "Measured | None" = None  # model 7's: the sixth run's spills in a matrix loop
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
-        return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6}.get(model)
+        return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
+                7: self.measured_7}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -96,6 +98,9 @@ class Measured:
     loop_copy_bytes_clk: float | None = None
     epilogue_bytes_clk: float | None = None
     launch_us: float | None = None
+    # Model 7 (the sixth run, `wspill`): spill traffic inside a loop that multiplies (the accumulator's
+    # spills around asynchronous matrix products) moves at this rate a warp, up to the SM's L1 rate.
+    loop_dot_spill_warp_bytes_clk: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
 
@@ -213,6 +218,17 @@ H200_MEASURED_6 = dataclasses.replace(
     H200_MEASURED_5, l2_bytes_clk=52.9,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, five runs (docs/rank/calibrate-h200*.json)")
 
+# The sixth run (Triton 3.6.0, 2026-12-01 19:20 UTC; docs/rank/calibrate-h200-v8.json), for model 7, after
+# model 6's held-out run; `rank_calibrate.py docs/rank/calibrate-h200-v8.json --fit-wspill`:
+#   `wspill`: `loop` at 128x256x64, 256x128x64 and 128x256x32 tiles with 4 warps, which spill 2,048,
+#     1,024 and 2,048 B a thread an iteration inside the loop (the SASS), beside the same tiles at 8
+#     warps (no spills): 385 vs 49, 233 vs 52, 696 vs 58 us; the spill traffic moved at 6.82, 6.32 and
+#     7.19 B/clk a warp, 6.77 on average: 1.7x model 4's 3.88, measured on dependent spills in a loop
+#     that does not multiply (which keep that rate).
+H200_MEASURED_7 = dataclasses.replace(
+    H200_MEASURED_6, loop_dot_spill_warp_bytes_clk=6.77,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, six runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -229,7 +245,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
-         measured_6=H200_MEASURED_6),
+         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

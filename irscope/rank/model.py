@@ -75,7 +75,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6)
+MODELS = (1, 2, 3, 4, 5, 6, 7)
 
 
 def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
@@ -89,7 +89,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
     and spill traffic at what a warp and an SM move of it. Model 5 (`chip.measured_5`) counts the
     pipeliner's prologue copies once, charges a matrix loop's copies what the calibration's two-operand
     loops waited, every program its pipeline's fill and the launch its last wave's drain. Model 6
-    (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached."""
+    (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached. Model 7
+    (`chip.measured_7`) prices spills inside a loop that multiplies at what a matrix loop's spills moved."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -121,7 +122,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
 
     # Throughput demands of one program on its SM, in cycles.
     sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
-    spills, own_spills = _spills(facts, n, threads, chip, measured, model, sync_rate)
+    spills, own_spills = _spills(facts, n, threads, chip, measured, model, sync_rate, loop.dot_flops > 0)
     parts = {
         "tensor core": total.dot_flops / mma,
         "issue": _issue(total, threads, lanes, chip),
@@ -210,7 +211,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
                     waves, fill, terms_us)
 
 
-def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float):
+def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float,
+            loop_multiplies: bool = False):
     """(the spill traffic's demand on the SM per program, one program's own time for it), in cycles."""
     demand = facts.spill_bytes * threads * max(1.0, n) / chip.smem_bytes_clk
     if measured is not None and facts.spill_bytes:
@@ -227,7 +229,18 @@ def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: i
     spilled = threads * (facts.loop_spill_bytes * max(1.0, n) + facts.other_spill_bytes
                          if facts.loop_spill_bytes >= 0 else facts.spill_bytes * max(1.0, n))
     warp, cap = measured.spill_warp_bytes_clk, measured.spill_sm_bytes_clk
-    return (spilled / min(warp * facts.num_warps * max(1, facts.blocks_per_sm), cap),
+    warps_on_sm = facts.num_warps * max(1, facts.blocks_per_sm)
+    if model >= 7 and loop_multiplies and facts.loop_spill_bytes > 0 and measured.loop_dot_spill_warp_bytes_clk:
+        # A loop that multiplies spills its accumulator's pieces around the matrix products, in bulk:
+        # that traffic moves at what the calibration's spilling matrix loops moved a warp, up to the
+        # SM's L1 rate; the rest of the spill code at the dependent spills' rate, as in model 4.
+        in_loop = threads * facts.loop_spill_bytes * max(1.0, n)
+        rest = threads * facts.other_spill_bytes
+        fast = measured.loop_dot_spill_warp_bytes_clk
+        l1 = chip.smem_bytes_clk
+        return (in_loop / min(fast * warps_on_sm, l1) + rest / min(warp * warps_on_sm, cap),
+                in_loop / min(fast * facts.num_warps, l1) + rest / min(warp * facts.num_warps, cap))
+    return (spilled / min(warp * warps_on_sm, cap),
             spilled / min(warp * facts.num_warps, cap))
 
 
