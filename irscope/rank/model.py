@@ -78,7 +78,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
 MODELS = (1, 2, 3, 4, 5, 6, 7)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
     a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
