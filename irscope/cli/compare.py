@@ -170,7 +170,7 @@ def column_labels(points, axes, many_kernels: bool) -> list[str]:
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..render.terminal import ProgressLine
     from ..sweep import run_points
     from ..render.tables import side_by_side, split_patterns
@@ -178,7 +178,7 @@ def run(args, ui) -> int:
     from .envs import prepare
     points, axes, shared = points_from_args(args)
     prepare(dict(axes).get("triton", []), ui)
-    out = Path(args.out) if args.out else default_out()
+    out = ensure_root(Path(args.out) if args.out else default_out())
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

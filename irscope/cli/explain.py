@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, ui) -> int:
     from ..errors import UsageError
     from ..explain.remarks import DEFAULT_BUDGET, explain
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..render.terminal import ProgressLine
     from ..spec.kernel import CompileOptions
     from ..store.snapshot import is_snapshot_dir
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace, ui) -> int:
         prepare(versions, ui)
         from ..harness.envs import is_running
         triton = "" if is_running(versions[0]) else versions[0]
+    ensure_root(out)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

@@ -67,7 +67,7 @@ def _short_worker(address: str) -> str:
 
 
 def run(args, ui) -> int:
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..sweep import SweepInterrupted, expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)
@@ -82,6 +82,7 @@ def run(args, ui) -> int:
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
         return _list(points, out, ui)
+    ensure_root(out)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
