@@ -1,0 +1,138 @@
+"""Bad input a new user gives `irscope rank`, `capture`, `compile`, `sweep`: one `irscope: error:` line, a
+hint that holds, a usage exit code, and no work thrown away (found by a review as a new user, wave 5).
+
+The compiles are of the `add` kernel for sm_90a only, in one module-scoped snapshot root.
+"""
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+SPACE = "name: t\nkernels: [add]\ntargets: [sm_90a]\n"
+ONE_POINT = SPACE + "grid:\n  BLOCK_SIZE: [1024]\n"
+
+
+def _error_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("irscope: ")]
+
+
+def _one_error(err: str) -> str:
+    """The error line of `err`, checked to be one error plus one hint and no traceback."""
+    lines = _error_lines(err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert [ln.split(":")[1].strip() for ln in lines] == ["error", "hint"], err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    """A snapshot root holding add/default.BLOCK_SIZE=1024/sm_90a (one compile)."""
+    from irscope.cli import main
+
+    base = tmp_path_factory.mktemp("rank-cli")
+    (base / "one.yaml").write_text(ONE_POINT)
+    err = io.StringIO()
+    assert main(["sweep", str(base / "one.yaml"), "--out", str(base / "snaps")], out=io.StringIO(), err=err) == 0, \
+        err.getvalue()
+    return base
+
+
+@pytest.mark.parametrize("command", [
+    ["compile", "add", "--target", "sm_90a"],
+    ["sweep", "SPACE"],
+    ["rank", "SPACE"],
+    ["explain", "add", "--target", "sm_90a", "--budget", "0"],
+    ["compare", "add", "--target", "sm_90a", "--num-warps", "2,4"],
+    ["capture", "--no-compile", "--", "python", "prog.py"],
+])
+def test_an_output_folder_that_cannot_be_made_is_a_usage_error_before_anything_compiles(cli, tmp_path, command):
+    # It was a crash per compile (compile, sweep: exit 3 with a hint about --timeout), exit 70 (capture),
+    # or "0 configs ranked" and exit 0 (rank).
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    (tmp_path / "prog.py").write_text("print('ran')\n")
+    (tmp_path / "afile").write_text("")
+    argv = [str(tmp_path / "space.yaml") if a == "SPACE" else a for a in command]
+    at = argv.index("--") if "--" in argv else len(argv)
+    for out in ("afile", "afile/sub"):
+        code, stdout, err = cli(*argv[:at], "--out", out, *argv[at:])
+        assert code == 2, err
+        assert f"'{out}'" in _one_error(err) and "pass --out a folder you can write" in err
+        assert "ran" not in stdout  # capture refused before the program started
+
+
+def test_rank_refuses_emit_configs_into_a_missing_folder_before_compiling(cli, tmp_path):
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", "no/such/dir/ranked.py")
+    assert code == 2, err
+    assert "the folder 'no/such/dir' does not exist" in _one_error(err) and "mkdir -p no/such/dir" in err
+    assert not (tmp_path / "snaps").exists()  # refused before the compiles, which it used to waste (exit 70)
+    code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", ".")
+    assert code == 2 and "is a folder" in _one_error(err)
+
+
+def test_rank_of_a_space_where_no_config_compiles_fails_with_the_first_reason(cli, tmp_path):
+    # It printed a table of "cannot launch: did not compile" rows and exited 0.
+    (tmp_path / "bad.yaml").write_text(SPACE + "grid:\n  BLOCK_SIZE: [1000]\n")
+    code, out, err = cli("rank", "bad.yaml", "--out", "snaps")
+    assert code == 3, err
+    line = _one_error(err)
+    assert "none of the 1 configs compiled" in line and "power of 2" in line
+    assert "irscope show snaps/add/default.BLOCK_SIZE=1000/sm_90a" in err
+
+
+def test_rank_checks_every_size_before_printing_and_its_hint_compiles_the_space_for_it(cli, root, tmp_path):
+    space = root / "one.yaml"
+    code, out, err = cli("rank", space, "--out", root / "snaps", "--size", "small", "--size", "ragged")
+    assert code == 2, err
+    assert out == ""  # the `small` table used to be printed before `ragged` was found not to fit
+    line = _one_error(err)
+    assert "size ragged" in line and "n_elements is a multiple of 16" in line
+    assert f"add `arg.n_elements: 5001` under `set:` in {space}" in err
+    # The hint holds: the sweep file with that line ranks at both sizes.
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(ONE_POINT + "set:\n  arg.n_elements: 5001\n")
+    code, out, err = cli("rank", fixed, "--out", root / "snaps", "--size", "small", "--size", "ragged", "--json")
+    assert code == 0, err
+    assert [s["size"] for s in json.loads(out)["sizes"]] == ["small", "ragged"]
+    # A kernel's menu (no sweep file) is told to use one, not the `arg.X` of a sweep it does not have.
+    code, out, err = cli("rank", "add", "--target", "sm_90a", "--out", root / "snaps", "--size", "n=1000")
+    assert code == 2 and "rank a sweep file whose `set:` has `arg.n_elements: 1000`" in err
+
+
+def test_rank_and_sweep_recompile_a_cached_snapshot_that_was_damaged(cli, root):
+    # rank has no --force: a damaged cache entry used to stop it for good (exit 4, "recompile it").
+    from irscope.store.snapshot import load_snapshot
+
+    folder = root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a"
+    ttgir = folder / "add_kernel.ttgir"
+    ttgir.write_text(ttgir.read_text()[:100])
+    code, out, err = cli("rank", root / "one.yaml", "--out", root / "snaps")
+    assert code == 0, err
+    assert "1 configs ranked" in out
+    load_snapshot(folder).read("ttgir")  # whole again: its sha256 matches
+    (folder / "add_kernel.sass").unlink()
+    code, out, err = cli("sweep", root / "one.yaml", "--out", root / "snaps")
+    assert code == 0, err
+    assert (folder / "add_kernel.sass").is_file()
+
+
+def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch_file(cli, tmp_path):
+    (tmp_path / "snaps").mkdir()
+    last = tmp_path / "snaps" / "launches.json"
+    last.write_text("{}")  # what an earlier capture left: not to be replaced by an empty capture
+    for program, says in ((["python", "nothere.py"], "cannot find program 'nothere.py'"),
+                          (["-m", "no_such_module_x"], "no module named 'no_such_module_x'"),
+                          (["python"], "nothing to run after `python`")):
+        code, out, err = cli("capture", "--out", "snaps", "--", *program)
+        assert code == 2, err
+        assert says in _one_error(err)
+    assert last.read_text() == "{}"
+
+
+def test_capture_of_a_program_ending_in_os_exit_does_not_call_it_an_irscope_bug(cli, tmp_path):
+    (tmp_path / "quits.py").write_text("import os\nos._exit(0)\n")
+    code, out, err = cli("capture", "--out", "snaps", "--", "python", "quits.py")
+    assert code == 2
+    assert "exited with code 0" in _one_error(err)
+    assert "os._exit()" in err and "sys.exit()" in err
