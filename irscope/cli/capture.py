@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
                                    "the targets. Without a GPU, kernels are not executed unless --execute is given "
                                    "(then Triton's interpreter runs them); on a GPU the real JIT runs.")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
-                   help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`")
+                   help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`, "
+                        "`-- python -c CODE`")
     p.add_argument("--target", "-t",
                    help="target(s) to compile the captured launches for: sm_90a (default; with --as, that "
                         "target), a list, or all; the first is the one the JIT specialises for while recording "
