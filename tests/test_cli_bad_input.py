@@ -136,3 +136,21 @@ def test_capture_of_a_program_ending_in_os_exit_does_not_call_it_an_irscope_bug(
     assert code == 2
     assert "exited with code 0" in _one_error(err)
     assert "os._exit()" in err and "sys.exit()" in err
+
+
+def test_damaged_snapshot_hints_name_commands_that_exist(cli, root, tmp_path):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a", folder)
+    meta = json.loads((folder / "irscope.json").read_text())
+    (folder / "irscope.json").write_text(json.dumps({**meta, "format": 7, "versions": {"irscope": "9.1.0"}}))
+    code, out, err = cli("show", folder)
+    assert code == 4 and "format 7; this one reads format 1" in _one_error(err)
+    assert "read it with irscope 9.1.0" in err and "pip install -U irscope" not in err  # not irscope's name on PyPI
+    (folder / "irscope.json").write_text(json.dumps(meta))
+    (folder / "add_kernel.ptx").write_text("damaged")
+    for command in (("show", folder, "--stage", "ptx"), ("diff", folder, folder)):
+        code, out, err = cli(*command)
+        assert code == 4 and "sha256" in _one_error(err)
+        assert "compile it again with `irscope compile`" in err
