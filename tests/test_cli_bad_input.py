@@ -154,3 +154,12 @@ def test_damaged_snapshot_hints_name_commands_that_exist(cli, root, tmp_path):
         code, out, err = cli(*command)
         assert code == 4 and "sha256" in _one_error(err)
         assert "compile it again with `irscope compile`" in err
+
+
+def test_an_empty_sweep_file_is_told_what_a_sweep_needs_and_that_holds(cli, tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    code, out, err = cli("sweep", "empty.yaml", "--list")
+    assert code == 2 and "at least `kernels` and `targets`" in _one_error(err)
+    (tmp_path / "two.yaml").write_text(SPACE)  # those two and no grid: a valid sweep (one point)
+    code, out, err = cli("sweep", "two.yaml", "--list")
+    assert code == 0 and "1 points" in out, err
