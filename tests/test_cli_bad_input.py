@@ -163,3 +163,27 @@ def test_an_empty_sweep_file_is_told_what_a_sweep_needs_and_that_holds(cli, tmp_
     (tmp_path / "two.yaml").write_text(SPACE)  # those two and no grid: a valid sweep (one point)
     code, out, err = cli("sweep", "two.yaml", "--list")
     assert code == 0 and "1 points" in out, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "add", "--jobs", "0"], ["compare", "add", "--timeout", "-1"],
+    ["explain", "add", "--jobs", "-1"], ["explain", "add", "--timeout", "0"],
+    ["upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "--jobs", "0"],
+    ["snapshot", "check", "add", "--jobs", "0"],
+    ["run", "add", "--interpret", "--repeats", "0"], ["run", "add", "--interpret", "--timeout", "0"],
+])
+def test_counts_and_timeouts_below_one_are_refused_by_every_command(cli, argv):
+    # compare, explain, upgrade-check and snapshot took --jobs 0 or -1; compare's --timeout -1 "killed"
+    # every compile; run --timeout 0 failed every check, and --repeats 0 timed nothing.
+    code, out, err = cli(*argv)
+    assert code == 2, err
+    assert f"argument {argv[-2]}" in _one_error(err) and "positive" in err
+
+
+def test_report_to_a_folder_is_a_usage_error(cli, root, tmp_path):
+    snap = root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a"
+    code, out, err = cli("report", snap, "-o", tmp_path)
+    assert code == 2 and "is a folder" in _one_error(err) and "report.html" in err  # was exit 70
+    (tmp_path / "afile").write_text("")
+    code, out, err = cli("report", snap, "-o", tmp_path / "afile" / "r.html")
+    assert code == 2 and "cannot write the report" in _one_error(err)

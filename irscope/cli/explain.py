@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from .options import add_compile_options, options_from_args
+from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 TOPIC_TITLES = {"matrix": "matrix instruction", "pipelining": "software pipelining", "vectors": "global vector width",
                 "shared": "shared memory / LDS", "registers": "registers and spills", "tma": "TMA",
@@ -39,8 +39,8 @@ def add_parser(sub) -> None:
     p.add_argument("--passes", action="store_true",
                    help="record the base compile's pass timeline, so remarks name the pass seen making each change")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
     p.add_argument("--json", action="store_true", help="the decisions, remarks and what-ifs as JSON")
     p.set_defaults(run=run)
 
