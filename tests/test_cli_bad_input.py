@@ -54,10 +54,11 @@ def test_an_output_folder_that_cannot_be_made_is_a_usage_error_before_anything_c
     (tmp_path / "afile").write_text("")
     argv = [str(tmp_path / "space.yaml") if a == "SPACE" else a for a in command]
     at = argv.index("--") if "--" in argv else len(argv)
-    for out in ("afile", "afile/sub"):
+    for out in ("afile", "afile/sub", *(["/proc/irscope-no"] if Path("/proc/self").is_dir() else [])):
         code, stdout, err = cli(*argv[:at], "--out", out, *argv[at:])
         assert code == 2, err
         assert f"'{out}'" in _one_error(err) and "pass --out a folder you can write" in err
+        assert not (tmp_path / "irscope-snapshots").exists()
         assert "ran" not in stdout  # capture refused before the program started
 
 

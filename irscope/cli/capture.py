@@ -69,6 +69,7 @@ def run(args: argparse.Namespace, ui) -> int:
         emulate = get_target(args.emulate)
         device_properties(emulate)  # refuses a target it cannot stand for, before the program starts
     out = ensure_root(Path(args.out) if args.out else default_out())
+    out.mkdir(parents=True, exist_ok=True)  # the child writes its launch file into it
     final = out / "launches.json"
     raw = out / f".launches.json.child-{os.getpid()}"
     mode = "interpret" if args.execute else "auto"

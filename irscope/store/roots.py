@@ -15,16 +15,28 @@ def default_out() -> Path:
 
 
 def ensure_root(out: Path) -> Path:
-    """Make the output root (and its parents), or refuse it as a usage error before anything compiles:
-    otherwise every compile worker would crash on it and be reported as a crashed compile."""
+    """Check that the output root can be made and written, as a usage error before anything compiles
+    (otherwise every compile worker crashes on it and is reported as a crashed compile). Folders made to
+    prove it are removed again, so a command refused later leaves none."""
     out = Path(out)
     hint = "pass --out a folder you can write (or set $IRSCOPE_OUT to one)"
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"the output folder '{out}' is a file, not a folder", hint)
+    missing = []  # the folders to make, deepest first
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        missing.append(existing)
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"the output folder '{out}' is a file, not a folder" if existing == out else
+                         f"cannot make the output folder '{out}': '{existing}' is a file", hint)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot make the output folder '{out}': {e.strerror or e}", hint) from None
-    if not os.access(out, os.W_OK | os.X_OK):
+    for folder in missing:
+        try:
+            folder.rmdir()
+        except OSError:  # something else wrote into it meanwhile: it stays
+            break
+    if not missing and not os.access(out, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write into the output folder '{out}'", hint)
     return out
