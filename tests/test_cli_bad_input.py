@@ -188,3 +188,12 @@ def test_report_to_a_folder_is_a_usage_error(cli, root, tmp_path):
     (tmp_path / "afile").write_text("")
     code, out, err = cli("report", snap, "-o", tmp_path / "afile" / "r.html")
     assert code == 2 and "cannot write the report" in _one_error(err)
+
+
+def test_a_sweep_with_json_output_does_not_point_at_a_table_it_did_not_print(cli, tmp_path):
+    (tmp_path / "bad.yaml").write_text(SPACE + "grid:\n  BLOCK_SIZE: [1000]\n")
+    code, out, err = cli("sweep", "bad.yaml", "--out", "snaps", "--json")
+    assert code == 3 and json.loads(out)["points"][0]["error"]["stage"] == "source"
+    assert "under the table" not in err and "each point's row says why" in _one_error(err) + err
+    code, out, err = cli("sweep", "bad.yaml", "--out", "snaps")  # the table, and the reasons under it
+    assert code == 3 and "the reasons are under the table" in err

@@ -111,7 +111,7 @@ def run(args, ui) -> int:
         from ..errors import CompileError
         first = broken[0]
         raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
-                           f"{first.status}: {first.reason}", _broken_hint(broken))
+                           f"{first.status}: {first.reason}", _broken_hint(broken, table=not (args.json or args.csv)))
     return 0
 
 
@@ -132,11 +132,13 @@ def _report(sweep, result, ui, args, patterns) -> None:
         ui.print(render_summary(result, ui))
 
 
-def _broken_hint(broken) -> str:
-    """What to look at next; only a point that failed in the compiler has a folder to show."""
+def _broken_hint(broken, *, table: bool = True) -> str:
+    """What to look at next; only a point that failed in the compiler has a folder to show. `table`: the
+    reasons were printed under the table (not with --json or --csv, whose rows carry them)."""
     with_folder = next((r for r in broken if r.path is not None), None)
     if with_folder is not None:
-        return f"the reasons are under the table; `irscope show {with_folder.path}` for the full log"
+        where = "the reasons are under the table" if table else "each point's row says why"
+        return f"{where}; `irscope show {with_folder.path}` for the full log"
     statuses = {r.status for r in broken}
     if statuses == {"timeout"}:
         return "a timed-out point leaves no folder: raise `timeout:` in the sweep file, or compile it alone " \
