@@ -1,10 +1,13 @@
 """Microbenchmarks that measure the H200 figures irscope rank's models 2 and 3 take from the machine instead
 of a datasheet, on kernels of their own (none of the evaluation's spaces): what an SM pays per program it
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
-copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, and what
-spilling costs.
+copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
+spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
+what a program holding one row waits for (`rows`), and the L2 feed a tiled matrix loop gets (`feed`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -35,6 +38,28 @@ STREAM = [(4, bm, bk, b, s) for (bm, bk) in ((64, 64), (128, 64), (128, 128), (2
 DRAM = [(4, bm, 64, b, s) for bm in (64, 128, 256) for b in (1, 2, 4) for s in (1, 2, 3, 4)
         if b * (s + 1) * bm * 64 * 2 <= 200 * 1024]
 SPILL = [(w, c, b) for c in (2048, 4096, 8192, 16384) for w in (1, 2, 4, 8) for b in (1, 4)]
+
+# What an iteration of a pipelined matrix loop costs beyond its work: (warps, BM, BN, BK, stages, programs
+# per SM). Every program runs the same K = LOOP_K through both operands streamed from L2, so that at one
+# shape the flops and bytes are the same at every BK and the time's growth with K / BK is the loop's own
+# cost per iteration (waiting for the copies, the barrier, the matrix instruction's wait, the next copies).
+LOOP_K = 4096
+LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128, 64), (4, 128, 128), (8, 128, 128),
+                                                          (8, 128, 256), (8, 256, 128), (4, 64, 64))
+        for bk in (16, 32, 64, 128) for s in (3,) for b in (1, 2) if b * s * (bm + bn) * bk * 2 <= 220 * 1024]
+# Row programs: (warps, row length in fp32, reductions). One program a row, 16,384 rows from DRAM: the
+# row's load, R chained reductions across the program's warps, the store; what a program that holds
+# one row waits for, by warps and reductions.
+ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
+# The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
+# (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
+# L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
+FEED = [(4, 64, 64, 64, 3, 4), (4, 64, 64, 32, 4, 4), (4, 64, 64, 64, 3, 2), (4, 128, 64, 64, 3, 2),
+        (4, 64, 128, 64, 3, 2), (4, 128, 64, 32, 4, 3), (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2),
+        (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1), (4, 64, 64, 64, 3, 1), (4, 128, 128, 64, 3, 1)]
+FEED_PANELS = 16
+# and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
+LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
 
 def _kernels():
@@ -111,7 +136,49 @@ def _kernels():
             v = tl.sum(d * d, 0) / COLS
             tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows
+    @triton.jit
+    def mma_stream(a_ptr, b_ptr, c_ptr, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        # A matrix loop of its own: both operands' tiles copied from a few MB every program re-reads
+        # (L2-resident), pointers advanced as a matmul's, one product an iteration into one accumulator.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + rk[:, None] * BN + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * BN
+        tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    @triton.jit
+    def row_chain(x_ptr, out_ptr, COLS: tl.constexpr, R: tl.constexpr):
+        # One row a program: load it, R reductions each depending on the last, store it.
+        cols = tl.arange(0, COLS)
+        x = tl.load(x_ptr + tl.program_id(0).to(tl.int64) * COLS + cols)
+        for _ in tl.static_range(R):
+            x = x - tl.sum(x, 0) * (1.0 / COLS)
+        tl.store(out_ptr + tl.program_id(0).to(tl.int64) * COLS + cols, x)
+
+    @triton.jit
+    def mma_feed(a_ptr, b_ptr, c_ptr, K: tl.constexpr, G: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
+        # `mma_stream`, but program p reads A panel p % G (BM x K, row stride K) of G: different programs
+        # copy different lines at once, as a matmul's do.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        a_ptrs = a_ptr + (tl.program_id(0) % G) * BM * K + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + rk[:, None] * BN + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * BN
+        tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -140,7 +207,7 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows = _kernels()
+    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -214,6 +281,46 @@ def one(kind: str, params: list[int]) -> dict:
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
                 "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "loop":
+        warps, bm, bn, bk, stages, per_sm, kk = params
+        iters = kk // bk
+        a = torch.randn(bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        k = mma_stream.warmup(a, b, c, kk, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+        ms = _bench(lambda: mma_stream[(progs,)](a, b, c, kk, bm, bn, bk, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "k": kk, "iters": iters, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
+                "instruction": "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma"),
+                "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
+    if kind == "rows":
+        warps, cols, reductions = params
+        rows = 16384
+        x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        k = row_chain.warmup(x, o, cols, reductions, grid=(rows,), num_warps=warps, num_stages=1)
+        ms = _bench(lambda: row_chain[(rows,)](x, o, cols, reductions, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
+                "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
+                "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "feed":
+        warps, bm, bn, bk, stages, per_sm = params
+        kk, g = LOOP_K, FEED_PANELS
+        a = torch.randn(g * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        k = mma_feed.warmup(a, b, c, kk, g, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: mma_feed[(progs,)](a, b, c, kk, g, bm, bn, bk, num_warps=warps, num_stages=stages))
+        copied = progs * kk * (bm + bn) * 2
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "k": kk, "panels": g, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
+                "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
+                "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
     raise ValueError(kind)
 
 
@@ -227,13 +334,86 @@ def serve(items: list[list]) -> None:
         print("RESULT " + json.dumps({"kind": kind, **row}), flush=True)
 
 
+def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Least squares: (intercept, slope)."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - slope * mx, slope
+
+
+def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
+    """Model 5's figures from a run's `loop` rows (cycles at the table's clock):
+
+    - per shape at BK 64, one program an SM: time = a + iterations x b (least squares over K 256-4096);
+      the intercept a is what a launch and a program pay once: the launch, the pipeline's fill (the first
+      tile's copy, model 3's loaded latency `copy`) and the epilogue (the output tile's store);
+      `a - fill = launch + output bytes / epilogue rate` over the shapes gives both (least squares);
+    - at K 4096, one program an SM, every BK: an iteration's time beyond that fixed part; where it is
+      over 1.15x the matrix work (at the calibrated wgmma rates), the loop waits for its copies, two
+      iterations ahead at 3 stages: latency = 2 x the iteration's time, a straight line in the tile's
+      bytes (least squares)."""
+    clk = clock_ghz * 1e3  # cycles a microsecond
+    rows = [r for r in doc.get("loop", []) if "error" not in r]
+    shapes: dict = {}
+    for r in rows:
+        if r["programs_per_sm"] == 1 and r["bk"] == 64:
+            shapes.setdefault((r["warps"], r["bm"], r["bn"]), []).append((r["iters"], r["ms"] * 1e3))
+    xs, ys = [], []
+    for (_, bm, bn), pts in sorted(shapes.items()):
+        if len(pts) >= 3:
+            a, _ = _line([p[0] for p in pts], [p[1] for p in pts])
+            xs.append(bm * bn * 2)
+            ys.append(a - (copy[0] + (bm + bn) * 64 * 2 / copy[1]) / clk)
+    launch_us, us_per_byte = _line(xs, ys)
+    epilogue = 1.0 / (us_per_byte * clk)
+
+    def wgmma(n: int) -> float:  # model 3's fractions (calibrate-h200-v2.json), log2-interpolated
+        import math
+        known = [(64, 833.5), (128, 842.6), (256, 840.6)]
+        if n <= 64 or n >= 256:
+            return (known[0] if n <= 64 else known[-1])[1] / 989.4
+        (n0, f0), (n1, f1) = [(a, b) for a, b in zip(known, known[1:]) if a[0] <= n <= b[0]][0]
+        t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+        return (f0 + t * (f1 - f0)) / 989.4
+
+    waits = []
+    for r in rows:
+        if r["programs_per_sm"] != 1 or r["k"] != LOOP_K:
+            continue
+        bm, bn, bk = r["bm"], r["bn"], r["bk"]
+        tile = (bm + bn) * bk * 2
+        fixed = launch_us + (copy[0] + tile / copy[1]) / clk + bm * bn * 2 / epilogue / clk
+        per = (r["ms"] * 1e3 - fixed) * clk / r["iters"]
+        if per > 1.15 * 2 * bm * bn * bk / (4096 * wgmma(bn)):
+            waits.append((tile, 2 * per))
+    lat, per_byte = _line([w[0] for w in waits], [w[1] for w in waits])
+    return {"launch_us": round(launch_us, 2), "epilogue_bytes_clk": round(epilogue, 2),
+            "loop_copy_latency": round(lat, 1), "loop_copy_bytes_clk": round(1.0 / per_byte, 2),
+            "latency_rows": len(waits), "shapes": len(xs)}
+
+
+def fit_feed(doc: dict) -> dict:
+    """Model 6's L2 feed: the most bytes a clock an SM that the `feed` rows' copies reached (cycles at
+    the table's 1.83 GHz), as model 3's 79.1 was the most the one-buffer `stream` reached."""
+    rows = [r for r in doc.get("feed", []) if "error" not in r]
+    best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
+    return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
+            "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
+    ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
     args = ap.parse_args()
+    if args.fit_loop or args.fit_feed:
+        with open(args.out) as f:
+            print(json.dumps((fit_loop if args.fit_loop else fit_feed)(json.load(f))))
+        return 0
     if args.serve:
         serve(json.loads(args.serve))
         return 0
@@ -244,7 +424,8 @@ def main() -> int:
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
-            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL]}
+            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
+            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next

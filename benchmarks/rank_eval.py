@@ -2,7 +2,7 @@
 
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
-    python benchmarks/rank_eval.py predict 3                    # -> docs/rank/predictions-3.json (frozen)
+    python benchmarks/rank_eval.py predict 5                    # -> docs/rank/predictions-5.json (frozen)
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -40,9 +40,22 @@ HELDOUT_4 = {"softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
              "softmax.fp16": ("bench", "rows=2048,cols=8192"), "add": ("n=33554432", "n=2097152")}
 
 
+# Timed only after model 5 was frozen (docs/rank/predictions-5.json): new sizes of the spaces already
+# compiled (benchmarks/rank/*.yaml, the first snapshot root).
+HELDOUT_5 = {"matmul": ("M=4096,N=4096,K=512", "M=2048,N=2048,K=8192", "M=3072,N=3072,K=3072"),
+             "attention": ("z=4,h=32,n=16384,d=128",), "attention.causal": ("n2048.d128", "n8192.d128"),
+             "softmax": ("rows=8192,cols=8192",), "softmax.persistent": ("rows=8192,cols=8192",)}
+# Timed only after model 6 was frozen (docs/rank/predictions-6.json): new sizes again, of the spaces it
+# changes (those whose loops copy: the matmul, attention, the persistent softmax).
+HELDOUT_6 = {"matmul": ("M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096", "M=4096,N=2048,K=1024"),
+             "attention": ("z=2,h=16,n=4096,d=128",), "attention.causal": ("z=4,h=32,n=16384,d=128", "z=8,h=16,n=1024,d=128"),
+             "softmax.persistent": ("rows=16384,cols=4096",)}
+
+
 def sizes_of(kernel: str) -> tuple:
     return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ()) + \
-        (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ())
+        (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ()) + HELDOUT_5.get(kernel, ()) + \
+        HELDOUT_6.get(kernel, ())
 
 
 WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
@@ -109,7 +122,9 @@ def measured(times_doc: dict) -> dict:
 
 def score(preds: dict, meas: dict) -> dict:
     from irscope.rank.evaluate import evaluate
-    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes}
+    # A size whose every launch was refused (a size the space was not compiled for) is not a row.
+    return {kernel: {size: evaluate(preds[kernel][size], meas[kernel][size]).as_dict() for size in sizes
+                     if sum(v is not None for v in meas[kernel][size].values()) >= 2}
             for kernel, sizes in meas.items() if kernel in preds}
 
 
@@ -165,6 +180,10 @@ def main(argv: list[str]) -> int:
 
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_6.get(kernel, ()):
+        return "1, 2, 3, 4, 5, 6"
+    if size in HELDOUT_5.get(kernel, ()):
+        return "1, 2, 3, 4, 5"
     if size in HELDOUT_4.get(kernel, ()):
         return "1, 2, 3, 4"
     if size in HELDOUT_3.get(kernel, ()):
@@ -174,21 +193,29 @@ def held_out_from(kernel: str, size: str) -> str:
     return "1"
 
 
-def markdown(figures: dict) -> str:
-    """The evaluation as docs/rank.md's table: one row per space and size, the four models side by side."""
-    models = [figures[f"model {m}"] for m in (1, 2, 3, 4)]
-    rows = ["| space | size | held out from model | configs timed | Spearman model 1 / 2 / 3 / 4 | best in top-1 / "
-            "top-5 (model 4) | predicted top-1 slower than best, 1 / 2 / 3 / 4 | best of predicted top-5 slower, "
-            "1 / 2 / 3 / 4 | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
-    last = models[-1]
+def markdown(figures: dict, default: int = 6) -> str:
+    """The evaluation as docs/rank.md's table: one row per space and size, the models side by side, the
+    default's figures in bold."""
+    from irscope.rank.model import MODELS
+    models = [figures[f"model {m}"] for m in MODELS]
+    names = " / ".join(str(m) for m in MODELS)
+    rows = [f"| space | size | held out from model | configs timed | Spearman model {names} | best in top-1 / "
+            f"top-5 (model {default}) | predicted top-1 slower than best, {names} | best of predicted top-5 slower, "
+            f"{names} | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+    d = MODELS.index(default)
+
+    def cells(each, key, fmt):
+        return " / ".join(f"**{fmt(g[key])}**" if i == d else fmt(g[key]) for i, g in enumerate(each))
+
+    last = models[d]
     for kernel in last:
         for size, f in last[kernel].items():
             each = [m[kernel][size] for m in models]
             rows.append(f"| {kernel} | {size} | {held_out_from(kernel, size)} | {f['configs']} | "
-                        + " / ".join(f"{g['spearman']:.3f}" for g in each[:-1]) + f" / **{f['spearman']:.3f}** | "
+                        + cells(each, "spearman", lambda v: f"{v:.3f}") + " | "
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
-                        + " / ".join(f"{g['top1_slowdown']:.1%}" for g in each) + " | "
-                        + " / ".join(f"{g['top5_slowdown']:.1%}" for g in each[:-1]) + f" / **{f['top5_slowdown']:.1%}** | "
+                        + cells(each, "top1_slowdown", lambda v: f"{v:.1%}") + " | "
+                        + cells(each, "top5_slowdown", lambda v: f"{v:.1%}") + " | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 

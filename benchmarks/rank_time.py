@@ -2,7 +2,7 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | --heldout4 | --heldout5 | --heldout6]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -26,23 +26,9 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
     "softmax": ("bench", "rows=2048,cols=8192"),
     "softmax.persistent": ("bench", "rows=2048,cols=8192"),
 }
-# Sizes timed after model 2 was designed from the first timings (add, attention): its held-out check.
-HELDOUT = {
-    "attention": ("n8192.d128", "n2048.d128"),
-    "add": ("n=67108864", "n=4194304"),
-}
-# Timed only after model 3 was frozen (docs/rank/predictions-3.json): a new space and new matmul sizes.
-HELDOUT_3 = {
-    "matmul": ("M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192", "M=8192,N=8192,K=1024", "M=512,N=512,K=8192"),
-    "attention.causal": ("n4096.d128", "n1024.d128"),
-}
-# Timed only after model 4 was frozen (docs/rank/predictions-4.json): benchmarks/rank/softmax-wide.yaml.
-HELDOUT_4 = {
-    "softmax": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
-    "softmax.persistent": ("rows=4096,cols=16384", "rows=1024,cols=16384"),
-    "softmax.fp16": ("bench", "rows=2048,cols=8192"),
-    "add": ("n=33554432", "n=2097152"),
-}
+# What each held-out run timed: one list, rank_eval.py's, which scores them (this script's folder is on
+# sys.path when it runs).
+from rank_eval import HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6  # noqa: E402
 
 
 def main() -> int:
@@ -54,6 +40,8 @@ def main() -> int:
     ap.add_argument("--heldout", action="store_true", help="time the held-out sizes instead")
     ap.add_argument("--heldout3", action="store_true", help="time model 3's held-out spaces and sizes instead")
     ap.add_argument("--heldout4", action="store_true", help="time model 4's held-out spaces and sizes instead")
+    ap.add_argument("--heldout5", action="store_true", help="time model 5's held-out sizes instead")
+    ap.add_argument("--heldout6", action="store_true", help="time model 6's held-out sizes instead")
     args = ap.parse_args()
     import torch
     import triton
@@ -74,7 +62,7 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    chosen = HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
+    chosen = HELDOUT_6 if args.heldout6 else HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue

@@ -214,6 +214,11 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
 @pytest.mark.parametrize("model, space, sizes", [
     (3, "attention.causal", {"n4096.d128", "n1024.d128"}),
     (4, "softmax.fp16", {"bench", "rows=2048,cols=8192"}),
+    (5, "attention.causal", {"n4096.d128", "n1024.d128", "n2048.d128", "n8192.d128"}),
+    (6, "matmul", {"bench", "M=1024,N=1024,K=1024", "M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192",
+                   "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
+                   "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
+                   "M=4096,N=2048,K=1024"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -223,7 +228,9 @@ def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, 
     import rank_eval
     facts = json.loads((EVAL / "facts.json").read_text())
     frozen = json.loads((EVAL / f"predictions-{model}.json").read_text())
-    assert rank_eval.predictions(facts, model) == frozen
+    today = rank_eval.predictions(facts, model)
+    # sizes added to the facts for a later model's held-out run are not in an earlier model's file
+    assert {k: {s: today[k][s] for s in sizes_} for k, sizes_ in frozen.items()} == frozen
     assert set(frozen[space]) == sizes
 
 
@@ -272,3 +279,43 @@ def test_model_4_prices_spills_at_what_a_warp_moves_so_a_spilling_config_ranks_b
     assert estimate(spilling, p, H200, 4).bound == "spills"
     outside = dataclasses.replace(spilling, loop_spill_bytes=0, other_spill_bytes=2400)
     assert estimate(outside, p, H200, 4).ms < estimate(spilling, p, H200, 4).ms  # once, not every row
+
+
+def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibration_run():
+    """chips.py's model-5 constants are not typed in by hand: rank_calibrate.py --fit-loop makes them from
+    docs/rank/calibrate-h200-v5.json (the H200 run of the `loop` section)."""
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    fit = cal.fit_loop(json.loads((EVAL / "calibrate-h200-v5.json").read_text()))
+    m5 = H200.measured_5
+    assert fit["shapes"] == 3 and fit["latency_rows"] >= 20
+    for key in ("launch_us", "epilogue_bytes_clk", "loop_copy_latency", "loop_copy_bytes_clk"):
+        assert getattr(m5, key) == pytest.approx(fit[key], rel=2e-3), key
+
+
+def test_model_6s_l2_feed_is_the_most_the_committed_feed_run_reached():
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    fit = cal.fit_feed(json.loads((EVAL / "calibrate-h200-v7.json").read_text()))
+    assert fit["rows"] == len(cal.FEED)
+    assert H200.measured_6.l2_bytes_clk == fit["l2_bytes_clk"] < H200.measured_5.l2_bytes_clk
+    # model 6 is model 5 with that feed and nothing else
+    import dataclasses
+    assert dataclasses.replace(H200.measured_6, l2_bytes_clk=H200.measured_5.l2_bytes_clk,
+                               source=H200.measured_5.source) == H200.measured_5
+
+
+def test_model_5_counts_the_prologues_copies_once_so_a_short_loop_reads_what_it_multiplies():
+    """At K = 4 x BLOCK_K a 3-stage matmul's prologue copies two iterations' tiles and its loop's last two
+    iterations copy nothing: six tiles' worth of loads in the TTGIR, four of them real. Model 4 read six
+    from L2, model 5 reads four (and both multiply four tiles' worth)."""
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    bk, ahead = f.constexprs["BLOCK_K"], f.prefetch
+    assert f.straight["load_bytes"] == ahead * f.loop["load_bytes"]  # the prologue is `ahead` iterations
+    p = problem_at(library.load_kernel("matmul"), f"M=2048,N=2048,K={4 * bk}", f.constexprs, sms=H200.sms)
+    l2 = {m: estimate(f, p, H200, m).terms_us["L2"] for m in (4, 5)}
+    sync = H200.measured_5.sync_l2_bytes_clk
+    extra = f.blocks_per_sm * ahead * f.loop["load_bytes"] / sync / (H200.clock_ghz * 1e3)
+    assert l2[4] - l2[5] == pytest.approx(extra, abs=0.002)

@@ -24,9 +24,9 @@ def add_parser(sub) -> None:
                                                  "see docs/rank.md for the table)")
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep file that holds several (default: its only kernel)")
-    p.add_argument("--model", type=int, choices=(1, 2, 3, 4), default=4,
-                   help="the cost model (docs/rank.md): 1 datasheet only, 2-4 add more of the H200's "
-                        "calibration (default 4)")
+    p.add_argument("--model", type=int, choices=(1, 2, 3, 4, 5, 6), default=6,
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2-6 add more of the H200's "
+                        "calibration (default 6)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")

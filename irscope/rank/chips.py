@@ -42,10 +42,12 @@ class Chip:
     measured: "Measured | None" = None
     measured_3: "Measured | None" = None  # model 3's: the second calibration run's figures added
     measured_4: "Measured | None" = None  # model 4's: the third run's added
+    measured_5: "Measured | None" = None  # model 5's: the fourth run's added
+    measured_6: "Measured | None" = None  # model 6's: the fifth run's L2 feed
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
-        return {2: self.measured, 3: self.measured_3, 4: self.measured_4}.get(model)
+        return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -86,6 +88,14 @@ class Measured:
     dram_gbs: float | None = None
     spill_warp_bytes_clk: float | None = None
     spill_sm_bytes_clk: float | None = None
+    # Model 5 (the fourth run, `loop`: a pipelined matrix loop with both operands copied from L2): such a
+    # loop (two or more copies an iteration) waits `loop_copy_latency + B / loop_copy_bytes_clk` for an
+    # iteration's B bytes of copies; after its loop a program stores its output at `epilogue_bytes_clk`;
+    # a launch costs `launch_us` (CUDA events, L2 flushed before: what do_bench times).
+    loop_copy_latency: float | None = None
+    loop_copy_bytes_clk: float | None = None
+    epilogue_bytes_clk: float | None = None
+    launch_us: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
 
@@ -178,6 +188,31 @@ H200_MEASURED_4 = dataclasses.replace(
     dram_load_bytes_clk=22.10, dram_gbs=4327.0, spill_warp_bytes_clk=3.88, spill_sm_bytes_clk=8.65,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, three runs (docs/rank/calibrate-h200*.json)")
 
+# The fourth run (Triton 3.6.0, 2026-12-01 18:50 UTC; docs/rank/calibrate-h200-v5.json), for model 5, after
+# model 4's held-out run; `python3 benchmarks/rank_calibrate.py docs/rank/calibrate-h200-v5.json --fit-loop`
+# derives these (cycles at 1.83 GHz):
+#   `loop`, one program an SM, BK 64, K 256-4096: 4.97, 6.34 and 7.63 us plus 731, 790 and 1,183 cycles
+#     an iteration for 64x128, 128x128 (4 warps) and 128x256 (8 warps) tiles; less the fill (model 3's
+#     loaded latency of the first tile), what is left is 3.67 us + the output tile at 12.0 B/clk: the
+#     launch as do_bench times it (model 1 guessed 2 us) and the epilogue;
+#   `loop` at K 4096, BK 16-128, 7 tile shapes: the 22 loops slower than their matrix work wait
+#     1,194 cycles + 1 per 76.7 B of an iteration's copies (copies two iterations ahead, 3 stages);
+#     model 3's one-operand stream took 793 + 1 per 42.3 at one ahead, 1,050-1,691 at two.
+H200_MEASURED_5 = dataclasses.replace(
+    H200_MEASURED_4, loop_copy_latency=1193.8, loop_copy_bytes_clk=76.72, epilogue_bytes_clk=11.97,
+    launch_us=3.67, source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, four runs "
+                           "(docs/rank/calibrate-h200*.json)")
+
+# The fifth run (Triton 3.6.0, 2026-12-01 19:07 UTC; docs/rank/calibrate-h200-v7.json), for model 6, after
+# model 5's held-out run; `rank_calibrate.py docs/rank/calibrate-h200-v7.json --fit-feed`:
+#   `feed`: `loop`'s matrix loop with each program copying its own A panel (row stride K, as a matmul's
+#     A tiles) of 16 and the shared B, L2-resident, 1-4 programs an SM: at most 52.9 B/clk an SM (64x64x64
+#     tiles, 4 programs an SM), 34.6-49.4 at the other shapes. Model 3's 79.1 came from `stream`, where
+#     every program walks one contiguous buffer: a tiled loop's copies are not fed at that rate.
+H200_MEASURED_6 = dataclasses.replace(
+    H200_MEASURED_5, l2_bytes_clk=52.9,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, five runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -193,7 +228,8 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
-         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4),
+         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
+         measured_6=H200_MEASURED_6),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

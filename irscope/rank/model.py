@@ -14,11 +14,12 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead (models 3-4: as far ahead as the TTGIR's
-                  async_wait says, and a copy takes a latency that grows with its bytes, calibrated)
+                  issued them `num_stages - 1` iterations ahead (models 3-5: as far ahead as the TTGIR's
+                  async_wait says, and a copy takes a latency that grows with its bytes, calibrated;
+                  model 5: plus the pipeline's fill, the first tile's latency in full)
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
-fixed cost. The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
+fixed cost (model 5: and the drain of the last wave's output stores). The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
 largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
 derivation, and every constant is in chips.py with its source. Models 2-4 add figures measured on the
 H200 by benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
@@ -74,10 +75,10 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4)
+MODELS = (1, 2, 3, 4, 5, 6)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 6) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
     a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
@@ -85,7 +86,10 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     loop's copies what they take on a busy SM: a latency that grows with the tile's bytes, waited for
     over the prefetch distance the TTGIR's `async_wait` shows; and one program's stream is capped.
     Model 4 (`chip.measured_4`) adds the DRAM bandwidth the card reaches, loops that stream from DRAM,
-    and spill traffic at what a warp and an SM move of it."""
+    and spill traffic at what a warp and an SM move of it. Model 5 (`chip.measured_5`) counts the
+    pipeliner's prologue copies once, charges a matrix loop's copies what the calibration's two-operand
+    loops waited, every program its pipeline's fill and the launch its last wave's drain. Model 6
+    (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -98,6 +102,12 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     total = Work()
     total.add(straight)
     total.add(loop, n)
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
+    if model >= 5 and pipelined and straight.async_loads >= loop.async_loads:
+        # The pipeliner's prologue copies the first `ahead` iterations' tiles before the loop, and the
+        # loop's last `ahead` iterations copy nothing (their copies are masked off): those tiles once.
+        total.load_bytes -= min(n, ahead, straight.async_loads // loop.async_loads) * loop.load_bytes
 
     mma = chip.mma_rate(facts.dot_dtype, facts.instruction)
     if measured is not None and measured.mma(facts.instruction, facts.mma_n):
@@ -110,7 +120,6 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     threads = facts.num_warps * (32 if chip.target.startswith("sm_") else 64)
 
     # Throughput demands of one program on its SM, in cycles.
-    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
     sync_rate = measured.sync_l2_bytes_clk if model >= 3 and measured.sync_l2_bytes_clk else l2_rate
     spills, own_spills = _spills(facts, n, threads, chip, measured, model, sync_rate)
     parts = {
@@ -147,7 +156,6 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
     def compute(w: Work) -> float:
         return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
 
-    ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
     loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
     if facts.loop:
         if pipelined:
@@ -159,7 +167,18 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
-    chain += compute(straight) + (latency if straight.load_bytes else 0.0) + own_spills
+    drain = 0.0
+    if model >= 5 and facts.loop and measured.epilogue_bytes_clk:
+        # Every program waits for its first tile in full before its pipelined loop starts (the fill, as
+        # the calibration's one-wave loops paid it); other straight-line loads are waited for once. Its
+        # output's stores do not hold it (they are asynchronous: the next program starts), but the launch
+        # ends when the last wave's have landed, at what the calibration's epilogues reached: the drain,
+        # once a launch.
+        first_tile = loop_latency if pipelined else 0.0
+        chain += first_tile + compute(straight) + (latency if straight.sync_loads else 0.0) + own_spills
+        drain = straight.store_bytes / measured.epilogue_bytes_clk
+    else:
+        chain += compute(straight) + (latency if straight.load_bytes else 0.0) + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
@@ -180,8 +199,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 4) -> Estimate:
         bound = "core"
     if bound == "core":
         bound = max(parts, key=parts.get)
-    cycles = (waves - 1) * full + wave(per_sm_last)[0]
-    ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + chip.launch_us / 1e3
+    cycles = (waves - 1) * full + wave(per_sm_last)[0] + drain
+    launch_us = measured.launch_us if model >= 5 and measured.launch_us else chip.launch_us
+    ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + launch_us / 1e3
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
@@ -216,6 +236,10 @@ def _loop_latency(loop: Work, latency: float, pipelined: bool, chip: Chip, measu
     if model < 3 or not loop.load_bytes:
         return latency
     from_dram = latency == chip.dram_latency
+    if model >= 5 and pipelined and loop.async_loads >= 2 and not from_dram and measured.loop_copy_latency:
+        # A matrix loop copying two operands or more an iteration: what the calibration's such loops
+        # waited for an iteration's copies (two iterations ahead, both operands from L2).
+        return measured.loop_copy_latency + loop.load_bytes / measured.loop_copy_bytes_clk
     if model >= 4 and from_dram and measured.dram_copy_latency is not None:
         # The program streams its own data: the two latencies below, measured on a stream from DRAM.
         if pipelined:
