@@ -197,3 +197,11 @@ def test_a_sweep_with_json_output_does_not_point_at_a_table_it_did_not_print(cli
     assert "under the table" not in err and "each point's row says why" in _one_error(err) + err
     code, out, err = cli("sweep", "bad.yaml", "--out", "snaps")  # the table, and the reasons under it
     assert code == 3 and "the reasons are under the table" in err
+
+
+@pytest.mark.parametrize("target", ["all", "sm_80,sm_90a"])
+def test_rank_of_several_targets_says_it_ranks_one_instead_of_calling_them_unknown(cli, target):
+    # It said "unknown target 'all'" with a hint offering 'all'.
+    code, out, err = cli("rank", "softmax", "--target", target)
+    assert code == 2
+    assert "a ranking is for one target" in _one_error(err) and "--target sm_90a" in err

@@ -37,6 +37,15 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _one_target(text: str) -> str:
+    """The --target of a ranking: one target (get_target's hint offers `all`, which a ranking cannot take)."""
+    from ..targets import get_target
+    if text.strip().lower() == "all" or "," in text:
+        raise UsageError(f"--target {text}: a ranking is for one target",
+                         "pass one, e.g. --target sm_90a, and rank each target in its own run")
+    return get_target(text).name
+
+
 def _points(args):
     """(sweep points, the constexprs the space varies)."""
     from ..spec import library
@@ -50,8 +59,7 @@ def _points(args):
         if target is None:
             raise UsageError(f"{args.space} has targets {', '.join(targets)}; rank one at a time",
                              "pass --target, e.g. --target sm_90a")
-        from ..targets import get_target
-        target = get_target(target).name
+        target = _one_target(target)
         points = [p for p in points if p.target == target]
         if not points:
             raise UsageError(f"{args.space} has no point for {target}", f"its targets: {', '.join(targets)}")
@@ -61,8 +69,7 @@ def _points(args):
         return points, tuned, target
     if not args.target:
         raise UsageError("which target? a kernel's menu is ranked for one target", "pass --target, e.g. --target sm_90a")
-    from ..targets import get_target
-    target = get_target(args.target).name
+    target = _one_target(args.target)
     spec = library.load_kernel(args.space)
     points = [SweepPoint(args.space, target, options_for({}, c.name, True)) for c in spec.configs]
     tuned = {n for c in spec.configs for n in c.constexprs}
