@@ -60,6 +60,10 @@ def run(args: argparse.Namespace, ui) -> int:
     out = Path(args.out) if args.out else default_out()
     given = Path(args.kernel).expanduser()
     snapshot = given if given.is_dir() and is_snapshot_dir(given) else None
+    if snapshot is None and not given.exists() and not given.suffix and ":" not in args.kernel and \
+            ("/" in args.kernel or os.sep in args.kernel):  # a path, but not FILE.py: a snapshot folder meant
+        raise UsageError(f"no snapshot folder '{given}'", "give a snapshot folder that exists (ROOT/KERNEL/VARIANT/TARGET, "
+                         "as `irscope compile` prints it), a built-in kernel, or FILE.py:NAME")
     if snapshot is None and given.is_dir():
         raise UsageError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
                          "give one snapshot folder (`irscope show` lists them under a root), or a kernel name")
