@@ -55,14 +55,15 @@ def _script(name: str) -> str | None:
 
 
 def _top_package_exists(module: str) -> bool:
-    """Whether the first part of a dotted module name is importable from here (the current folder first,
-    as in the child), found without importing anything."""
+    """Whether the first part of a dotted module name is importable in the child: from the current folder,
+    irscope's own root (its PYTHONPATH) or this path, found without importing anything."""
     top = module.partition(".")[0]
     if not top.isidentifier():
         return False
     if top in sys.builtin_module_names or top in sys.modules:
         return True
-    return importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]) is not None
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), package_root, *sys.path]) is not None
 
 
 def program_problem(program: list[str]) -> str | None:
