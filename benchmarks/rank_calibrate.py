@@ -3,9 +3,9 @@ of a datasheet, on kernels of their own (none of the evaluation's spaces): what 
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
 copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
 spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
-what a program holding one row waits for (`rows`), and the L2 feed a tiled matrix loop gets (`feed`).
+what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), and what spills inside a matrix loop cost (`wspill`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
 
@@ -58,6 +58,11 @@ FEED = [(4, 64, 64, 64, 3, 4), (4, 64, 64, 32, 4, 4), (4, 64, 64, 64, 3, 2), (4,
         (4, 64, 128, 64, 3, 2), (4, 128, 64, 32, 4, 3), (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2),
         (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1), (4, 64, 64, 64, 3, 1), (4, 128, 128, 64, 3, 1)]
 FEED_PANELS = 16
+# Spills inside a matrix loop: `loop` at shapes whose accumulator 4 warps cannot hold (ptxas spills it
+# in the loop), beside the same shapes at 8 warps, which do not spill: (warps, BM, BN, BK, stages,
+# programs per SM, K).
+WSPILL = [(w, bm, bn, bk, 3, 1, LOOP_K) for (bm, bn, bk) in ((128, 256, 64), (256, 128, 64), (128, 256, 32))
+          for w in (4, 8)]
 # and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
 LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
@@ -199,6 +204,22 @@ def _ptxas_spills(ptx: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
 
 
+def _spills_of(k) -> dict:
+    """ptxas' spill counts of a compiled kernel and where its SASS has them (irscope's own reading)."""
+    import tempfile
+    from irscope.rank.facts import split_spills
+    from triton.backends.nvidia.compiler import get_ptxas
+    tool = get_ptxas(90)
+    nvdisasm = os.path.join(os.path.dirname(tool.path if hasattr(tool, "path") else tool[0]), "nvdisasm")
+    with tempfile.TemporaryDirectory() as d:
+        cubin = os.path.join(d, "k.cubin")
+        with open(cubin, "wb") as f:
+            f.write(k.asm["cubin"])
+        sass = subprocess.run([nvdisasm, "-c", "-gi", cubin], capture_output=True, text=True).stdout
+    stores, loads = _ptxas_spills(k.asm["ptx"])
+    return {"spill_stores": stores, "spill_loads": loads, **split_spills(sass)}
+
+
 def _bench(fn) -> float:
     import triton
     return float(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
@@ -281,7 +302,7 @@ def one(kind: str, params: list[int]) -> dict:
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
                 "gbs": 2 * rows * cols * 4 / ms / 1e6}
-    if kind == "loop":
+    if kind in ("loop", "wspill"):
         warps, bm, bn, bk, stages, per_sm, kk = params
         iters = kk // bk
         a = torch.randn(bm * kk, device="cuda", dtype=torch.float16)
@@ -295,7 +316,8 @@ def one(kind: str, params: list[int]) -> dict:
                 "k": kk, "iters": iters, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
                 "instruction": "wgmma" if "wgmma" in ptx else ("mma.sync" if "mma.sync" in ptx else "fma"),
                 "async_copies": ttgir.count("ttg.async_copy_global_to_local"),
-                "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9,
+                **(_spills_of(k) if kind == "wspill" else {})}
     if kind == "rows":
         warps, cols, reductions = params
         rows = 16384
@@ -404,7 +426,7 @@ def fit_feed(doc: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -425,7 +447,8 @@ def main() -> int:
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
-            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED]}
+            "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
+            "wspill": [list(s) for s in WSPILL]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next

@@ -292,7 +292,13 @@ def _sass_spills(snapshot: Snapshot) -> dict:
     """Spill bytes per thread inside the main loop (the longest backward branch of the SASS) and outside."""
     if "sass" not in snapshot.stage_files:
         return {}
-    lines = snapshot.read("sass").splitlines()
+    return split_spills(snapshot.read("sass"))
+
+
+def split_spills(sass: str) -> dict:
+    """{"loop_spill_bytes", "other_spill_bytes"} of an nvdisasm listing: the local loads and stores (LDL,
+    STL, by width) inside its longest backward branch, and the rest."""
+    lines = sass.splitlines()
     labels: dict[str, int] = {}
     sizes: list[int] = []  # bytes of each line's local load or store (0 for other lines)
     loops: list[tuple[int, int]] = []
