@@ -23,6 +23,8 @@ from irscope.report.page import embed_json
 from irscope.store import results
 from irscope.store.snapshot import load_snapshot
 
+pytest_plugins = ["pytester"]  # test_failing_goldens_write_a_report_when_asked runs pytest inside pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SNAPS = ROOT / "snapshots"
 MATMUL = SNAPS / "matmul" / "default" / "sm_90a"

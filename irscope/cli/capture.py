@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
                                    "the targets. Without a GPU, kernels are not executed unless --execute is given "
                                    "(then Triton's interpreter runs them); on a GPU the real JIT runs.")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
-                   help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`")
+                   help="what to run: `-- python my_model.py ARGS`, `-- pytest tests/x.py`, `-- -m module`, "
+                        "`-- python -c CODE`")
     p.add_argument("--target", "-t",
                    help="target(s) to compile the captured launches for: sm_90a (default; with --as, that "
                         "target), a list, or all; the first is the one the JIT specialises for while recording "
@@ -46,7 +47,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace, ui) -> int:
     from ..store.launches import read_launches, write_launches
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..targets import parse_targets
 
     program = list(args.program)
@@ -54,6 +55,12 @@ def run(args: argparse.Namespace, ui) -> int:
         program = program[1:]
     if not program:
         raise UsageError("no program to capture", "put it after --: irscope capture -- python my_model.py")
+    from ..harness.capture_boot import program_problem
+    problem = program_problem(program)
+    if problem:
+        raise UsageError(f"{problem} (irscope capture -- {' '.join(program)})",
+                         "after -- give a Python script, -m MODULE, -c CODE or a console script on PATH, "
+                         "e.g. irscope capture -- python my_model.py")
     targets = parse_targets(args.target or args.emulate or "sm_90a")
     emulate = None
     if args.emulate:
@@ -61,8 +68,8 @@ def run(args: argparse.Namespace, ui) -> int:
         from ..targets import get_target
         emulate = get_target(args.emulate)
         device_properties(emulate)  # refuses a target it cannot stand for, before the program starts
-    out = Path(args.out) if args.out else default_out()
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_root(Path(args.out) if args.out else default_out())
+    out.mkdir(parents=True, exist_ok=True)  # the child writes its launch file into it
     final = out / "launches.json"
     raw = out / f".launches.json.child-{os.getpid()}"
     mode = "interpret" if args.execute else "auto"
@@ -77,7 +84,9 @@ def run(args: argparse.Namespace, ui) -> int:
     if not raw.is_file():
         raise UsageError(f"the program ended (exit code {code}) before irscope could write what it captured",
                          "it was killed or called os._exit; nothing was recorded") if code else \
-            UsageError("the capture wrote no launch file", "rerun with --debug and report this as an irscope bug")
+            UsageError("the program exited with code 0 but irscope could not write what it captured",
+                       "a program that ends with os._exit() skips the exit that writes the launch file: end it with "
+                       "sys.exit() or by returning (if it does neither, this is an irscope bug: please report it)")
     try:
         data = read_launches(raw)
         write_launches(final, data)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from .envs import add_triton_option
-from .options import add_compile_options
+from .options import add_compile_options, positive_int, positive_seconds
 from .sweep import add_cluster_options, open_executor
 
 
@@ -42,8 +42,8 @@ def add_parser(sub) -> None:
     p.add_argument("--group", action="store_true",
                    help="also show, per stage, which points compiled to the same text (normalised as `diff` does)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
     add_cluster_options(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the points and their analyses as JSON")
@@ -170,7 +170,7 @@ def column_labels(points, axes, many_kernels: bool) -> list[str]:
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..render.terminal import ProgressLine
     from ..sweep import run_points
     from ..render.tables import side_by_side, split_patterns
@@ -178,7 +178,7 @@ def run(args, ui) -> int:
     from .envs import prepare
     points, axes, shared = points_from_args(args)
     prepare(dict(axes).get("triton", []), ui)
-    out = Path(args.out) if args.out else default_out()
+    out = ensure_root(Path(args.out) if args.out else default_out())
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace, ui) -> int:
     from ..harness.batch import Point, compile_points
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..store.snapshot import load_snapshot
     from ..targets import parse_targets
 
@@ -53,6 +53,7 @@ def run(args: argparse.Namespace, ui) -> int:
     launch_files = [k for k in args.kernels if is_launch_file(k)]
     if launch_files:  # captured launches (docs/capture.md): each carries its own options and specialisation
         from .capture import compile_launches
+        ensure_root(out)
         failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
                                       line_info=None if args.line_info else False) for f in launch_files)
         if failed:
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace, ui) -> int:
     prepare(versions, ui)
     points = [Point(k, t.name, options.with_(config=c), v) for v in (versions or [""]) for k in args.kernels
               for c in config_choices(k, options.config) for t in targets]
+    ensure_root(out)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

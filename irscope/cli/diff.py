@@ -41,7 +41,8 @@ def run(args, ui) -> int:
         damaged = snap.damaged_stages()
         if damaged:
             raise SnapshotError(f"{snap.path}: stage file {snap.stage_files[damaged[0]].name} does not match the "
-                                "sha256 irscope.json records", "the file changed after the compile; recompile it")
+                                "sha256 irscope.json records", "the file changed after the compile; compile it again with "
+                                "`irscope compile` (a sweep or `irscope rank` recompiles its damaged points itself)")
     d = diff_snapshots(a, b, stage=args.stage, raw=args.raw, context=max(0, args.context))
     code = int(ExitCode.OK if d.equal else ExitCode.FAILED)
     if args.json:

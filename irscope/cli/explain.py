@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from .options import add_compile_options, options_from_args
+from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 TOPIC_TITLES = {"matrix": "matrix instruction", "pipelining": "software pipelining", "vectors": "global vector width",
                 "shared": "shared memory / LDS", "registers": "registers and spills", "tma": "TMA",
@@ -39,8 +39,8 @@ def add_parser(sub) -> None:
     p.add_argument("--passes", action="store_true",
                    help="record the base compile's pass timeline, so remarks name the pass seen making each change")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
     p.add_argument("--json", action="store_true", help="the decisions, remarks and what-ifs as JSON")
     p.set_defaults(run=run)
 
@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, ui) -> int:
     from ..errors import UsageError
     from ..explain.remarks import DEFAULT_BUDGET, explain
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..render.terminal import ProgressLine
     from ..spec.kernel import CompileOptions
     from ..store.snapshot import is_snapshot_dir
@@ -60,6 +60,10 @@ def run(args: argparse.Namespace, ui) -> int:
     out = Path(args.out) if args.out else default_out()
     given = Path(args.kernel).expanduser()
     snapshot = given if given.is_dir() and is_snapshot_dir(given) else None
+    if snapshot is None and not given.exists() and not given.suffix and ":" not in args.kernel and \
+            ("/" in args.kernel or os.sep in args.kernel):  # a path, but not FILE.py: a snapshot folder meant
+        raise UsageError(f"no snapshot folder '{given}'", "give a snapshot folder that exists (ROOT/KERNEL/VARIANT/TARGET, "
+                         "as `irscope compile` prints it), a built-in kernel, or FILE.py:NAME")
     if snapshot is None and given.is_dir():
         raise UsageError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
                          "give one snapshot folder (`irscope show` lists them under a root), or a kernel name")
@@ -86,6 +90,7 @@ def run(args: argparse.Namespace, ui) -> int:
         prepare(versions, ui)
         from ..harness.envs import is_running
         triton = "" if is_running(versions[0]) else versions[0]
+    ensure_root(out)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:

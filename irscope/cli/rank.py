@@ -37,6 +37,15 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def _one_target(text: str) -> str:
+    """The --target of a ranking: one target (get_target's hint offers `all`, which a ranking cannot take)."""
+    from ..targets import get_target
+    if text.strip().lower() == "all" or "," in text:
+        raise UsageError(f"--target {text}: a ranking is for one target",
+                         "pass one, e.g. --target sm_90a, and rank each target in its own run")
+    return get_target(text).name
+
+
 def _points(args):
     """(sweep points, the constexprs the space varies)."""
     from ..spec import library
@@ -50,8 +59,7 @@ def _points(args):
         if target is None:
             raise UsageError(f"{args.space} has targets {', '.join(targets)}; rank one at a time",
                              "pass --target, e.g. --target sm_90a")
-        from ..targets import get_target
-        target = get_target(target).name
+        target = _one_target(target)
         points = [p for p in points if p.target == target]
         if not points:
             raise UsageError(f"{args.space} has no point for {target}", f"its targets: {', '.join(targets)}")
@@ -61,8 +69,7 @@ def _points(args):
         return points, tuned, target
     if not args.target:
         raise UsageError("which target? a kernel's menu is ranked for one target", "pass --target, e.g. --target sm_90a")
-    from ..targets import get_target
-    target = get_target(args.target).name
+    target = _one_target(args.target)
     spec = library.load_kernel(args.space)
     points = [SweepPoint(args.space, target, options_for({}, c.name, True)) for c in spec.configs]
     tuned = {n for c in spec.configs for n in c.constexprs}
@@ -70,12 +77,13 @@ def _points(args):
 
 
 def run(args, ui) -> int:
+    from ..errors import CompileError
     from ..gpu.replay import SpecialisationMismatch, check_call
     from ..rank import chip_for, facts_of, rank
     from ..rank.export import top_configs, write_module
     from ..spec import library
     from ..spec.problem import problem_at
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..store.snapshot import load_snapshot
     from ..sweep import run_points
 
@@ -95,7 +103,10 @@ def run(args, ui) -> int:
     for size in args.size or ():  # a bad size is a usage error before anything compiles
         workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
                             else next(iter(workload.sizes)))
-    out = Path(args.out) if args.out else default_out()
+    emit = Path(args.emit_configs) if args.emit_configs else None
+    if emit is not None:  # so is a file that cannot be written: found after the compiles, it would waste them
+        _check_emit_path(emit)
+    out = ensure_root(Path(args.out) if args.out else default_out())
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
@@ -113,38 +124,78 @@ def run(args, ui) -> int:
             failed.append(row)
         else:
             snaps.append(load_snapshot(row.path))
+    if not any(s.ok for s in snaps):  # nothing to rank: a table of failures and exit 0 would read as success
+        first = next(r for r in result.rows if r.status != "ok")
+        raise CompileError(f"none of the {len(result.rows)} configs compiled, so none is ranked; first: "
+                           f"{first.label}: {first.status}: {first.reason}",
+                           f"`irscope show {first.path}` for the compiler's log" if first.path else
+                           "a crashed or timed-out compile leaves no folder: compile that config alone with "
+                           "`irscope compile ... --jobs 1` to see the compiler's output")
     facts = {s.label: (s, facts_of(s)) for s in snaps}
     sizes = args.size or [None]
-    report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
+    # Every size is planned and checked against every snapshot before anything is printed, so a size the
+    # space was not compiled for stops the command before the first table, not after it.
+    planned = []
     for size in sizes:
         problems = {label: problem_at(spec, size, f.constexprs, sms=chip.sms) for label, (_, f) in facts.items()}
-        first = next(iter(problems.values()), None)
-        if first is not None:
-            for label, (s, _) in facts.items():
-                try:
-                    check_call(s, spec.fn, problems[label].call)
-                except SpecialisationMismatch as e:
-                    raise UsageError(f"size {first.size_name}: {e.message}",
-                                     "rank at a size the space was compiled for, or add the size's values to the "
-                                     "sweep's arg.X") from None
+        first = next(iter(problems.values()))
+        for label, (s, _) in facts.items():
+            try:
+                check_call(s, spec.fn, problems[label].call)
+            except SpecialisationMismatch as e:
+                raise UsageError(f"size {first.size_name}: {e.message}", _mismatch_hint(e, args.space)) from None
+        planned.append((size, first, problems))
+    report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
+    for size, first, problems in planned:
         ranking = []
         for label, (s, f) in facts.items():
             ranking.extend(rank([f], problems[label], chip, args.model))
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
-        entry = {"size": first.size_name if first else size, "problem": first.as_dict() if first else None,
+        entry = {"size": first.size_name, "problem": first.as_dict(),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
                               "programs": problems[r.facts.label].programs} for i, r in enumerate(ranking)]}
         report["sizes"].append(entry)
         if not args.json:
             _print(ui, spec, chip, target, first, ranking, problems, args.top, failed)
-        if args.emit_configs and size == sizes[0]:
+        if emit is not None and size == sizes[0]:
             configs = top_configs(ranking, tuned, args.top)
-            write_module(Path(args.emit_configs), configs,
-                         f"{spec.name} for {target} on {chip.product} at {first.size_name if first else 'default'}")
-            ui.warn(f"wrote the top {len(configs)} configs to {args.emit_configs}")
+            try:
+                write_module(emit, configs, f"{spec.name} for {target} on {chip.product} at {first.size_name}")
+            except OSError as e:
+                raise UsageError(f"cannot write --emit-configs {emit}: {e.strerror or e}",
+                                 "give a FILE.py in a folder you can write") from None
+            ui.warn(f"wrote the top {len(configs)} configs to {emit}")
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
+
+
+def _is_sweep_file(space: str) -> bool:
+    return space.endswith((".yaml", ".yml"))
+
+
+def _check_emit_path(path: Path) -> None:
+    """Refuse an --emit-configs path that cannot become a file: a missing folder, a folder itself."""
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"--emit-configs {path} is a folder", "give the path of a .py file to write, e.g. "
+                         f"--emit-configs {path / 'ranked_configs.py'}")
+    if not folder.is_dir():
+        raise UsageError(f"--emit-configs {path}: the folder '{folder}' does not exist",
+                         f"create it first (mkdir -p {folder}), or give a FILE.py in an existing folder")
+
+
+def _mismatch_hint(e, space: str) -> str:
+    """What to do about a size that breaks a snapshot's specialisation: rank has no --arg, so the way to
+    compile the space for that size is a sweep file's `arg.NAME` (docs/sweep.md)."""
+    if e.arg is None:
+        return ("rank a space compiled for what the workload launches at this size (a sweep file's arg.NAME and "
+                "constexprs decide it: docs/sweep.md)")
+    if _is_sweep_file(space):
+        return (f"rank at a size where {e.arg} keeps the space's assumption, or compile the space for it: add "
+                f"`arg.{e.arg}: {e.value}` under `set:` in {space}")
+    return (f"rank at a size where {e.arg} keeps the kernel's assumption, or rank a sweep file whose `set:` has "
+            f"`arg.{e.arg}: {e.value}` (docs/sweep.md)")
 
 
 def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> None:

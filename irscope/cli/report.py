@@ -5,6 +5,8 @@ snapshots and no --compare, they are compared too.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="one self-contained HTML file of snapshots, comparisons, sweeps and GPU runs",
@@ -50,6 +52,9 @@ def run(args, ui) -> int:
 
     if not (args.snapshots or args.compare or args.sweep):
         raise UsageError("nothing to report", "name snapshots, --compare A B, or --sweep RESULT.json")
+    if Path(args.output).is_dir():  # checked before the report is built, which can take a while
+        raise UsageError(f"-o {args.output} is a folder", f"give the file to write, e.g. -o "
+                         f"{Path(args.output) / 'report.html'}")
     snaps = _load(args.snapshots, "snapshot")
     compare = _load(args.compare, "--compare") if args.compare else (snaps if len(snaps) >= 2 else [])
     if args.compare and len(compare) < 2:
@@ -60,6 +65,10 @@ def run(args, ui) -> int:
         html = build_report(snaps, compare=compare, sweeps=sweeps, title=args.title, on_progress=progress.update)
     finally:
         progress.close()
-    path = write_report(args.output, html)
+    try:
+        path = write_report(args.output, html)
+    except OSError as e:
+        raise UsageError(f"cannot write the report to {args.output}: {e.strerror or e}",
+                         "give -o a file in a folder you can write") from None
     ui.print(f"wrote {path} ({human_bytes(len(html.encode()))}): open it in a browser, e.g. file://{path.resolve()}")
     return 0

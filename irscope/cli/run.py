@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import EnvironmentProblem, ExitCode, IrscopeError, UsageError
+from .options import positive_int, positive_seconds
 
 
 def add_parser(sub) -> None:
@@ -42,7 +43,7 @@ def add_parser(sub) -> None:
                         "its flops and bytes, and record Proton's kernel time, TFLOP/s and GB/s beside do_bench's")
     p.add_argument("--profile-dir", metavar="DIR", default="irscope-proton",
                    help="where Proton's output files go, one .hatchet a run (default: ./irscope-proton)")
-    p.add_argument("--repeats", type=int, default=3, metavar="N",
+    p.add_argument("--repeats", type=positive_int, default=3, metavar="N",
                    help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
     p.add_argument("--out", metavar="DIR", help="where to look for the snapshot to record GPU results in "
                                                 "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
@@ -50,7 +51,7 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     p.add_argument("--interpret", action="store_true",
                    help="run on the CPU through Triton's interpreter (TRITON_INTERPRET=1, in a fresh process)")
-    p.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=900.0, metavar="SECONDS",
                    help="give up on the interpreter after this long (default: 900)")
     p.set_defaults(run=run)
 

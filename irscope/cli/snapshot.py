@@ -11,7 +11,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from .options import add_compile_options, options_from_args
+from .options import add_compile_options, options_from_args, positive_int
 
 
 def add_parser(sub) -> None:
@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
         a.add_argument("kernels", nargs="*", metavar="KERNEL", help="kernels to compile (default: every golden)")
         a.add_argument("--target", "-t", default="sm_90a", help="targets for KERNEL (default sm_90a; or all)")
         a.add_argument("--goldens", default="snapshots", metavar="DIR", help="the golden root (default: snapshots)")
-        a.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per core)")
+        a.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
         a.add_argument("--on-version-mismatch", choices=("skip", "fail"), default="skip",
                        help="goldens made under another Triton version: skip them (default) or fail")
         a.add_argument("--keep", metavar="DIR",

@@ -67,7 +67,7 @@ def _short_worker(address: str) -> str:
 
 
 def run(args, ui) -> int:
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..sweep import SweepInterrupted, expand, load_sweep, run_points
 
     sweep = load_sweep(args.file)
@@ -82,6 +82,7 @@ def run(args, ui) -> int:
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
         return _list(points, out, ui)
+    ensure_root(out)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
@@ -110,7 +111,7 @@ def run(args, ui) -> int:
         from ..errors import CompileError
         first = broken[0]
         raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
-                           f"{first.status}: {first.reason}", _broken_hint(broken))
+                           f"{first.status}: {first.reason}", _broken_hint(broken, table=not (args.json or args.csv)))
     return 0
 
 
@@ -131,11 +132,13 @@ def _report(sweep, result, ui, args, patterns) -> None:
         ui.print(render_summary(result, ui))
 
 
-def _broken_hint(broken) -> str:
-    """What to look at next; only a point that failed in the compiler has a folder to show."""
+def _broken_hint(broken, *, table: bool = True) -> str:
+    """What to look at next; only a point that failed in the compiler has a folder to show. `table`: the
+    reasons were printed under the table (not with --json or --csv, whose rows carry them)."""
     with_folder = next((r for r in broken if r.path is not None), None)
     if with_folder is not None:
-        return f"the reasons are under the table; `irscope show {with_folder.path}` for the full log"
+        where = "the reasons are under the table" if table else "each point's row says why"
+        return f"{where}; `irscope show {with_folder.path}` for the full log"
     statuses = {r.status for r in broken}
     if statuses == {"timeout"}:
         return "a timed-out point leaves no folder: raise `timeout:` in the sweep file, or compile it alone " \

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .envs import prepare
+from .options import positive_int, positive_seconds
 
 MATRIX = ("ptx.wgmma", "ptx.mma", "ptx.mma.sync", "ptx.tcgen05.mma", "sass.HGMMA", "sass.HMMA", "sass.UTCHMMA",
           "amdgcn.v_mfma", "amdgcn.v_wmma")
@@ -70,8 +71,8 @@ def add_parser(sub) -> None:
     p.add_argument("--config", metavar="NAME", help="a config name, or all for every kernel's whole menu "
                                                     "(default: each kernel's default config)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="compiles at once (default: one per CPU core)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
     p.add_argument("--all", action="store_true", help="also list points where nothing changed")
     p.add_argument("--json", action="store_true", help="the findings as JSON")
     p.set_defaults(run=run)

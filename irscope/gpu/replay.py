@@ -15,7 +15,13 @@ from ..store.snapshot import Snapshot
 
 
 class SpecialisationMismatch(UsageError):
-    """A launch's arguments break an assumption the snapshot's binary was compiled with."""
+    """A launch's arguments break an assumption the snapshot's binary was compiled with; for an integer
+    argument, `arg` and `value` name it and the launch's value (what a sweep's `arg.NAME` would take)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, arg: str | None = None, value: Any = None):
+        super().__init__(message, hint)
+        self.arg = arg
+        self.value = value
 
 
 def full_args(fn, call) -> list[Any]:
@@ -69,7 +75,8 @@ def check_call(snapshot: Snapshot, fn, call) -> None:
         elif kind == "scalar" and div > 1 and isinstance(value, int) and value % div:
             raise SpecialisationMismatch(
                 f"{label} assumes {name} is a multiple of {div}; this launch has {name}={value}",
-                f"choose a --size where {name} is a multiple of {div}, or compile the snapshot with --arg {name}={value}")
+                f"choose a --size where {name} is a multiple of {div}, or compile the snapshot with --arg {name}={value}",
+                arg=name, value=value)
 
 
 def _check_descriptor(label: str, name: str, type_: str, value) -> None:

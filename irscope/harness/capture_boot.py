@@ -8,6 +8,8 @@ and the program's own exit code and traceback are what this process gives.
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
+import importlib.util
 import os
 import runpy
 import shutil
@@ -40,19 +42,71 @@ def _has_gpu() -> bool:
         return False
 
 
+def _interpreter_args(program: list[str]) -> list[str]:
+    """PROGRAM ARGS without a leading `python`: `-- python x.py` runs x.py in this interpreter."""
+    if program and os.path.basename(program[0]).startswith("python") and shutil.which(program[0]):
+        return program[1:]
+    return program
+
+
+def _script(name: str) -> str | None:
+    """The file `name` runs: a path, else a console script on PATH (pytest)."""
+    return name if os.path.exists(name) else shutil.which(name)
+
+
+def _top_package_exists(module: str) -> bool:
+    """Whether the first part of a dotted module name is importable in the child: from the current folder,
+    irscope's own root (its PYTHONPATH) or this path, found without importing anything."""
+    top = module.partition(".")[0]
+    if not top.isidentifier():
+        return False
+    if top in sys.builtin_module_names or top in sys.modules:
+        return True
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), package_root, *sys.path]) is not None
+
+
+def program_problem(program: list[str]) -> str | None:
+    """Why PROGRAM ARGS cannot be run as `python PROGRAM ARGS` would run it, or None; `irscope capture`
+    asks before it starts the child, so a typo is an error and not an empty capture over the last one."""
+    args = _interpreter_args(program)
+    if not args:
+        return f"nothing to run after `{program[0]}`" if program else "no program given after --"
+    if args[0] in ("-m", "-c"):
+        if len(args) < 2:
+            return f"`{args[0]}` needs an argument"
+        if args[0] == "-m" and not _top_package_exists(args[1]):
+            return f"no module named '{args[1].partition('.')[0]}'"
+        return None
+    if args[0].startswith("-"):
+        return f"python option '{args[0]}' is not supported before the program"
+    if _script(args[0]) is None:
+        return f"cannot find program '{args[0]}'"
+    return None
+
+
 def _run_program(program: list[str]) -> None:
     """Run PROGRAM ARGS in this process as `python PROGRAM ARGS` would."""
-    if program and os.path.basename(program[0]).startswith("python") and shutil.which(program[0]):
-        program = program[1:]  # `-- python x.py`: this interpreter is the python
-    if not program:
-        raise SystemExit("irscope capture: no program given after --")
+    problem = program_problem(program)
+    if problem:
+        raise SystemExit(f"irscope capture: {problem}")
+    program = _interpreter_args(program)
+    if program[0] == "-c":
+        sys.argv = ["-c", *program[2:]]
+        sys.path.insert(0, "")
+        exec(compile(program[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        return
     if program[0] == "-m":
+        try:  # as python says it, not as a traceback out of runpy
+            found = importlib.util.find_spec(program[1]) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise SystemExit(f"irscope capture: no module named '{program[1]}'")
         sys.argv = [program[1], *program[2:]]
         runpy.run_module(program[1], run_name="__main__", alter_sys=True)
         return
-    path = program[0] if os.path.exists(program[0]) else shutil.which(program[0])
-    if path is None:
-        raise SystemExit(f"irscope capture: cannot find program '{program[0]}'")
+    path = _script(program[0])
     sys.argv = [path, *program[1:]]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     runpy.run_path(path, run_name="__main__")

@@ -122,7 +122,8 @@ class Snapshot:
         self._verified[stage] = ok
         if not ok:
             raise SnapshotError(f"{self.stage_files[stage]} does not match the sha256 irscope.json records for stage "
-                                f"'{stage}'", "the file was changed or damaged after the compile; recompile it")
+                                f"'{stage}'", "the file was changed or damaged after the compile; compile it again with "
+                                "`irscope compile` (a sweep or `irscope rank` recompiles its damaged points itself)")
         return data
 
     def _hash_ok(self, stage: str, data: bytes) -> bool:
@@ -239,8 +240,14 @@ def _extra_files(path: Path) -> dict[str, Path]:
 def _load_irscope(path: Path) -> Snapshot:
     meta = read_json(path / META_FILE, _FORMAT_ONLY, path, META_FILE)
     if is_int(meta.get("format")) and meta["format"] > FORMAT:
-        raise SnapshotError(f"{path} was written by a newer irscope (format {meta['format']})",
-                            "upgrade irscope: pip install -U irscope")
+        # irscope is installed from its repository (README: pip install -e .), not from PyPI, where the name
+        # is not irscope's: the hint says which irscope wrote the folder, not to `pip install -U irscope`.
+        versions = meta.get("versions")
+        wrote = versions.get("irscope") if isinstance(versions, dict) else None
+        by = f"irscope {wrote[:20]}" if isinstance(wrote, str) and wrote else "that irscope"
+        raise SnapshotError(f"{path} was written by a newer irscope (format {meta['format']}; this one reads "
+                            f"format {FORMAT})", f"read it with {by}, or update this irscope's checkout and "
+                            "reinstall it (pip install -e . in it)")
     validate(meta, META_SCHEMA, path / META_FILE)
     fn = meta["function"]
     recorded = meta.get("stages")

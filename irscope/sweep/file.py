@@ -141,7 +141,8 @@ def load_sweep(path: Path | str) -> Sweep:
 def _parse(path: Path, text: str) -> Sweep:
     data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     if not isinstance(data, _Map):
-        raise _FileError(1, "a sweep file is a mapping with at least `kernels`, `targets` and `grid`")
+        raise _FileError(1, "a sweep file is a mapping with at least `kernels` and `targets` (and, to vary "
+                         "options, `grid`)")
     _check_keys(data, TOP_KEYS, "sweep file")
     for key in ("kernels", "targets"):
         if key not in data:

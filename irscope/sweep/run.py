@@ -2,6 +2,7 @@
 gather every point's analysis into one result."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import IrscopeError
+from ..errors import IrscopeError, SnapshotError
 from ..harness.batch import CompileStatus
 from ..spec.kernel import variant_name
 from .points import SweepPoint
@@ -199,6 +200,16 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
     # while the rest is planned; a sweep whose every point is fresh never touches it.
     planned = plan_points(points, out, force=force, on_progress=on_progress,
                           on_stale=getattr(executor, "start", None))
+    # A fresh folder whose files were damaged since (a truncated stage, an edited irscope.json) is
+    # compiled again like a stale one: a cache never serves a damaged entry, and `irscope rank` has no
+    # --force to get past one.
+    fresh_rows: dict[int, SweepRow] = {}
+    for i, pp in enumerate(planned):
+        if pp.fresh:
+            try:
+                fresh_rows[i] = _row(pp, None, out)
+            except SnapshotError:
+                planned[i] = dataclasses.replace(pp, fresh=False)
     stale = list({pp.folder: pp for pp in planned if not pp.fresh}.values())  # a folder is compiled once
     outcomes: dict[Path, Any] = {}
     if stale:
@@ -228,7 +239,8 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
                                                time.perf_counter() - started, _cpu() - cpu0, out,
                                                interrupted=len(stopped))) from None
         outcomes = {pp.folder: o for pp, o in zip(stale, results)}
-    rows = [_row(pp, outcomes.get(pp.folder), out) for pp in planned]
+    rows = [fresh_rows[i] if i in fresh_rows else _row(pp, outcomes.get(pp.folder), out)
+            for i, pp in enumerate(planned)]
     return SweepResult(tuple(rows), len(stale), len(planned) - len(stale), time.perf_counter() - started,
                        _cpu() - cpu0, out)
 

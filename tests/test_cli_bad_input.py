@@ -1,0 +1,216 @@
+"""Bad input a new user gives `irscope rank`, `capture`, `compile`, `sweep`: one `irscope: error:` line, a
+hint that holds, a usage exit code, and no work thrown away (found by a review as a new user, wave 5).
+
+The compiles are of the `add` kernel for sm_90a only, in one module-scoped snapshot root.
+"""
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+SPACE = "name: t\nkernels: [add]\ntargets: [sm_90a]\n"
+ONE_POINT = SPACE + "grid:\n  BLOCK_SIZE: [1024]\n"
+
+
+def _error_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("irscope: ")]
+
+
+def _one_error(err: str) -> str:
+    """The error line of `err`, checked to be one error plus one hint and no traceback."""
+    lines = _error_lines(err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert [ln.split(":")[1].strip() for ln in lines] == ["error", "hint"], err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    """A snapshot root holding add/default.BLOCK_SIZE=1024/sm_90a (one compile)."""
+    from irscope.cli import main
+
+    base = tmp_path_factory.mktemp("rank-cli")
+    (base / "one.yaml").write_text(ONE_POINT)
+    err = io.StringIO()
+    assert main(["sweep", str(base / "one.yaml"), "--out", str(base / "snaps")], out=io.StringIO(), err=err) == 0, \
+        err.getvalue()
+    return base
+
+
+@pytest.mark.parametrize("command", [
+    ["compile", "add", "--target", "sm_90a"],
+    ["sweep", "SPACE"],
+    ["rank", "SPACE"],
+    ["explain", "add", "--target", "sm_90a", "--budget", "0"],
+    ["compare", "add", "--target", "sm_90a", "--num-warps", "2,4"],
+    ["capture", "--no-compile", "--", "python", "prog.py"],
+])
+def test_an_output_folder_that_cannot_be_made_is_a_usage_error_before_anything_compiles(cli, tmp_path, command):
+    # It was a crash per compile (compile, sweep: exit 3 with a hint about --timeout), exit 70 (capture),
+    # or "0 configs ranked" and exit 0 (rank).
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    (tmp_path / "prog.py").write_text("print('ran')\n")
+    (tmp_path / "afile").write_text("")
+    argv = [str(tmp_path / "space.yaml") if a == "SPACE" else a for a in command]
+    at = argv.index("--") if "--" in argv else len(argv)
+    for out in ("afile", "afile/sub", *(["/proc/irscope-no"] if Path("/proc/self").is_dir() else [])):
+        code, stdout, err = cli(*argv[:at], "--out", out, *argv[at:])
+        assert code == 2, err
+        assert f"'{out}'" in _one_error(err) and "pass --out a folder you can write" in err
+        assert not (tmp_path / "irscope-snapshots").exists()
+        assert "ran" not in stdout  # capture refused before the program started
+
+
+def test_rank_refuses_emit_configs_into_a_missing_folder_before_compiling(cli, tmp_path):
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", "no/such/dir/ranked.py")
+    assert code == 2, err
+    assert "the folder 'no/such/dir' does not exist" in _one_error(err) and "mkdir -p no/such/dir" in err
+    assert not (tmp_path / "snaps").exists()  # refused before the compiles, which it used to waste (exit 70)
+    code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", ".")
+    assert code == 2 and "is a folder" in _one_error(err)
+
+
+def test_rank_of_a_space_where_no_config_compiles_fails_with_the_first_reason(cli, tmp_path):
+    # It printed a table of "cannot launch: did not compile" rows and exited 0.
+    (tmp_path / "bad.yaml").write_text(SPACE + "grid:\n  BLOCK_SIZE: [1000]\n")
+    code, out, err = cli("rank", "bad.yaml", "--out", "snaps")
+    assert code == 3, err
+    line = _one_error(err)
+    assert "none of the 1 configs compiled" in line and "power of 2" in line
+    assert "irscope show snaps/add/default.BLOCK_SIZE=1000/sm_90a" in err
+
+
+def test_rank_checks_every_size_before_printing_and_its_hint_compiles_the_space_for_it(cli, root, tmp_path):
+    space = root / "one.yaml"
+    code, out, err = cli("rank", space, "--out", root / "snaps", "--size", "small", "--size", "ragged")
+    assert code == 2, err
+    assert out == ""  # the `small` table used to be printed before `ragged` was found not to fit
+    line = _one_error(err)
+    assert "size ragged" in line and "n_elements is a multiple of 16" in line
+    assert f"add `arg.n_elements: 5001` under `set:` in {space}" in err
+    # The hint holds: the sweep file with that line ranks at both sizes.
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(ONE_POINT + "set:\n  arg.n_elements: 5001\n")
+    code, out, err = cli("rank", fixed, "--out", root / "snaps", "--size", "small", "--size", "ragged", "--json")
+    assert code == 0, err
+    assert [s["size"] for s in json.loads(out)["sizes"]] == ["small", "ragged"]
+    # A kernel's menu (no sweep file) is told to use one, not the `arg.X` of a sweep it does not have.
+    code, out, err = cli("rank", "add", "--target", "sm_90a", "--out", root / "snaps", "--size", "n=1000")
+    assert code == 2 and "rank a sweep file whose `set:` has `arg.n_elements: 1000`" in err
+
+
+def test_rank_and_sweep_recompile_a_cached_snapshot_that_was_damaged(cli, root):
+    # rank has no --force: a damaged cache entry used to stop it for good (exit 4, "recompile it").
+    from irscope.store.snapshot import load_snapshot
+
+    folder = root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a"
+    ttgir = folder / "add_kernel.ttgir"
+    ttgir.write_text(ttgir.read_text()[:100])
+    code, out, err = cli("rank", root / "one.yaml", "--out", root / "snaps")
+    assert code == 0, err
+    assert "1 configs ranked" in out
+    load_snapshot(folder).read("ttgir")  # whole again: its sha256 matches
+    (folder / "add_kernel.sass").unlink()
+    code, out, err = cli("sweep", root / "one.yaml", "--out", root / "snaps")
+    assert code == 0, err
+    assert (folder / "add_kernel.sass").is_file()
+
+
+def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch_file(cli, tmp_path):
+    (tmp_path / "snaps").mkdir()
+    last = tmp_path / "snaps" / "launches.json"
+    last.write_text("{}")  # what an earlier capture left: not to be replaced by an empty capture
+    for program, says in ((["python", "nothere.py"], "cannot find program 'nothere.py'"),
+                          (["-m", "no_such_module_x"], "no module named 'no_such_module_x'"),
+                          (["python"], "nothing to run after `python`")):
+        code, out, err = cli("capture", "--out", "snaps", "--", *program)
+        assert code == 2, err
+        assert says in _one_error(err)
+    assert last.read_text() == "{}"
+
+
+def test_capture_of_a_program_ending_in_os_exit_does_not_call_it_an_irscope_bug(cli, tmp_path):
+    (tmp_path / "quits.py").write_text("import os\nos._exit(0)\n")
+    code, out, err = cli("capture", "--out", "snaps", "--", "python", "quits.py")
+    assert code == 2
+    assert "exited with code 0" in _one_error(err)
+    assert "os._exit()" in err and "sys.exit()" in err
+
+
+def test_damaged_snapshot_hints_name_commands_that_exist(cli, root, tmp_path):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a", folder)
+    meta = json.loads((folder / "irscope.json").read_text())
+    (folder / "irscope.json").write_text(json.dumps({**meta, "format": 7, "versions": {"irscope": "9.1.0"}}))
+    code, out, err = cli("show", folder)
+    assert code == 4 and "format 7; this one reads format 1" in _one_error(err)
+    assert "read it with irscope 9.1.0" in err and "pip install -U irscope" not in err  # not irscope's name on PyPI
+    (folder / "irscope.json").write_text(json.dumps(meta))
+    (folder / "add_kernel.ptx").write_text("damaged")
+    for command in (("show", folder, "--stage", "ptx"), ("diff", folder, folder)):
+        code, out, err = cli(*command)
+        assert code == 4 and "sha256" in _one_error(err)
+        assert "compile it again with `irscope compile`" in err
+
+
+def test_an_empty_sweep_file_is_told_what_a_sweep_needs_and_that_holds(cli, tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    code, out, err = cli("sweep", "empty.yaml", "--list")
+    assert code == 2 and "at least `kernels` and `targets`" in _one_error(err)
+    (tmp_path / "two.yaml").write_text(SPACE)  # those two and no grid: a valid sweep (one point)
+    code, out, err = cli("sweep", "two.yaml", "--list")
+    assert code == 0 and "1 points" in out, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "add", "--jobs", "0"], ["compare", "add", "--timeout", "-1"],
+    ["explain", "add", "--jobs", "-1"], ["explain", "add", "--timeout", "0"],
+    ["upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "--jobs", "0"],
+    ["snapshot", "check", "add", "--jobs", "0"],
+    ["run", "add", "--interpret", "--repeats", "0"], ["run", "add", "--interpret", "--timeout", "0"],
+])
+def test_counts_and_timeouts_below_one_are_refused_by_every_command(cli, argv):
+    # compare, explain, upgrade-check and snapshot took --jobs 0 or -1; compare's --timeout -1 "killed"
+    # every compile; run --timeout 0 failed every check, and --repeats 0 timed nothing.
+    code, out, err = cli(*argv)
+    assert code == 2, err
+    assert f"argument {argv[-2]}" in _one_error(err) and "positive" in err
+
+
+def test_report_to_a_folder_is_a_usage_error(cli, root, tmp_path):
+    snap = root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a"
+    code, out, err = cli("report", snap, "-o", tmp_path)
+    assert code == 2 and "is a folder" in _one_error(err) and "report.html" in err  # was exit 70
+    (tmp_path / "afile").write_text("")
+    code, out, err = cli("report", snap, "-o", tmp_path / "afile" / "r.html")
+    assert code == 2 and "cannot write the report" in _one_error(err)
+
+
+def test_a_sweep_with_json_output_does_not_point_at_a_table_it_did_not_print(cli, tmp_path):
+    (tmp_path / "bad.yaml").write_text(SPACE + "grid:\n  BLOCK_SIZE: [1000]\n")
+    code, out, err = cli("sweep", "bad.yaml", "--out", "snaps", "--json")
+    assert code == 3 and json.loads(out)["points"][0]["error"]["stage"] == "source"
+    assert "under the table" not in err and "each point's row says why" in _one_error(err) + err
+    code, out, err = cli("sweep", "bad.yaml", "--out", "snaps")  # the table, and the reasons under it
+    assert code == 3 and "the reasons are under the table" in err
+
+
+@pytest.mark.parametrize("target", ["all", "sm_80,sm_90a"])
+def test_rank_of_several_targets_says_it_ranks_one_instead_of_calling_them_unknown(cli, target):
+    # It said "unknown target 'all'" with a hint offering 'all'.
+    code, out, err = cli("rank", "softmax", "--target", target)
+    assert code == 2
+    assert "a ranking is for one target" in _one_error(err) and "--target sm_90a" in err
+
+
+def test_explain_of_a_missing_snapshot_folder_is_not_called_a_missing_kernel_file(cli):
+    # It said "kernel file '.../sm_90a' does not exist; give the path to a .py file".
+    code, out, err = cli("explain", "irscope-snapshots/add/nope/sm_90a")
+    assert code == 2
+    assert "no snapshot folder 'irscope-snapshots/add/nope/sm_90a'" in _one_error(err) and ".py" in err
+    code, out, err = cli("explain", "nothere.py:k")  # a kernel file is still told it is one
+    assert code == 2 and "kernel file" in _one_error(err)
