@@ -130,6 +130,7 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
 @pytest.mark.parametrize("argv, words", [
     (("rank", "add"), "which target"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "mi300x"), "runs gfx942 binaries"),
+    (("rank", "add", "--target", "sm_90a", "--gpu", "a100"), "--gpu h100 or --gpu h200"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "h300"), "unknown GPU"),
     (("rank", "add", "--target", "sm_90a", "--size", "n=abc"), "not an integer"),
     (("rank", str(ROOT / "benchmarks" / "rank" / "softmax-wide.yaml")), "pass --kernel"),

@@ -273,6 +273,8 @@ def chip_for(target: str, name: str | None = None) -> Chip:
     if chip is None:
         raise UsageError(f"unknown GPU '{name}'", f"choose one of: {', '.join(CHIPS)}")
     if chip.target != target:
+        fits = [c.name for c in CHIPS.values() if c.target == target]
         raise UsageError(f"{chip.product} runs {chip.target} binaries, not {target}",
-                         f"rank for --target {chip.target}, or pick a GPU of {target}")
+                         f"rank for --target {chip.target}, or pick a GPU of {target}"
+                         + (f": --gpu {' or --gpu '.join(fits)}" if fits else " (irscope knows none)"))
     return chip
