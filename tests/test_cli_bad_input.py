@@ -214,3 +214,25 @@ def test_explain_of_a_missing_snapshot_folder_is_not_called_a_missing_kernel_fil
     assert "no snapshot folder 'irscope-snapshots/add/nope/sm_90a'" in _one_error(err) and ".py" in err
     code, out, err = cli("explain", "nothere.py:k")  # a kernel file is still told it is one
     assert code == 2 and "kernel file" in _one_error(err)
+
+
+def test_a_columns_pattern_that_matches_no_counter_is_warned_about(root):
+    """`sweep --columns` with a typo printed the table without the column and said nothing."""
+    from irscope.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["sweep", str(root / "one.yaml"), "--out", str(root / "snaps"), "--columns", "ptx.ld*,ptx.wgmam*"],
+                out=out, err=err)
+    assert code == 0
+    warned = [ln for ln in err.getvalue().splitlines() if "warning" in ln]
+    assert len(warned) == 1 and "'ptx.wgmam*' matches no counter" in warned[0]
+
+
+def test_a_size_key_given_twice_is_refused():
+    from irscope.spec import library
+    from irscope.errors import UsageError
+
+    workload = library.load_kernel("add").workload
+    with pytest.raises(UsageError, match="n is given twice"):
+        workload.parse_size("n=4096,n=100", workload.bench_size)
+    assert workload.parse_size("n=4096", workload.bench_size)[1]["n"] == 4096

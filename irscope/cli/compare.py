@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .envs import add_triton_option
 from .options import add_compile_options, positive_int, positive_seconds
-from .sweep import add_cluster_options, open_executor
+from .sweep import add_cluster_options, open_executor, warn_unmatched
 
 
 def add_parser(sub) -> None:
@@ -205,6 +205,7 @@ def run(args, ui) -> int:
         ui.out.write(points_csv(rows, patterns))
     elif analyses:
         ui.print(side_by_side(analyses, labels, ui, patterns=patterns, flips=True, changed_only=args.changed))
+        warn_unmatched(ui, "--only", patterns, rows)
         flips = flip_lines(analyses, labels, patterns)
         if flips:
             ui.print()

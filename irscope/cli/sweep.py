@@ -125,11 +125,20 @@ def _report(sweep, result, ui, args, patterns) -> None:
         if finished:
             ui.print(render_table(result, ui, patterns, finished))
             ui.print()
+            warn_unmatched(ui, "--columns", patterns, finished)
         failures = render_failures(finished, ui)
         if failures:
             ui.print(failures)
             ui.print()
         ui.print(render_summary(result, ui))
+
+
+def warn_unmatched(ui, option: str, patterns, rows) -> None:
+    from ..render.tables import unmatched
+    keys = {k for r in rows if r.analysis for k in r.analysis.counters}
+    for pattern in unmatched(patterns, keys) if keys else ():
+        ui.warn(f"{option} '{pattern}' matches no counter of these compiles "
+                f"(irscope stats SNAPSHOT lists every counter; globs like 'ptx.*mma*' match several)")
 
 
 def _broken_hint(broken, *, table: bool = True) -> str:

@@ -18,6 +18,12 @@ def matches(key: str, patterns: Sequence[str]) -> bool:
     return not patterns or any(fnmatch.fnmatchcase(key, p) for p in patterns)
 
 
+def unmatched(patterns: Sequence[str], keys) -> list[str]:
+    """The patterns that match none of `keys` (a typo, or a counter these compiles do not have)."""
+    keys = list(keys)
+    return [p for p in patterns if not any(fnmatch.fnmatchcase(k, p) for k in keys)]
+
+
 # -- tables ---------------------------------------------------------------------------------------------
 
 RESOURCE_ROWS = ("registers", "spills", "shared/LDS", "stack", "agprs", "sgprs", "scratch", "tensor memory", "warps",

@@ -170,9 +170,13 @@ class Workload:
             return text, self.size(text)
         base_name, _, rest = text.partition(":") if ":" in text else (default, "", text)
         size = self.size(base_name)
+        seen: set[str] = set()
         for item in (p for p in rest.split(",") if p.strip()):
             key, sep, value = item.partition("=")
             key = key.strip()
+            if key in seen:
+                raise UsageError(f"bad --size '{text}': {key} is given twice", f"give {key} once")
+            seen.add(key)
             if not sep or key not in size:
                 raise UsageError(f"bad --size item '{item}'", f"dimensions are {', '.join(size)}; "
                                  f"write e.g. --size {next(iter(size), 'n')}=1000 or PRESET:K=V")
