@@ -164,7 +164,8 @@ def run(args, ui) -> int:
             except OSError as e:
                 raise UsageError(f"cannot write --emit-configs {emit}: {e.strerror or e}",
                                  "give a FILE.py in a folder you can write") from None
-            ui.warn(f"wrote the top {len(configs)} configs to {emit}")
+            # news, not a warning; stderr, so that --json's stdout stays one document
+            ui.err.write(f"wrote the top {len(configs)} configs to {emit}\n")
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
