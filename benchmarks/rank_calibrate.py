@@ -364,18 +364,22 @@ def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - slope * mx, slope
 
 
-def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
+def fit_loop(doc: dict) -> dict:
     """Model 5's figures from a run's `loop` rows (cycles at the table's clock):
 
     - per shape at BK 64, one program an SM: time = a + iterations x b (least squares over K 256-4096);
       the intercept a is what a launch and a program pay once: the launch, the pipeline's fill (the first
-      tile's copy, model 3's loaded latency `copy`) and the epilogue (the output tile's store);
+      tile's copy, at model 3's loaded latency) and the epilogue (the output tile's store);
       `a - fill = launch + output bytes / epilogue rate` over the shapes gives both (least squares);
     - at K 4096, one program an SM, every BK: an iteration's time beyond that fixed part; where it is
-      over 1.15x the matrix work (at the calibrated wgmma rates), the loop waits for its copies, two
+      over 1.15x the matrix work (at model 3's wgmma rates), the loop waits for its copies, two
       iterations ahead at 3 stages: latency = 2 x the iteration's time, a straight line in the tile's
-      bytes (least squares)."""
-    clk = clock_ghz * 1e3  # cycles a microsecond
+      bytes (least squares).
+    The model-3 figures and the clock are chips.py's own (this runs here, where irscope is installed)."""
+    from irscope.rank.chips import CHIPS, H200_MEASURED_3 as m3
+    h200 = CHIPS["h200"]
+    clk = h200.clock_ghz * 1e3  # cycles a microsecond
+    copy = (m3.copy_latency, m3.copy_bytes_clk)
     rows = [r for r in doc.get("loop", []) if "error" not in r]
     shapes: dict = {}
     for r in rows:
@@ -390,15 +394,6 @@ def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
     launch_us, us_per_byte = _line(xs, ys)
     epilogue = 1.0 / (us_per_byte * clk)
 
-    def wgmma(n: int) -> float:  # model 3's fractions (calibrate-h200-v2.json), log2-interpolated
-        import math
-        known = [(64, 833.5), (128, 842.6), (256, 840.6)]
-        if n <= 64 or n >= 256:
-            return (known[0] if n <= 64 else known[-1])[1] / 989.4
-        (n0, f0), (n1, f1) = [(a, b) for a, b in zip(known, known[1:]) if a[0] <= n <= b[0]][0]
-        t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
-        return (f0 + t * (f1 - f0)) / 989.4
-
     waits = []
     for r in rows:
         if r["programs_per_sm"] != 1 or r["k"] != LOOP_K:
@@ -407,7 +402,7 @@ def fit_loop(doc: dict, clock_ghz: float = 1.83, copy=(793.4, 42.26)) -> dict:
         tile = (bm + bn) * bk * 2
         fixed = launch_us + (copy[0] + tile / copy[1]) / clk + bm * bn * 2 / epilogue / clk
         per = (r["ms"] * 1e3 - fixed) * clk / r["iters"]
-        if per > 1.15 * 2 * bm * bn * bk / (4096 * wgmma(bn)):
+        if per > 1.15 * 2 * bm * bn * bk / (h200.mma_rate("fp16", "wgmma") * m3.mma("wgmma", bn)):
             waits.append((tile, 2 * per))
     lat, per_byte = _line([w[0] for w in waits], [w[1] for w in waits])
     return {"launch_us": round(launch_us, 2), "epilogue_bytes_clk": round(epilogue, 2),
@@ -424,10 +419,12 @@ def fit_feed(doc: dict) -> dict:
             "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
 
 
-def fit_wspill(doc: dict, clock_ghz: float = 1.83) -> dict:
+def fit_wspill(doc: dict) -> dict:
     """Model 7's rate of spill traffic inside a matrix loop: per spilling shape (4 warps), the time an
     iteration takes beyond the same shape's at 8 warps (no spills), over the loop's spill bytes (the
     SASS's local loads and stores in the loop, x threads); a warp's rate, the mean over the shapes."""
+    from irscope.rank.chips import CHIPS
+    clock_ghz = CHIPS["h200"].clock_ghz
     rows = [r for r in doc.get("wspill", []) if "error" not in r]
     clean = {(r["bm"], r["bn"], r["bk"]): r for r in rows if r["warps"] == 8 and r["loop_spill_bytes"] == 0}
     rates = []

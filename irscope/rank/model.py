@@ -14,14 +14,14 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead (models 3-5: as far ahead as the TTGIR's
+                  issued them `num_stages - 1` iterations ahead (models 3-7: as far ahead as the TTGIR's
                   async_wait says, and a copy takes a latency that grows with its bytes, calibrated;
-                  model 5: plus the pipeline's fill, the first tile's latency in full)
+                  models 5-7: plus the pipeline's fill, the first tile's latency in full)
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
-fixed cost (model 5: and the drain of the last wave's output stores). The demand that dominates the fullest wave is the estimate's bound (`core` is named by its
-largest part: tensor core, issue or spills). Nothing here is fitted to timings: docs/rank.md gives the
-derivation, and every constant is in chips.py with its source. Models 2-4 add figures measured on the
+fixed cost (models 5-7: and the drain of the last wave's output stores). The demand that dominates
+the fullest wave is the estimate's bound (`core` is named by its largest part: tensor core, issue or
+spills). Nothing here is fitted to the evaluation's timings: docs/rank.md gives the derivation, and every constant is in chips.py with its source. Models 2-7 add figures measured on the
 H200 by benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
 """
 from __future__ import annotations
