@@ -21,8 +21,9 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-7: and the drain of the last wave's output stores). The demand that dominates
 the fullest wave is the estimate's bound (`core` is named by its largest part: tensor core, issue or
-spills). Nothing here is fitted to the evaluation's timings: docs/rank.md gives the derivation, and every constant is in chips.py with its source. Models 2-7 add figures measured on the
-H200 by benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
+spills). Nothing here is fitted to the evaluation's timings: docs/rank.md gives the derivation, and
+every constant is in chips.py with its source. Models 2-7 add figures measured on the H200 by
+benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
 """
 from __future__ import annotations
 
