@@ -171,3 +171,28 @@ def test_offline_is_one_clear_error(tmp_path, monkeypatch):
     assert err.splitlines()[0] == ("irscope: error: could not download Triton 3.7.0: pip reached no package index "
                                    "that has Triton (offline?)")
     assert not (tmp_path / "envs" / "triton-3.7.0").exists()
+
+
+def test_a_user_kernels_typed_arguments_reach_the_other_release(tmp_path):
+    """`--arg x_ptr=*fp16` under `--triton`: the tensor argument crosses to the other release's process as
+    a tensor (it used to arrive as a dict, refused there as a word), and the other release specialises it:
+    its TTIR takes an f16 pointer."""
+    from irscope.harness.remote import options_from_json, options_to_json
+    from irscope.spec.kernel import CompileOptions, Tensor, TensorDesc
+    opts = CompileOptions(args=(("x_ptr", Tensor("fp16")), ("k_ptr", Tensor("fp32", const=True)), ("n", 4096),
+                                ("d", TensorDesc("fp16", (64, 64), ("BLOCK", 64)))))
+    assert options_from_json(json.loads(json.dumps(options_to_json(opts)))) == opts
+
+    if RUNNING == OTHER:
+        pytest.skip(f"this machine runs Triton {OTHER} itself")
+    src = tmp_path / "scale.py"
+    src.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                   "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+                   "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                   "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)\n")
+    out = tmp_path / "snaps"
+    code, stdout, stderr = run_cli("compile", f"{src}:scale", "--arg", "x_ptr=*fp16", "--arg", "n=4096",
+                                   "--constexpr", "BLOCK=256", "--triton", OTHER, "--no-layouts", "--out", str(out))
+    assert code == 0, stderr + stdout
+    ttir = next(out.glob(f"scale/*triton-{OTHER}*/sm_90a/*.ttir")).read_text()
+    assert "!tt.ptr<f16>" in ttir

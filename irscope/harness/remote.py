@@ -21,11 +21,15 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..spec.kernel import CompileOptions
+from ..spec.kernel import CompileOptions, Tensor, TensorDesc
 
 
 def options_to_json(options: CompileOptions) -> dict:
-    return asdict(options)
+    data = asdict(options)
+    # A tensor or descriptor argument is a dataclass that asdict would flatten into a plain dict, which
+    # the other side would read as a word: keep what it was.
+    data["args"] = [[name, _value_to_json(value)] for name, value in options.args]
+    return data
 
 
 def options_from_json(data: dict) -> CompileOptions:
@@ -33,7 +37,28 @@ def options_from_json(data: dict) -> CompileOptions:
     for name in ("constexprs", "backend_options", "divisibility", "args"):
         if name in fields and fields[name] is not None:
             fields[name] = tuple(tuple(x) if isinstance(x, list) else x for x in fields[name])
+    if fields.get("args"):
+        fields["args"] = tuple((name, _value_from_json(value)) for name, value in fields["args"])
     return CompileOptions(**fields)
+
+
+def _value_to_json(value):
+    if isinstance(value, Tensor):
+        return {"tensor": asdict(value)}
+    if isinstance(value, TensorDesc):
+        return {"descriptor": asdict(value)}
+    return value
+
+
+def _value_from_json(value):
+    if isinstance(value, dict) and "tensor" in value:
+        return Tensor(**value["tensor"])
+    if isinstance(value, dict) and "descriptor" in value:
+        d = dict(value["descriptor"])
+        for name in ("shape", "block_shape", "strides"):
+            d[name] = tuple(d.get(name) or ())
+        return TensorDesc(**d)
+    return value
 
 
 def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: float | None, workdir: Path) -> dict:
