@@ -3,12 +3,15 @@ of a datasheet, on kernels of their own (none of the evaluation's spaces): what 
 starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, and how long a pipelined
 copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
 spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
-what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), and what spills inside a matrix loop cost (`wspill`).
+what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), what
+spills inside a matrix loop cost (`wspill`), and the L2 feed when both operands are each program's own
+tiles (`tiles`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-tiles    # model 8's L2 feed from the tiles rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -59,6 +62,12 @@ FEED = [(4, 64, 64, 64, 3, 4), (4, 64, 64, 32, 4, 4), (4, 64, 64, 64, 3, 2), (4,
         (4, 64, 128, 64, 3, 2), (4, 128, 64, 32, 4, 3), (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2),
         (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1), (4, 64, 64, 64, 3, 1), (4, 128, 128, 64, 3, 1)]
 FEED_PANELS = 16
+# The L2 feed when both operands are a program's own tiles (`mma_tiles`): program p reads A panel p % 8
+# and B panel (p // 8) % 32 of an L2-resident pair (K 2048: 4-8 MB of A, 16-32 MB of B), as a wave of a
+# grouped matmul (GROUP_M 8) reads its tiles: (warps, BM, BN, BK, stages, programs per SM).
+TILES = FEED + [(4, 128, 128, 32, 3, 2), (4, 128, 128, 64, 4, 1), (8, 128, 256, 32, 4, 1),
+                (8, 256, 128, 64, 3, 1), (8, 256, 128, 32, 4, 1), (4, 64, 128, 64, 3, 3), (4, 128, 64, 64, 3, 3)]
+TILES_K, TILES_PANELS = 2048, (8, 32)
 # Spills inside a matrix loop: `loop` at shapes whose accumulator 4 warps cannot hold (ptxas spills it
 # in the loop), beside the same shapes at 8 warps, which do not spill: (warps, BM, BN, BK, stages,
 # programs per SM, K).
@@ -184,7 +193,26 @@ def _kernels():
             b_ptrs += BK * BN
         tl.store(c_ptr + tl.program_id(0) * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed
+    @triton.jit
+    def mma_tiles(a_ptr, b_ptr, c_ptr, K: tl.constexpr, GA: tl.constexpr, GB: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, BK: tl.constexpr):
+        # `mma_feed` with both operands a program's own: program p multiplies A panel p % GA (BM x K, row
+        # stride K) by B panel (p // GA) % GB (K x BN out of a K x GB*BN matrix, row stride GB*BN), the
+        # tiles a grouped matmul's wave of programs copies (GA rows of tiles, consecutive B columns).
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pid = tl.program_id(0)
+        a_ptrs = a_ptr + (pid % GA) * BM * K + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + ((pid // GA) % GB) * BN + rk[:, None] * (GB * BN) + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * GB * BN
+        tl.store(c_ptr + pid * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -229,7 +257,8 @@ def _bench(fn) -> float:
 def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
-    start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed = _kernels()
+    (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
+     mma_tiles) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -344,6 +373,23 @@ def one(kind: str, params: list[int]) -> dict:
                 "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
                 "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
                 "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
+    if kind == "tiles":
+        warps, bm, bn, bk, stages, per_sm = params
+        kk, ga, gb = TILES_K, TILES_PANELS
+        a = torch.randn(ga * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * gb * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        k = mma_tiles.warmup(a, b, c, kk, ga, gb, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: mma_tiles[(progs,)](a, b, c, kk, ga, gb, bm, bn, bk, num_warps=warps,
+                                                 num_stages=stages))
+        copied = progs * kk * (bm + bn) * 2
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "k": kk, "panels": [ga, gb], "ms": ms, "shared": k.metadata.shared,
+                "regs": getattr(k, "n_regs", None),
+                "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
+                "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
     raise ValueError(kind)
 
 
@@ -419,6 +465,15 @@ def fit_feed(doc: dict) -> dict:
             "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
 
 
+def fit_tiles(doc: dict) -> dict:
+    """Model 8's L2 feed: the most bytes a clock an SM that the `tiles` rows' copies reached (cycles at
+    the table's 1.83 GHz), the rule model 6 applied to the `feed` rows, where every program shared B."""
+    rows = [r for r in doc.get("tiles", []) if "error" not in r]
+    best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
+    return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
+            "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+
+
 def fit_wspill(doc: dict) -> dict:
     """Model 7's rate of spill traffic inside a matrix loop: per spilling shape (4 warps), the time an
     iteration takes beyond the same shape's at 8 warps (no spills), over the loop's spill bytes (the
@@ -441,14 +496,16 @@ def fit_wspill(doc: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
     ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
     ap.add_argument("--fit-wspill", action="store_true", help="print model 7's spill rate from OUT.json's wspill rows")
+    ap.add_argument("--fit-tiles", action="store_true", help="print model 8's L2 feed from OUT.json's tiles rows")
     args = ap.parse_args()
-    fit = fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill else None
+    fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
+           else fit_tiles if args.fit_tiles else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))
@@ -465,6 +522,7 @@ def main() -> int:
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
+            "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL]}
     todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
