@@ -375,7 +375,7 @@ def one(kind: str, params: list[int]) -> dict:
                 "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
     if kind == "tiles":
         warps, bm, bn, bk, stages, per_sm = params
-        kk, ga, gb = TILES_K, TILES_PANELS
+        kk, (ga, gb) = TILES_K, TILES_PANELS
         a = torch.randn(ga * bm * kk, device="cuda", dtype=torch.float16)
         b = torch.randn(kk * gb * bn, device="cuda", dtype=torch.float16)
         progs = sms * per_sm
