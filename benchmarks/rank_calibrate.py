@@ -11,7 +11,9 @@ tiles (`tiles`).
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
-    python3 benchmarks/rank_calibrate.py OUT.json --fit-tiles    # model 8's L2 feed from the tiles rows
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-tiles    # the most L2 feed the tiles rows reached
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json...  # the runs' matrix loops' facts
+    python3 benchmarks/rank_calibrate.py FACTS.json --fit-soft   # model 8's exponent from those rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -466,12 +468,89 @@ def fit_feed(doc: dict) -> dict:
 
 
 def fit_tiles(doc: dict) -> dict:
-    """Model 8's L2 feed: the most bytes a clock an SM that the `tiles` rows' copies reached (cycles at
-    the table's 1.83 GHz), the rule model 6 applied to the `feed` rows, where every program shared B."""
+    """The most bytes a clock an SM that the `tiles` rows' copies reached (cycles at the table's 1.83 GHz),
+    the rule model 6 applied to the `feed` rows, where every program shared B (52.4 here, 52.9 there:
+    a wave of distinct tiles is fed no slower at best, and model 8 keeps model 6's figure)."""
     rows = [r for r in doc.get("tiles", []) if "error" not in r]
     best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
     return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
             "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+
+
+MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
+SOFT_GRID = [x / 2 for x in range(6, 33)]  # exponents 3, 3.5, ... 16
+
+
+def facts_of_runs(runs: list[dict], workdir: str) -> dict:
+    """Every matrix-loop row (`loop`, `feed`, `tiles`) of these calibration runs with its compile facts:
+    each kernel compiled here by irscope for sm_90a under the Triton release the run used (so the facts
+    are those of the binary that was timed), with the problem it ran (programs, flops, least bytes)."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.rank import facts_of
+    from irscope.spec.kernel import CompileOptions, Tensor
+    from irscope.store.snapshot import load_snapshot
+
+    src = os.path.join(workdir, "calibration_kernels.py")
+    with open(src, "w") as f:
+        f.write("import triton\nimport triton.language as tl\n\n")
+        for k in _kernels():
+            f.write("\n@triton.jit\n" + k.src.strip() + "\n")
+    rows = []
+    for run in runs:
+        for kind, fn in MATRIX_LOOPS.items():
+            for r in run.get(kind, []):
+                if "error" in r:
+                    continue
+                ce = {"K": r["k"], "BM": r["bm"], "BN": r["bn"], "BK": r["bk"]}
+                if kind == "feed":
+                    ce["G"] = r["panels"]
+                if kind == "tiles":
+                    ce["GA"], ce["GB"] = r["panels"]
+                opts = CompileOptions(num_warps=r["warps"], num_stages=r["stages"], constexprs=tuple(ce.items()),
+                                      args=tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr")))
+                rows.append((run, kind, r, Point(f"{src}:{fn}", "sm_90a", opts, run["triton"])))
+    points = list(dict.fromkeys(p for *_, p in rows))
+    outcomes = {o.point: o for o in compile_points(points, os.path.join(workdir, "snapshots"))}
+    out = []
+    for run, kind, r, point in rows:
+        o = outcomes[point]
+        if o.path is None:
+            raise SystemExit(f"rank_calibrate: {kind} {r} did not compile: {o.error}")
+        programs = run["sms"] * r["programs_per_sm"]
+        ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
+        least = ga * r["bm"] * r["k"] * 2 + r["k"] * gb * r["bn"] * 2 + programs * r["bm"] * r["bn"] * 2
+        out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
+                    "problem": {"programs": programs, "flops": 2 * r["bm"] * r["bn"] * r["k"] * programs,
+                                "min_bytes": least}})
+    return {"gpu": "h200", "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
+
+
+def fit_soft(doc: dict) -> dict:
+    """Model 8's exponent: the p of the grid (3 to 16 by 0.5) at which model 8 predicts the calibration's
+    matrix loops best (least root-mean-square log error of the time, over every row of a facts file that
+    `--facts-of` made from the `loop`, `feed` and `tiles` runs)."""
+    import dataclasses
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = [(Facts.from_dict(r["facts"]), Problem("calibration", "", {}, (r["problem"]["programs"],),
+                                                  r["problem"]["flops"], r["problem"]["min_bytes"]), r["ms"])
+            for r in doc["rows"]]
+
+    def rms(p):
+        chip = dataclasses.replace(h200, measured_8=dataclasses.replace(h200.measured_8, soft_p=p))
+        errs = [math.log(estimate(f, pr, chip, 8).ms / ms) for f, pr, ms in rows]
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    each = {p: rms(p) for p in SOFT_GRID}
+    best = min(each, key=each.get)
+    return {"soft_p": best, "rms_log_error": round(each[best], 5), "rms_log_error_hard_max": round(rms(None), 5),
+            "rows": len(rows)}
 
 
 def fit_wspill(doc: dict) -> dict:
@@ -502,10 +581,25 @@ def main() -> int:
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
     ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
     ap.add_argument("--fit-wspill", action="store_true", help="print model 7's spill rate from OUT.json's wspill rows")
-    ap.add_argument("--fit-tiles", action="store_true", help="print model 8's L2 feed from OUT.json's tiles rows")
+    ap.add_argument("--fit-tiles", action="store_true", help="print the most L2 feed OUT.json's tiles rows reached")
+    ap.add_argument("--facts-of", nargs="+", metavar="RUN.json",
+                    help="compile these runs' matrix loops here and write their facts to OUT.json (needs irscope)")
+    ap.add_argument("--fit-soft", action="store_true", help="print model 8's exponent from OUT.json, a --facts-of file")
     args = ap.parse_args()
+    if args.facts_of:
+        import tempfile
+        runs = []
+        for path in args.facts_of:
+            with open(path) as f:
+                runs.append(json.load(f))
+        with tempfile.TemporaryDirectory(prefix="irscope-calibration-") as work:
+            doc = facts_of_runs(runs, work)
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+        print(f"{len(doc['rows'])} calibration rows' facts -> {args.out}")
+        return 0
     fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
-           else fit_tiles if args.fit_tiles else None)
+           else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))

@@ -45,11 +45,12 @@ class Chip:
     measured_5: "Measured | None" = None  # model 5's: the fourth run's added
     measured_6: "Measured | None" = None  # model 6's: the fifth run's L2 feed
     measured_7: "Measured | None" = None  # model 7's: the sixth run's spills in a matrix loop
+    measured_8: "Measured | None" = None  # model 8's: the exponent the matrix loops' runs give
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
-                7: self.measured_7}.get(model)
+                7: self.measured_7, 8: self.measured_8}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -101,6 +102,9 @@ class Measured:
     # Model 7 (the sixth run, `wspill`): spill traffic inside a loop that multiplies (the accumulator's
     # spills around asynchronous matrix products) moves at this rate a warp, up to the SM's L1 rate.
     loop_dot_spill_warp_bytes_clk: float | None = None
+    # Model 8 (fitted on the matrix loops of the `loop`, `feed` and `tiles` runs): a loop that multiplies
+    # takes the p-norm of its wave's demands, not their maximum (demands near each other slow each other).
+    soft_p: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
 
@@ -229,6 +233,21 @@ H200_MEASURED_7 = dataclasses.replace(
     H200_MEASURED_6, loop_dot_spill_warp_bytes_clk=6.77,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, six runs (docs/rank/calibrate-h200*.json)")
 
+# The seventh run (Triton 3.6.0, 2026-12-01 21:50 UTC; docs/rank/calibrate-h200-v9.json), for model 8, after
+# model 7's held-out run:
+#   `tiles`: `feed`'s loop with both operands each program's own tiles (A panel p % 8, B panel (p // 8) % 32,
+#     a grouped matmul's wave), 19 shapes at K 2048: at most 52.4 B/clk an SM (`--fit-tiles`), as `feed`'s
+#     52.9: the feed stays. But beside the same loops at one program an SM, model 7 predicted the two-
+#     program ones 3-11% fast where two demands (tensor core, L2 feed, a program's chain) are near equal.
+#   Model 8 takes, for a loop that multiplies, the p-norm of the wave's demands (the chain among them when
+#     two or more programs share the SM, else a floor): `rank_calibrate.py docs/rank/calibration-facts.json
+#     --fit-soft` picks p on a grid of 3-16 by the least RMS log error over the 89 matrix-loop rows of the
+#     `loop`, `feed` and `tiles` runs (compiled here under 3.6.0 by `--facts-of`): p = 8.5, 0.0734 against
+#     0.0761 with the maximum.
+H200_MEASURED_8 = dataclasses.replace(
+    H200_MEASURED_7, soft_p=8.5,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, seven runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -245,7 +264,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
-         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7),
+         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

@@ -76,7 +76,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
@@ -91,7 +91,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
     pipeliner's prologue copies once, charges a matrix loop's copies what the calibration's two-operand
     loops waited, every program its pipeline's fill and the launch its last wave's drain. Model 6
     (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached. Model 7
-    (`chip.measured_7`) prices spills inside a loop that multiplies at what a matrix loop's spills moved."""
+    (`chip.measured_7`) prices spills inside a loop that multiplies at what a matrix loop's spills moved.
+    Model 8 (`chip.measured_8`) combines such a loop's demands on the SM as a p-norm, p calibrated."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -188,11 +189,20 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
     last = programs - (waves - 1) * slots
     per_sm_last = math.ceil(last / chip.sms)
 
+    soft = measured.soft_p if model >= 8 and loop.dot_flops > 0 and measured.soft_p else None
+
     def wave(b: int) -> tuple[float, str]:
         terms = {k: b * v for k, v in demand.items()}
         terms["latency"] = chain
         # A chain no longer than the core work it holds is that work, not waiting: name the work.
         bound = max(terms, key=lambda k: terms[k] * (0.999 if k == "latency" else 1.0))
+        if soft:
+            # Model 8: a loop that multiplies takes the p-norm of its demands, not the largest: copies,
+            # matrix products and the epilogue share the SM's ports, and near each other they interfere.
+            # With two programs or more an SM, a program's chain is one more demand (its waits overlap the
+            # others' work imperfectly); with one, the chain holds the program's own work: a floor.
+            shared = [v for k, v in terms.items() if k != "latency" or b >= 2]
+            return max(sum(v ** soft for v in shared) ** (1.0 / soft), chain), bound
         return terms[bound], bound
 
     full, bound = wave(blocks)
