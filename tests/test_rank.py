@@ -222,6 +222,12 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                    "M=4096,N=2048,K=1024"}),
     (7, "attention", {"n4096.d128", "n1024.d128", "n8192.d128", "n2048.d128", "z=4,h=32,n=16384,d=128",
                       "z=2,h=16,n=4096,d=128", "z=1,h=32,n=32768,d=128", "z=16,h=16,n=1024,d=128"}),
+    (8, "matmul", {"bench", "M=1024,N=1024,K=1024", "M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192",
+                   "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
+                   "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
+                   "M=4096,N=2048,K=1024", "M=8192,N=4096,K=4096", "M=2560,N=2560,K=2560",
+                   "M=16384,N=1024,K=2048", "M=4096,N=4096,K=4096", "M=3072,N=8192,K=2048",
+                   "M=1024,N=4096,K=8192", "M=12288,N=2048,K=1024"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -320,6 +326,57 @@ def test_model_7s_matrix_loop_spill_rate_is_what_fit_wspill_derives_and_only_it_
     assert m7.loop_dot_spill_warp_bytes_clk == fit["loop_dot_spill_warp_bytes_clk"] > m7.spill_warp_bytes_clk
     import dataclasses
     assert dataclasses.replace(m7, loop_dot_spill_warp_bytes_clk=None, source=H200.measured_6.source) == H200.measured_6
+
+
+def test_model_8s_exponent_is_what_fit_soft_derives_from_the_committed_calibration_facts():
+    """chips.py's p is the grid point at which model 8 predicts the 89 committed matrix-loop calibration
+    rows best, and beats the maximum there; model 8 is model 7 with that exponent and nothing else."""
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    doc = json.loads((EVAL / "calibration-facts.json").read_text())
+    fit = cal.fit_soft(doc)
+    assert fit["rows"] == 89 == len(doc["rows"])
+    assert {r["kind"] for r in doc["rows"]} == {"loop", "feed", "tiles"}
+    assert H200.measured_8.soft_p == fit["soft_p"]
+    assert fit["rms_log_error"] < fit["rms_log_error_hard_max"]
+    import dataclasses
+    assert dataclasses.replace(H200.measured_8, soft_p=None, source=H200.measured_7.source) == H200.measured_7
+    # only loops that multiply change: the softmax and add spaces are predicted as model 7 predicts them
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    facts = json.loads((EVAL / "facts.json").read_text())
+    seven, eight = rank_eval.predictions(facts, 7), rank_eval.predictions(facts, 8)
+    assert all(seven[k] == eight[k] for k in ("add", "softmax", "softmax.persistent", "softmax.fp16"))
+    assert seven["matmul"] != eight["matmul"]
+    # the tiles run's feed is no faster than the feed run's: model 8 keeps model 6's figure
+    tiles = cal.fit_tiles(json.loads((EVAL / "calibrate-h200-v9.json").read_text()))
+    assert tiles["rows"] == len(cal.TILES) and tiles["l2_bytes_clk"] <= H200.measured_8.l2_bytes_clk
+
+
+def test_the_calibration_facts_are_what_a_fresh_compile_says():
+    """One row of docs/rank/calibration-facts.json recompiled here (the running Triton, not the run's
+    3.6.0: the loop's shape, not its register count, is compared)."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions, Tensor
+    import tempfile
+    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    doc = json.loads((EVAL / "calibration-facts.json").read_text())
+    row = next(r for r in doc["rows"] if r["kind"] == "tiles" and r["facts"]["num_warps"] == 8)
+    c = row["facts"]["constexprs"]
+    with tempfile.TemporaryDirectory() as work:
+        src = Path(work) / "k.py"
+        src.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                       + next(k for k in cal._kernels() if k.__name__ == "mma_tiles").src.strip() + "\n")
+        opts = CompileOptions(num_warps=8, num_stages=row["facts"]["num_stages"], constexprs=tuple(c.items()),
+                              args=tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr")))
+        (o,) = compile_points([Point(f"{src}:mma_tiles", "sm_90a", opts)], Path(work) / "out", workers=1)
+        fresh = facts_of(load_snapshot(o.path)).as_dict()
+    for key in ("loop", "straight", "instruction", "mma_n", "prefetch", "shared_bytes"):
+        assert fresh[key] == row["facts"][key], key
 
 
 def test_model_7_prices_a_matrix_loops_spills_below_model_6_and_leaves_other_spills_alone():
