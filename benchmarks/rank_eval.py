@@ -209,7 +209,7 @@ def held_out_from(kernel: str, size: str) -> str:
     return "1"
 
 
-def markdown(figures: dict, default: int = 7) -> str:
+def markdown(figures: dict, default: int = 8) -> str:
     """The evaluation as docs/rank.md's table: one row per space and size, the models side by side, the
     default's figures in bold."""
     from irscope.rank.model import MODELS

@@ -24,9 +24,9 @@ def add_parser(sub) -> None:
                                                  "see docs/rank.md for the table)")
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep file that holds several (default: its only kernel)")
-    p.add_argument("--model", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=7,
-                   help="the cost model (docs/rank.md): 1 datasheet only, 2-7 add more of the H200's "
-                        "calibration (default 7)")
+    p.add_argument("--model", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=8,
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2-8 add more of the H200's "
+                        "calibration (default 8)")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")

@@ -28,7 +28,7 @@ class Ranked:
     estimate: Estimate
 
 
-def rank(facts: list[Facts], problem, chip: Chip, model: int = 7) -> list[Ranked]:
+def rank(facts: list[Facts], problem, chip: Chip, model: int = 8) -> list[Ranked]:
     """Every config's estimate at `problem` on `chip`, fastest first (ties by label, so a ranking is stable)."""
     est = [(f, estimate(f, problem, chip, model)) for f in facts]
     est.sort(key=lambda fe: (fe[1].ms, fe[0].label))

@@ -14,15 +14,18 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
     L2            global bytes loaded and stored / the L2-to-SM feed
     memory        the program's share of the least DRAM traffic / the SM's share of DRAM bandwidth
     latency       one program's own chain: every iteration waits for its loads unless the pipeliner
-                  issued them `num_stages - 1` iterations ahead (models 3-7: as far ahead as the TTGIR's
+                  issued them `num_stages - 1` iterations ahead (models 3-8: as far ahead as the TTGIR's
                   async_wait says, and a copy takes a latency that grows with its bytes, calibrated;
-                  models 5-7: plus the pipeline's fill, the first tile's latency in full)
+                  models 5-8: plus the pipeline's fill, the first tile's latency in full)
+
+Model 8 softens "slowest" for a loop that multiplies: its wave takes the p-norm of the demands (p
+calibrated, 8.5 on the H200), the chain among them when two or more programs share the SM, else a floor.
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
-fixed cost (models 5-7: and the drain of the last wave's output stores). The demand that dominates
+fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
 the fullest wave is the estimate's bound (`core` is named by its largest part: tensor core, issue or
 spills). Nothing here is fitted to the evaluation's timings: docs/rank.md gives the derivation, and
-every constant is in chips.py with its source. Models 2-7 add figures measured on the H200 by
+every constant is in chips.py with its source. Models 2-8 add figures measured on the H200 by
 benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
 """
 from __future__ import annotations
@@ -79,7 +82,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
 MODELS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
     a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
@@ -217,9 +220,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 7) -> Estimate:
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
-    return Estimate(facts.label, ms, bound, _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency,
-                                                    per_iter, compute(loop) if facts.loop else 0.0, parts, ahead),
-                    waves, fill, terms_us)
+    reason = _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
+                     compute(loop) if facts.loop else 0.0, parts, ahead)
+    if soft:
+        largest = max(max(blocks * v for v in demand.values()), chain)
+        if full > 1.03 * largest:
+            reason += f"; demands near each other: {full / largest - 1:.0%} over the largest alone"
+    return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
 
 
 def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float,
