@@ -237,8 +237,8 @@ H200_MEASURED_7 = dataclasses.replace(
 # model 7's held-out run:
 #   `tiles`: `feed`'s loop with both operands each program's own tiles (A panel p % 8, B panel (p // 8) % 32,
 #     a grouped matmul's wave), 19 shapes at K 2048: at most 52.4 B/clk an SM (`--fit-tiles`), as `feed`'s
-#     52.9: the feed stays. But beside the same loops at one program an SM, model 7 predicted the two-
-#     program ones 3-11% fast where two demands (tensor core, L2 feed, a program's chain) are near equal.
+#     52.9: the feed stays. But model 7 predicted its two-program 128x128 loops 7-11% fast (the tensor
+#     core, the L2 feed and a program's chain near equal) and the one-program 128x256 loop within 1%.
 #   Model 8 takes, for a loop that multiplies, the p-norm of the wave's demands (the chain among them when
 #     two or more programs share the SM, else a floor): `rank_calibrate.py docs/rank/calibration-facts.json
 #     --fit-soft` picks p on a grid of 3-16 by the least RMS log error over the 89 matrix-loop rows of the
