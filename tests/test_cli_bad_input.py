@@ -124,7 +124,10 @@ def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch
     last.write_text("{}")  # what an earlier capture left: not to be replaced by an empty capture
     for program, says in ((["python", "nothere.py"], "cannot find program 'nothere.py'"),
                           (["-m", "no_such_module_x"], "no module named 'no_such_module_x'"),
-                          (["python"], "nothing to run after `python`")):
+                          (["python"], "nothing to run after `python`"),
+                          # the package exists, its submodule does not: found only in the child, which
+                          # runs nothing and writes no launch file
+                          (["-m", "json.no_such_submodule"], "no module named 'json.no_such_submodule'")):
         code, out, err = cli("capture", "--out", "snaps", "--", *program)
         assert code == 2, err
         assert says in _one_error(err)

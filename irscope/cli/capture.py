@@ -81,6 +81,13 @@ def run(args: argparse.Namespace, ui) -> int:
         code = subprocess.call(child, env=env)
     except KeyboardInterrupt:
         code = 130
+    not_started = raw.with_name(raw.name + ".not-started")
+    if not_started.is_file():
+        why = not_started.read_text()
+        not_started.unlink(missing_ok=True)
+        raise UsageError(f"{why} (irscope capture -- {' '.join(program)})",
+                         "nothing ran and the last capture's launches.json is kept; check the module's name "
+                         "and that the program runs with plain python")
     if not raw.is_file():
         raise UsageError(f"the program ended (exit code {code}) before irscope could write what it captured",
                          "it was killed or called os._exit; nothing was recorded") if code else \

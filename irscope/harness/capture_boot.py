@@ -85,11 +85,16 @@ def program_problem(program: list[str]) -> str | None:
     return None
 
 
+class NotStarted(SystemExit):
+    """The program could not be started (no such module): nothing of it ran, so nothing is recorded and
+    the launch file of an earlier capture stays."""
+
+
 def _run_program(program: list[str]) -> None:
     """Run PROGRAM ARGS in this process as `python PROGRAM ARGS` would."""
     problem = program_problem(program)
     if problem:
-        raise SystemExit(f"irscope capture: {problem}")
+        raise NotStarted(problem)
     program = _interpreter_args(program)
     if program[0] == "-c":
         sys.argv = ["-c", *program[2:]]
@@ -102,7 +107,7 @@ def _run_program(program: list[str]) -> None:
         except (ImportError, ValueError):
             found = False
         if not found:
-            raise SystemExit(f"irscope capture: no module named '{program[1]}'")
+            raise NotStarted(f"no module named '{program[1]}'")
         sys.argv = [program[1], *program[2:]]
         runpy.run_module(program[1], run_name="__main__", alter_sys=True)
         return
@@ -133,8 +138,16 @@ def main(argv: list[str] | None = None) -> None:
         recorder.emulation = emulate(target, executed=mode == "interpret")
     capture.install(recorder)
     code: int | None = 0
+    started = True
     try:
         _run_program(program)
+    except NotStarted as e:
+        # Said to the parent instead of a launch file: it reports this as the error and keeps the last
+        # capture's launches.json.
+        started = False
+        with open(f"{args.launches}.not-started", "w") as f:
+            f.write(str(e.code))
+        raise SystemExit(2) from None
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         raise
@@ -142,11 +155,12 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
         raise
     finally:
-        from ..store.launches import write_launches
-        recorder.environment = {k: v for k, v in os.environ.items()
-                                if environ_before.get(k) != v and k != "TRITON_INTERPRET"
-                                and not any(w in k.upper() for w in _SECRET_WORDS)}
-        write_launches(args.launches, recorder.document(program, code))
+        if started:
+            from ..store.launches import write_launches
+            recorder.environment = {k: v for k, v in os.environ.items()
+                                    if environ_before.get(k) != v and k != "TRITON_INTERPRET"
+                                    and not any(w in k.upper() for w in _SECRET_WORDS)}
+            write_launches(args.launches, recorder.document(program, code))
 
 
 if __name__ == "__main__":
