@@ -134,6 +134,30 @@ def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch
     assert last.read_text() == "{}"
 
 
+def test_capture_of_a_package_without_main_keeps_the_last_launch_file_and_a_broken_package_is_the_programs(
+        cli, tmp_path, capfd):
+    """`-m pkg` of a package without __main__ runs no program: an error as python gives it, the last
+    launches.json kept. A package whose own __init__ fails on an import has run: its error is the
+    program's (the traceback python would print), not a missing module."""
+    (tmp_path / "nomain").mkdir()
+    (tmp_path / "nomain" / "__init__.py").write_text("")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "__init__.py").write_text("import no_such_dependency_q\n")
+    (tmp_path / "snaps").mkdir()
+    last = tmp_path / "snaps" / "launches.json"
+    last.write_text("{}")
+    code, out, err = cli("capture", "--out", "snaps", "--", "-m", "nomain")
+    assert code == 2 and "'nomain' is a package and cannot be directly executed" in _one_error(err)
+    assert last.read_text() == "{}"
+    assert not list((tmp_path / "snaps").glob(".launches*"))
+    capfd.readouterr()
+    code, out, err = cli("capture", "--out", "snaps", "--", "-m", "broken.sub")
+    child = capfd.readouterr().err  # the program's own output, from the child process
+    assert code == 1 and "exited with code 1" in err
+    assert "No module named 'no_such_dependency_q'" in child
+    assert "no module named 'broken.sub'" not in child + err
+
+
 def test_capture_of_a_program_ending_in_os_exit_does_not_call_it_an_irscope_bug(cli, tmp_path):
     (tmp_path / "quits.py").write_text("import os\nos._exit(0)\n")
     code, out, err = cli("capture", "--out", "snaps", "--", "python", "quits.py")

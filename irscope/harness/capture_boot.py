@@ -102,12 +102,22 @@ def _run_program(program: list[str]) -> None:
         exec(compile(program[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
         return
     if program[0] == "-m":
+        name = program[1]
         try:  # as python says it, not as a traceback out of runpy
-            found = importlib.util.find_spec(program[1]) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            raise NotStarted(f"no module named '{program[1]}'")
+            spec = importlib.util.find_spec(name)
+        except ImportError as e:
+            # Finding pkg.sub imports pkg: a package that fails on an import of its own has run, and
+            # its error is the program's (python would print it), not a missing module.
+            if not e.name or not f"{name}.".startswith(f"{e.name}."):
+                raise
+            spec = None
+        except ValueError:
+            spec = None
+        if spec is None:
+            raise NotStarted(f"no module named '{name}'")
+        if spec.submodule_search_locations is not None and importlib.util.find_spec(f"{name}.__main__") is None:
+            raise NotStarted(f"no module named '{name}.__main__'; '{name}' is a package and cannot be "
+                             "directly executed")
         sys.argv = [program[1], *program[2:]]
         runpy.run_module(program[1], run_name="__main__", alter_sys=True)
         return
