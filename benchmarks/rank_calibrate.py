@@ -65,7 +65,7 @@ FEED = [(4, 64, 64, 64, 3, 4), (4, 64, 64, 32, 4, 4), (4, 64, 64, 64, 3, 2), (4,
         (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1), (4, 64, 64, 64, 3, 1), (4, 128, 128, 64, 3, 1)]
 FEED_PANELS = 16
 # The L2 feed when both operands are a program's own tiles (`mma_tiles`): program p reads A panel p % 8
-# and B panel (p // 8) % 32 of an L2-resident pair (K 2048: 4-8 MB of A, 16-32 MB of B), as a wave of a
+# and B panel (p // 8) % 32 of an L2-resident pair (K 2048: 2-8 MB of A, 8-32 MB of B), as a wave of a
 # grouped matmul (GROUP_M 8) reads its tiles: (warps, BM, BN, BK, stages, programs per SM).
 TILES = FEED + [(4, 128, 128, 32, 3, 2), (4, 128, 128, 64, 4, 1), (8, 128, 256, 32, 4, 1),
                 (8, 256, 128, 64, 3, 1), (8, 256, 128, 32, 4, 1), (4, 64, 128, 64, 3, 3), (4, 128, 64, 64, 3, 3)]
@@ -518,6 +518,8 @@ def facts_of_runs(runs: list[dict], workdir: str) -> dict:
             raise SystemExit(f"rank_calibrate: {kind} {r} did not compile: {o.error}")
         programs = run["sms"] * r["programs_per_sm"]
         ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
+        # the panels the programs touch: A's p % ga, B's (p // ga) % gb (feed and loop: one B)
+        ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if kind == "tiles" else gb
         least = ga * r["bm"] * r["k"] * 2 + r["k"] * gb * r["bn"] * 2 + programs * r["bm"] * r["bn"] * 2
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
                     "problem": {"programs": programs, "flops": 2 * r["bm"] * r["bn"] * r["k"] * programs,

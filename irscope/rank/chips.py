@@ -233,12 +233,13 @@ H200_MEASURED_7 = dataclasses.replace(
     H200_MEASURED_6, loop_dot_spill_warp_bytes_clk=6.77,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, six runs (docs/rank/calibrate-h200*.json)")
 
-# The seventh run (Triton 3.6.0, 2026-12-01 21:50 UTC; docs/rank/calibrate-h200-v9.json), for model 8, after
+# The seventh run (Triton 3.6.0, 2026-12-01 21:44 UTC; docs/rank/calibrate-h200-v9.json), for model 8, after
 # model 7's held-out run:
 #   `tiles`: `feed`'s loop with both operands each program's own tiles (A panel p % 8, B panel (p // 8) % 32,
 #     a grouped matmul's wave), 19 shapes at K 2048: at most 52.4 B/clk an SM (`--fit-tiles`), as `feed`'s
-#     52.9: the feed stays. But model 7 predicted its two-program 128x128 loops 7-11% fast (the tensor
-#     core, the L2 feed and a program's chain near equal) and the one-program 128x256 loop within 1%.
+#     52.9: the feed stays. But model 7 predicted its two-program 128x128 loops 7-11% fast, where the
+#     tensor core, the L2 feed and a program's chain are near equal (the one-program 128x256x64 loop
+#     within 1%; other one-program loops 6-11% fast, their chain well above the rest).
 #   Model 8 takes, for a loop that multiplies, the p-norm of the wave's demands (the chain among them when
 #     two or more programs share the SM, else a floor): `rank_calibrate.py docs/rank/calibration-facts.json
 #     --fit-soft` picks p on a grid of 3-16 by the least RMS log error over the 89 matrix-loop rows of the
