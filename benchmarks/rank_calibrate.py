@@ -360,35 +360,20 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
-    if kind == "feed":
+    if kind in ("feed", "tiles"):
+        # feed: A panel p % 16 and one shared B; tiles: A panel p % 8 and B panel (p // 8) % 32
         warps, bm, bn, bk, stages, per_sm = params
-        kk, g = LOOP_K, FEED_PANELS
-        a = torch.randn(g * bm * kk, device="cuda", dtype=torch.float16)
-        b = torch.randn(kk * bn, device="cuda", dtype=torch.float16)
+        fn, kk, panels = (mma_feed, LOOP_K, (FEED_PANELS,)) if kind == "feed" else (mma_tiles, TILES_K, TILES_PANELS)
+        a = torch.randn(panels[0] * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * (panels[1] if kind == "tiles" else 1) * bn, device="cuda", dtype=torch.float16)
         progs = sms * per_sm
         c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
-        k = mma_feed.warmup(a, b, c, kk, g, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
-        ms = _bench(lambda: mma_feed[(progs,)](a, b, c, kk, g, bm, bn, bk, num_warps=warps, num_stages=stages))
+        k = fn.warmup(a, b, c, kk, *panels, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: fn[(progs,)](a, b, c, kk, *panels, bm, bn, bk, num_warps=warps, num_stages=stages))
         copied = progs * kk * (bm + bn) * 2
         return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
-                "k": kk, "panels": g, "ms": ms, "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
-                "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
-                "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
-                "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
-    if kind == "tiles":
-        warps, bm, bn, bk, stages, per_sm = params
-        kk, (ga, gb) = TILES_K, TILES_PANELS
-        a = torch.randn(ga * bm * kk, device="cuda", dtype=torch.float16)
-        b = torch.randn(kk * gb * bn, device="cuda", dtype=torch.float16)
-        progs = sms * per_sm
-        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
-        k = mma_tiles.warmup(a, b, c, kk, ga, gb, bm, bn, bk, grid=(progs,), num_warps=warps, num_stages=stages)
-        ms = _bench(lambda: mma_tiles[(progs,)](a, b, c, kk, ga, gb, bm, bn, bk, num_warps=warps,
-                                                 num_stages=stages))
-        copied = progs * kk * (bm + bn) * 2
-        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
-                "k": kk, "panels": [ga, gb], "ms": ms, "shared": k.metadata.shared,
-                "regs": getattr(k, "n_regs", None),
+                "k": kk, "panels": panels[0] if kind == "feed" else list(panels), "ms": ms,
+                "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
                 "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
                 "tflops": 2 * bm * bn * kk * progs / ms / 1e9, "gbs": copied / ms / 1e6,
                 "bytes_per_clk_per_sm_at_1.83": copied / (ms * 1e-3) / sms / 1.83e9}
@@ -458,26 +443,38 @@ def fit_loop(doc: dict) -> dict:
             "latency_rows": len(waits), "shapes": len(xs)}
 
 
-def fit_feed(doc: dict) -> dict:
-    """Model 6's L2 feed: the most bytes a clock an SM that the `feed` rows' copies reached (cycles at
-    the table's 1.83 GHz), as model 3's 79.1 was the most the one-buffer `stream` reached."""
-    rows = [r for r in doc.get("feed", []) if "error" not in r]
+def _most_fed(doc: dict, kind: str) -> dict:
+    """The most bytes a clock an SM that a run's `kind` rows' copies reached (cycles at 1.83 GHz)."""
+    rows = [r for r in doc.get(kind, []) if "error" not in r]
     best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
     return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
             "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+
+
+def fit_feed(doc: dict) -> dict:
+    """Model 6's L2 feed: the most the `feed` rows' copies reached, as model 3's 79.1 was the most the
+    one-buffer `stream` reached."""
+    return _most_fed(doc, "feed")
 
 
 def fit_tiles(doc: dict) -> dict:
     """The most bytes a clock an SM that the `tiles` rows' copies reached (cycles at the table's 1.83 GHz),
     the rule model 6 applied to the `feed` rows, where every program shared B (52.4 here, 52.9 there:
     a wave of distinct tiles is fed no slower at best, and model 8 keeps model 6's figure)."""
-    rows = [r for r in doc.get("tiles", []) if "error" not in r]
-    best = max(rows, key=lambda r: r["bytes_per_clk_per_sm_at_1.83"])
-    return {"l2_bytes_clk": round(best["bytes_per_clk_per_sm_at_1.83"], 1), "rows": len(rows),
-            "at": [best[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm")]}
+    return _most_fed(doc, "tiles")
 
 
 MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
+
+
+def write_kernel_module(path: str) -> str:
+    """The calibration's kernels as a module of top-level @triton.jit functions at `path` (`irscope
+    compile PATH:mma_tiles` compiles one here, as the device's JIT compiled it); returns `path`."""
+    with open(path, "w") as f:
+        f.write("import triton\nimport triton.language as tl\n\n")
+        for k in _kernels():
+            f.write("\n@triton.jit\n" + k.src.strip() + "\n")
+    return path
 SOFT_GRID = [x / 2 for x in range(6, 33)]  # exponents 3, 3.5, ... 16
 
 
@@ -490,11 +487,7 @@ def facts_of_runs(runs: list[dict], workdir: str) -> dict:
     from irscope.spec.kernel import CompileOptions, Tensor
     from irscope.store.snapshot import load_snapshot
 
-    src = os.path.join(workdir, "calibration_kernels.py")
-    with open(src, "w") as f:
-        f.write("import triton\nimport triton.language as tl\n\n")
-        for k in _kernels():
-            f.write("\n@triton.jit\n" + k.src.strip() + "\n")
+    src = write_kernel_module(os.path.join(workdir, "calibration_kernels.py"))
     rows = []
     for run in runs:
         for kind, fn in MATRIX_LOOPS.items():

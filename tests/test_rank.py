@@ -290,12 +290,18 @@ def test_model_4_prices_spills_at_what_a_warp_moves_so_a_spilling_config_ranks_b
     assert estimate(outside, p, H200, 4).ms < estimate(spilling, p, H200, 4).ms  # once, not every row
 
 
-def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibration_run():
-    """chips.py's model-5 constants are not typed in by hand: rank_calibrate.py --fit-loop makes them from
-    docs/rank/calibrate-h200-v5.json (the H200 run of the `loop` section)."""
+def _rank_calibrate():
+    """benchmarks/rank_calibrate.py as a module (it is a script the GPU machine runs, not a package)."""
     spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
     cal = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cal)
+    return cal
+
+
+def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibration_run():
+    """chips.py's model-5 constants are not typed in by hand: rank_calibrate.py --fit-loop makes them from
+    docs/rank/calibrate-h200-v5.json (the H200 run of the `loop` section)."""
+    cal = _rank_calibrate()
     fit = cal.fit_loop(json.loads((EVAL / "calibrate-h200-v5.json").read_text()))
     m5 = H200.measured_5
     assert fit["shapes"] == 3 and fit["latency_rows"] >= 20
@@ -304,9 +310,7 @@ def test_model_5s_figures_are_what_fit_loop_derives_from_the_committed_calibrati
 
 
 def test_model_6s_l2_feed_is_the_most_the_committed_feed_run_reached():
-    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    cal = _rank_calibrate()
     fit = cal.fit_feed(json.loads((EVAL / "calibrate-h200-v7.json").read_text()))
     assert fit["rows"] == len(cal.FEED)
     assert H200.measured_6.l2_bytes_clk == fit["l2_bytes_clk"] < H200.measured_5.l2_bytes_clk
@@ -317,9 +321,7 @@ def test_model_6s_l2_feed_is_the_most_the_committed_feed_run_reached():
 
 
 def test_model_7s_matrix_loop_spill_rate_is_what_fit_wspill_derives_and_only_it_changes():
-    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    cal = _rank_calibrate()
     fit = cal.fit_wspill(json.loads((EVAL / "calibrate-h200-v8.json").read_text()))
     assert fit["shapes"] == 3
     m7 = H200.measured_7
@@ -331,9 +333,7 @@ def test_model_7s_matrix_loop_spill_rate_is_what_fit_wspill_derives_and_only_it_
 def test_model_8s_exponent_is_what_fit_soft_derives_from_the_committed_calibration_facts():
     """chips.py's p is the grid point at which model 8 predicts the 89 committed matrix-loop calibration
     rows best, and beats the maximum there; model 8 is model 7 with that exponent and nothing else."""
-    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    cal = _rank_calibrate()
     doc = json.loads((EVAL / "calibration-facts.json").read_text())
     fit = cal.fit_soft(doc)
     assert fit["rows"] == 89 == len(doc["rows"])
@@ -361,16 +361,12 @@ def test_the_calibration_facts_are_what_a_fresh_compile_says():
     from irscope.harness.batch import Point, compile_points
     from irscope.spec.kernel import CompileOptions, Tensor
     import tempfile
-    spec = importlib.util.spec_from_file_location("rank_calibrate", ROOT / "benchmarks" / "rank_calibrate.py")
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    cal = _rank_calibrate()
     doc = json.loads((EVAL / "calibration-facts.json").read_text())
     row = next(r for r in doc["rows"] if r["kind"] == "tiles" and r["facts"]["num_warps"] == 8)
     c = row["facts"]["constexprs"]
     with tempfile.TemporaryDirectory() as work:
-        src = Path(work) / "k.py"
-        src.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-                       + next(k for k in cal._kernels() if k.__name__ == "mma_tiles").src.strip() + "\n")
+        src = cal.write_kernel_module(str(Path(work) / "k.py"))
         opts = CompileOptions(num_warps=8, num_stages=row["facts"]["num_stages"], constexprs=tuple(c.items()),
                               args=tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr")))
         (o,) = compile_points([Point(f"{src}:mma_tiles", "sm_90a", opts)], Path(work) / "out", workers=1)
