@@ -4,16 +4,18 @@ starts, what the matrix instructions reach per tile shape, the L2-to-SM feed, an
 copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the same from DRAM, what
 spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
 what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), what
-spills inside a matrix loop cost (`wspill`), and the L2 feed when both operands are each program's own
-tiles (`tiles`).
+spills inside a matrix loop cost (`wspill`), the L2 feed when both operands are each program's own
+tiles (`tiles`), and `spill`'s row loop pipelined at one to four programs an SM (`prows`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
     python3 benchmarks/rank_calibrate.py OUT.json --fit-tiles    # the most L2 feed the tiles rows reached
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json...  # the runs' matrix loops' facts
     python3 benchmarks/rank_calibrate.py FACTS.json --fit-soft   # model 8's exponent from those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json... --kinds spill,prows  # the row loops' facts
+    python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8 and 9 on those rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -57,6 +59,11 @@ LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128,
 # row's load, R chained reductions across the program's warps, the store; what a program that holds
 # one row waits for, by warps and reductions.
 ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
+# `spill`'s row loop pipelined by tl.range (warps, row length in fp32, programs launched per SM, stages;
+# `range` with a launch's num_stages is left alone by the pipeliner, as a first run showed): what one
+# program's copies, work and stores take when too few programs share an SM to hide them (3 and 4 an SM
+# where only 3 fit at 3 stages: a second wave of one).
+PROWS = [(w, c, b, s) for w in (2, 4, 8, 16) for c in (4096, 8192) for b in (1, 3, 4) for s in (1, 2, 3)]
 # The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
 # (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
 # L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
@@ -214,7 +221,19 @@ def _kernels():
             b_ptrs += BK * GB * BN
         tl.store(c_ptr + pid * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
 
-    return start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles
+    @triton.jit
+    def piped_rows(x_ptr, out_ptr, n_rows, COLS: tl.constexpr, STAGES: tl.constexpr):
+        # `spill_rows` with its row loop software-pipelined STAGES deep (the next rows' loads copied to
+        # shared memory while this one is reduced and stored).
+        cols = tl.arange(0, COLS)
+        for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=STAGES):
+            x = tl.load(x_ptr + row.to(tl.int64) * COLS + cols)
+            d = x - tl.sum(x, 0) / COLS
+            v = tl.sum(d * d, 0) / COLS
+            tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
+
+    return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
+            piped_rows)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -260,7 +279,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles) = _kernels()
+     mma_tiles, piped_rows) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -321,16 +340,21 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "bm": bm, "bk": bk, "tile_bytes": tile, "programs_per_sm": per_sm,
                 "stages": stages, "iters": iters, "ms": ms, "shared": k.metadata.shared,
                 "ns_per_iteration": ms * 1e6 / iters, "gbs": progs * iters * tile / ms / 1e6}
-    if kind == "spill":
-        warps, cols, per_sm = params
+    if kind in ("spill", "prows"):
+        warps, cols, per_sm, stages = (*params, 1) if kind == "spill" else params
         progs = sms * per_sm
         rows = progs * 16
         x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
         o = torch.empty_like(x)
-        k = spill_rows.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
+        if kind == "spill":
+            k = spill_rows.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
+            ms = _bench(lambda: spill_rows[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
+        else:
+            k = piped_rows.warmup(x, o, rows, cols, stages, grid=(progs,), num_warps=warps)
+            ms = _bench(lambda: piped_rows[(progs,)](x, o, rows, cols, stages, num_warps=warps))
         stores, loads = _ptxas_spills(k.asm["ptx"])
-        ms = _bench(lambda: spill_rows[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
-        return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows": rows, "ms": ms,
+        extra = {"stages": stages, "shared": k.metadata.shared} if kind == "prows" else {}
+        return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows": rows, "ms": ms, **extra,
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
                 "gbs": 2 * rows * cols * 4 / ms / 1e6}
@@ -464,7 +488,42 @@ def fit_tiles(doc: dict) -> dict:
     return _most_fed(doc, "tiles")
 
 
+def _matrix_point(kind: str, r: dict) -> tuple[dict, tuple]:
+    ce = {"K": r["k"], "BM": r["bm"], "BN": r["bn"], "BK": r["bk"]}
+    if kind == "feed":
+        ce["G"] = r["panels"]
+    if kind == "tiles":
+        ce["GA"], ce["GB"] = r["panels"]
+    from irscope.spec.kernel import Tensor
+    return ce, tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr"))
+
+
+def _matrix_problem(kind: str, r: dict, programs: int) -> dict:
+    ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
+    # the panels the programs touch: A's p % ga, B's (p // ga) % gb (feed and loop: one B)
+    ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if kind == "tiles" else gb
+    least = ga * r["bm"] * r["k"] * 2 + r["k"] * gb * r["bn"] * 2 + programs * r["bm"] * r["bn"] * 2
+    return {"programs": programs, "flops": 2 * r["bm"] * r["bn"] * r["k"] * programs, "min_bytes": least}
+
+
+def _rows_point(kind: str, r: dict) -> tuple[dict, tuple]:
+    # spill_rows(x_ptr, out_ptr, n_rows, COLS) and piped_rows(..., STAGES): fp32 rows, n_rows a multiple
+    # of 16 as the run launched it
+    from irscope.spec.kernel import Tensor
+    ce = {"COLS": r["cols"], **({"STAGES": r["stages"]} if kind == "prows" else {})}
+    return ce, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n_rows", r["rows"]))
+
+
+def _rows_problem(kind: str, r: dict, programs: int) -> dict:
+    return {"programs": programs, "flops": 0.0, "min_bytes": 2 * r["rows"] * r["cols"] * 4}
+
+
 MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
+# The calibration kernels whose facts a model can be checked on: kind -> (kernel, point, problem).
+FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
+              "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem)}
+# The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
+LAUNCH_STAGES = {"spill": 1, "prows": 3}
 
 
 def write_kernel_module(path: str) -> str:
@@ -475,32 +534,32 @@ def write_kernel_module(path: str) -> str:
         for k in _kernels():
             f.write("\n@triton.jit\n" + k.src.strip() + "\n")
     return path
+
+
 SOFT_GRID = [x / 2 for x in range(6, 33)]  # exponents 3, 3.5, ... 16
 
 
-def facts_of_runs(runs: list[dict], workdir: str) -> dict:
-    """Every matrix-loop row (`loop`, `feed`, `tiles`) of these calibration runs with its compile facts:
-    each kernel compiled here by irscope for sm_90a under the Triton release the run used (so the facts
-    are those of the binary that was timed), with the problem it ran (programs, flops, least bytes)."""
+def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> dict:
+    """Every row of these calibration runs of the given kinds (the matrix loops `loop`, `feed` and `tiles`
+    by default; `spill`, the persistent row normalisation) with its compile facts: each kernel compiled
+    here by irscope for sm_90a under the Triton release the run used (so the facts are those of the
+    binary that was timed), with the problem it ran (programs, flops, least bytes)."""
     from irscope.harness.batch import Point, compile_points
     from irscope.rank import facts_of
-    from irscope.spec.kernel import CompileOptions, Tensor
+    from irscope.spec.kernel import CompileOptions
     from irscope.store.snapshot import load_snapshot
 
     src = write_kernel_module(os.path.join(workdir, "calibration_kernels.py"))
     rows = []
     for run in runs:
-        for kind, fn in MATRIX_LOOPS.items():
+        for kind in kinds:
+            fn, point_of, _ = FACT_KINDS[kind]
             for r in run.get(kind, []):
                 if "error" in r:
                     continue
-                ce = {"K": r["k"], "BM": r["bm"], "BN": r["bn"], "BK": r["bk"]}
-                if kind == "feed":
-                    ce["G"] = r["panels"]
-                if kind == "tiles":
-                    ce["GA"], ce["GB"] = r["panels"]
-                opts = CompileOptions(num_warps=r["warps"], num_stages=r["stages"], constexprs=tuple(ce.items()),
-                                      args=tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr")))
+                ce, args = point_of(kind, r)
+                opts = CompileOptions(num_warps=r["warps"], num_stages=LAUNCH_STAGES.get(kind, r.get("stages", 1)),
+                                      constexprs=tuple(ce.items()), args=args)
                 rows.append((run, kind, r, Point(f"{src}:{fn}", "sm_90a", opts, run["triton"])))
     points = list(dict.fromkeys(p for *_, p in rows))
     outcomes = {o.point: o for o in compile_points(points, os.path.join(workdir, "snapshots"))}
@@ -510,13 +569,8 @@ def facts_of_runs(runs: list[dict], workdir: str) -> dict:
         if o.path is None:
             raise SystemExit(f"rank_calibrate: {kind} {r} did not compile: {o.error}")
         programs = run["sms"] * r["programs_per_sm"]
-        ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
-        # the panels the programs touch: A's p % ga, B's (p // ga) % gb (feed and loop: one B)
-        ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if kind == "tiles" else gb
-        least = ga * r["bm"] * r["k"] * 2 + r["k"] * gb * r["bn"] * 2 + programs * r["bm"] * r["bn"] * 2
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
-                    "problem": {"programs": programs, "flops": 2 * r["bm"] * r["bn"] * r["k"] * programs,
-                                "min_bytes": least}})
+                    "problem": FACT_KINDS[kind][2](kind, r, programs)})
     return {"gpu": "h200", "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
 
 
@@ -548,6 +602,36 @@ def fit_soft(doc: dict) -> dict:
             "rows": len(rows)}
 
 
+def check_chain(doc: dict) -> dict:
+    """Models 8 and 9 on the row loops of a --facts-of file (--kinds spill,prows: the persistent row
+    normalisation, 1-16 warps, 1-4 programs an SM, rows of 2,048-16,384 fp32, its loop at 1-3 stages):
+    the root-mean-square log error of the predicted time, over all rows and over those with one program
+    an SM, where a program's own chain sets the pace (model 9 counts its stores, its copies' bytes and
+    its own warps' issue there, and hides a copy's fixed latency only behind the iterations between)."""
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = [r for r in doc["rows"] if r["kind"] in ("spill", "prows")]
+
+    def rms(model, which):
+        errs = []
+        for r in which:
+            p = r["problem"]
+            problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
+            errs.append(math.log(estimate(Facts.from_dict(r["facts"]), problem, h200, model).ms / r["ms"]))
+        return round(math.sqrt(sum(e * e for e in errs) / len(errs)), 4)
+
+    alone = [r for r in rows if r["problem"]["programs"] == 132]
+    return {"rows": len(rows), "rms_log_error_8": rms(8, rows), "rms_log_error_9": rms(9, rows),
+            "one_program_an_sm": len(alone), "rms_log_error_8_alone": rms(8, alone),
+            "rms_log_error_9_alone": rms(9, alone)}
+
+
 def fit_wspill(doc: dict) -> dict:
     """Model 7's rate of spill traffic inside a matrix loop: per spilling shape (4 warps), the time an
     iteration takes beyond the same shape's at 8 warps (no spills), over the loop's spill bytes (the
@@ -570,7 +654,7 @@ def fit_wspill(doc: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -579,7 +663,11 @@ def main() -> int:
     ap.add_argument("--fit-tiles", action="store_true", help="print the most L2 feed OUT.json's tiles rows reached")
     ap.add_argument("--facts-of", nargs="+", metavar="RUN.json",
                     help="compile these runs' matrix loops here and write their facts to OUT.json (needs irscope)")
+    ap.add_argument("--kinds", default=",".join(MATRIX_LOOPS),
+                    help="with --facts-of: which rows (loop,feed,tiles by default; spill,prows: the row normalisation)")
     ap.add_argument("--fit-soft", action="store_true", help="print model 8's exponent from OUT.json, a --facts-of file")
+    ap.add_argument("--check-chain", action="store_true",
+                    help="print models 8 and 9's error on OUT.json's row loops, a --facts-of --kinds spill,prows file")
     args = ap.parse_args()
     if args.facts_of:
         import tempfile
@@ -588,13 +676,14 @@ def main() -> int:
             with open(path) as f:
                 runs.append(json.load(f))
         with tempfile.TemporaryDirectory(prefix="irscope-calibration-") as work:
-            doc = facts_of_runs(runs, work)
+            doc = facts_of_runs(runs, work, tuple(args.kinds.split(",")))
         with open(args.out, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
         print(f"{len(doc['rows'])} calibration rows' facts -> {args.out}")
         return 0
     fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
-           else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else None)
+           else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
+           else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))
@@ -609,7 +698,7 @@ def main() -> int:
            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
-            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL],
+            "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL], "prows": [list(s) for s in PROWS],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL]}
