@@ -228,6 +228,9 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                    "M=4096,N=2048,K=1024", "M=8192,N=4096,K=4096", "M=2560,N=2560,K=2560",
                    "M=16384,N=1024,K=2048", "M=4096,N=4096,K=4096", "M=3072,N=8192,K=2048",
                    "M=1024,N=4096,K=8192", "M=12288,N=2048,K=1024"}),
+    (9, "softmax.persistent", {"bench", "rows=2048,cols=8192", "rows=8192,cols=8192", "rows=16384,cols=4096",
+                               "rows=4096,cols=16384", "rows=1024,cols=16384", "rows=4096,cols=8192",
+                               "rows=16384,cols=8192", "rows=2048,cols=16384"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -409,3 +412,56 @@ def test_model_5_counts_the_prologues_copies_once_so_a_short_loop_reads_what_it_
     sync = H200.measured_5.sync_l2_bytes_clk
     extra = f.blocks_per_sm * ahead * f.loop["load_bytes"] / sync / (H200.clock_ghz * 1e3)
     assert l2[4] - l2[5] == pytest.approx(extra, abs=0.002)
+
+
+def test_model_9_changes_only_kernels_without_matrix_products():
+    """Model 9 is model 8 for every kernel that multiplies (the matmul, both attentions, and the
+    calibration's matrix loops); it moves the persistent softmax, whose row loop stores every iteration."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    facts = json.loads((EVAL / "facts.json").read_text())
+    eight, nine = rank_eval.predictions(facts, 8), rank_eval.predictions(facts, 9)
+    assert all(eight[k] == nine[k] for k in ("matmul", "attention", "attention.causal"))
+    assert eight["softmax.persistent"] != nine["softmax.persistent"]
+    cal = json.loads((EVAL / "calibration-facts.json").read_text())
+    for r in cal["rows"][:10]:
+        f, p = Facts.from_dict(r["facts"]), r["problem"]
+        from irscope.spec.problem import Problem
+        problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
+        assert estimate(f, problem, H200, 9) == estimate(f, problem, H200, 8)
+
+
+def test_model_9_paces_one_program_an_sm_as_the_row_loop_calibration_measured():
+    """docs/rank/calibration-facts-rows.json: the `spill` run's row normalisations (model 4's calibration)
+    and the `prows` run's, its loop pipelined 1-3 deep (model 9's), compiled under their Triton 3.6.0.
+    With one program an SM its own chain sets the pace: model 8 missed those rows by a half (it left out
+    the stores each iteration waits for and took the copies as overlapped), model 9 is within a sixth."""
+    cal = _rank_calibrate()
+    doc = json.loads((EVAL / "calibration-facts-rows.json").read_text())
+    check = cal.check_chain(doc)
+    assert check["rows"] == 104 == len(doc["rows"]) and check["one_program_an_sm"] == 40
+    assert {r["kind"] for r in doc["rows"]} == {"spill", "prows"}
+    assert check["rms_log_error_9_alone"] < 0.2 < 0.4 < check["rms_log_error_8_alone"]
+    assert check["rms_log_error_9"] < 0.5 * check["rms_log_error_8"]
+
+
+def test_model_9_puts_a_persistent_grid_that_needs_a_second_wave_behind():
+    """The persistent softmax launches 4 programs an SM; a config that fits 3 runs a second wave of one
+    program an SM, paced by that program's chain: model 9 ranks it behind the same warps at 4 an SM
+    (measured 167 us against 144 at 4 warps, rows of 8192), where model 8 had them level."""
+    facts = json.loads((EVAL / "facts.json").read_text())
+    from irscope.spec.problem import Problem
+
+    def one(label_part):
+        for c in facts["spaces"]["softmax.persistent"]["configs"]:
+            if label_part in c["facts"]["label"]:
+                p = c["problems"]["bench"]
+                return (Facts.from_dict(c["facts"]),
+                        Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"]))
+        raise AssertionError(label_part)
+
+    three, four = one("default.w4.NUM_STAGES=3/"), one("default.w4.NUM_STAGES=2/")
+    assert three[0].blocks_per_sm == 3 and four[0].blocks_per_sm == 4
+    assert estimate(*three, H200, 8).ms == estimate(*four, H200, 8).ms
+    assert estimate(*three, H200, 9).ms > 1.05 * estimate(*four, H200, 9).ms

@@ -50,7 +50,7 @@ class Chip:
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
-                7: self.measured_7, 8: self.measured_8}.get(model)
+                7: self.measured_7, 8: self.measured_8, 9: self.measured_8}.get(model)  # 9: no new figure
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""

@@ -20,6 +20,11 @@ runs in waves of `SMs x B` programs. One wave takes as long as its slowest deman
 
 Model 8 softens "slowest" for a loop that multiplies: its wave takes the p-norm of the demands (p
 calibrated, 8.5 on the H200), the chain among them when two or more programs share the SM, else a floor.
+Model 9 changes kernels without matrix products only, where one program's chain shows once too few
+programs share an SM to hide it (a persistent grid's second wave of one): its own element-wise work
+issues on the schedulers its warps occupy, a loop that stores every iteration waits for its stores
+(model 5's epilogue rate), and a pipelined copy lands at its bytes over one program's rate after a fixed
+latency that only the iterations between its issue and its use hide (model 4's DRAM stream figures).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -80,7 +85,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 
 def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
@@ -96,7 +101,10 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
     loops waited, every program its pipeline's fill and the launch its last wave's drain. Model 6
     (`chip.measured_6`) is model 5 with the L2 feed a tiled matrix loop's copies reached. Model 7
     (`chip.measured_7`) prices spills inside a loop that multiplies at what a matrix loop's spills moved.
-    Model 8 (`chip.measured_8`) combines such a loop's demands on the SM as a p-norm, p calibrated."""
+    Model 8 (`chip.measured_8`) combines such a loop's demands on the SM as a p-norm, p calibrated.
+    Model 9 (model 8's figures) changes kernels without matrix products: a program's own work issues on
+    its own warps' schedulers, a loop that stores every iteration waits for those stores, and its
+    pipelined copies' bytes arrive in turn with them (calibrated on `spill` and `prows` row loops)."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -159,18 +167,35 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
     # One program's matrix products use one warp's share of the tensor cores per warp it has (mma.sync),
     # or all four with a warpgroup (wgmma, tcgen05).
     own_mma = mma * (min(1.0, facts.num_warps / 4) if facts.instruction == "mma" else 1.0)
+    # Model 9, for a kernel with no matrix products: its own element-wise work issues on the schedulers
+    # its warps occupy (a warp each, four an SM), and a loop that stores every iteration waits for its
+    # stores, at what the calibration's epilogues reached a program (model 5's figure). Checked on the
+    # `spill` and `prows` runs' row loops (rank_calibrate.py --check-chain), not fitted to them.
+    streams = model >= 9 and not loop.dot_flops and not straight.dot_flops
+    own_share = min(1.0, facts.num_warps / 4) if streams else 1.0
+    store_rate = measured.epilogue_bytes_clk if streams and measured.epilogue_bytes_clk else None
 
     def compute(w: Work) -> float:
-        return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + _issue(w, threads, lanes, chip)
+        return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + \
+            _issue(w, threads, lanes, chip, own_share)
 
+    stores = loop.store_bytes / store_rate if store_rate else 0.0
     loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
     if facts.loop:
-        if pipelined:
-            per_iter = max(compute(loop), loop_latency / ahead)
+        if pipelined and streams:
+            # A copy lands at a fixed latency plus its bytes at one program's rate; the program's copies,
+            # work and stores go through its own warps in turn, and a copy issued `ahead` iterations
+            # early hides only its fixed latency, behind the iterations between (none at 2 stages).
+            fixed, rate = ((measured.dram_copy_latency, measured.dram_copy_bytes_clk) if latency == chip.dram_latency
+                           else (measured.copy_latency, measured.copy_bytes_clk))
+            work = compute(loop) + stores + loop.load_bytes / rate
+            per_iter = work + max(0.0, fixed - (ahead - 1) * work)
+        elif pipelined:
+            per_iter = max(compute(loop) + stores, loop_latency / ahead)
             if model >= 3 and measured.program_bytes_clk:
                 per_iter = max(per_iter, loop.load_bytes / measured.program_bytes_clk)
         else:
-            per_iter = compute(loop) + (loop_latency if loop.load_bytes else 0.0)
+            per_iter = compute(loop) + stores + (loop_latency if loop.load_bytes else 0.0)
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
@@ -222,7 +247,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
-                     compute(loop) if facts.loop else 0.0, parts, ahead)
+                     compute(loop) if facts.loop else 0.0, parts, ahead, stores)
     if soft:
         b = blocks if waves > 1 else per_sm_last  # the fullest wave the launch has
         combined, largest = wave(b)[0], max(max(b * v for v in demand.values()), chain)
@@ -289,13 +314,14 @@ def _loop_latency(loop: Work, latency: float, pipelined: bool, chip: Chip, measu
     return latency
 
 
-def _issue(w: Work, threads: int, lanes: float, chip: Chip) -> float:
+def _issue(w: Work, threads: int, lanes: float, chip: Chip, share: float = 1.0) -> float:
+    """Cycles to issue `w`'s element-wise and special-function results on `share` of an SM's lanes."""
     elem, sfu = w.issue_slots(threads)
-    return elem / lanes + sfu / chip.sfu_ops
+    return elem / (lanes * share) + sfu / (chip.sfu_ops * share)
 
 
 def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
-            ahead) -> str:
+            ahead, stores=0.0) -> str:
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -307,7 +333,9 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
         "spills": f"spills: {f.spill_bytes} B/thread spilled",
     }
     if bound == "latency":
-        if f.loop and pipelined and latency / max(1, ahead) >= comp:
+        if f.loop and stores and stores >= max(comp, latency / max(1, ahead) if pipelined else latency):
+            text = "latency: each iteration waits for its own stores"
+        elif f.loop and pipelined and latency / max(1, ahead) >= comp:
             text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
         elif f.loop and not pipelined:
             text = "latency: the loop's loads are not pipelined"
