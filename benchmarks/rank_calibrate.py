@@ -498,7 +498,8 @@ def _matrix_point(kind: str, r: dict) -> tuple[dict, tuple]:
     return ce, tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr"))
 
 
-def _matrix_problem(kind: str, r: dict, programs: int) -> dict:
+def _matrix_problem(kind: str, r: dict, sms: int) -> dict:
+    programs = sms * r["programs_per_sm"]
     ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
     # the panels the programs touch: A's p % ga, B's (p // ga) % gb (feed and loop: one B)
     ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if kind == "tiles" else gb
@@ -514,14 +515,23 @@ def _rows_point(kind: str, r: dict) -> tuple[dict, tuple]:
     return ce, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n_rows", r["rows"]))
 
 
-def _rows_problem(kind: str, r: dict, programs: int) -> dict:
+def _rows_problem(kind: str, r: dict, sms: int) -> dict:
+    # spill and prows: a persistent grid of programs_per_sm an SM; rows: one program a row
+    programs = r["rows"] if kind == "rows" else sms * r["programs_per_sm"]
     return {"programs": programs, "flops": 0.0, "min_bytes": 2 * r["rows"] * r["cols"] * 4}
+
+
+def _chain_point(kind: str, r: dict) -> tuple[dict, tuple]:
+    # row_chain(x_ptr, out_ptr, COLS, R): one fp32 row a program, R chained reductions
+    from irscope.spec.kernel import Tensor
+    return {"COLS": r["cols"], "R": r["reductions"]}, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")))
 
 
 MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
 # The calibration kernels whose facts a model can be checked on: kind -> (kernel, point, problem).
 FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
-              "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem)}
+              "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem),
+              "rows": ("row_chain", _chain_point, _rows_problem)}
 # The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
 LAUNCH_STAGES = {"spill": 1, "prows": 3}
 
@@ -568,9 +578,8 @@ def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> 
         o = outcomes[point]
         if o.path is None:
             raise SystemExit(f"rank_calibrate: {kind} {r} did not compile: {o.error}")
-        programs = run["sms"] * r["programs_per_sm"]
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
-                    "problem": FACT_KINDS[kind][2](kind, r, programs)})
+                    "problem": FACT_KINDS[kind][2](kind, r, run["sms"])})
     return {"gpu": "h200", "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
 
 
@@ -664,7 +673,7 @@ def main() -> int:
     ap.add_argument("--facts-of", nargs="+", metavar="RUN.json",
                     help="compile these runs' matrix loops here and write their facts to OUT.json (needs irscope)")
     ap.add_argument("--kinds", default=",".join(MATRIX_LOOPS),
-                    help="with --facts-of: which rows (loop,feed,tiles by default; spill,prows: the row normalisation)")
+                    help="with --facts-of: which rows (loop,feed,tiles by default; spill,prows: the row normalisation; rows: row_chain)")
     ap.add_argument("--fit-soft", action="store_true", help="print model 8's exponent from OUT.json, a --facts-of file")
     ap.add_argument("--check-chain", action="store_true",
                     help="print models 8 and 9's error on OUT.json's row loops, a --facts-of --kinds spill,prows file")

@@ -3,6 +3,8 @@
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
     python benchmarks/rank_eval.py predict 5                    # -> docs/rank/predictions-5.json (frozen)
+    python benchmarks/rank_eval.py sizes                        # held-out sizes added to facts.json
+    python benchmarks/rank_eval.py table | errors               # docs/rank.md's table, each model's median error
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -180,6 +182,13 @@ def score_models(facts_doc: dict, meas: dict) -> dict:
     return {f"model {m}": score(predictions(facts_doc, m), meas) for m in MODELS}
 
 
+def median_error(preds: dict, meas: dict) -> tuple[int, float]:
+    """(timings, the median of |predicted / measured - 1|) over every config timed at every size."""
+    errs = [abs(preds[k][s][label] / t - 1) for k, sizes in meas.items() for s, row in sizes.items()
+            for label, t in row.items() if t and preds.get(k, {}).get(s, {}).get(label)]
+    return len(errs), statistics.median(errs)
+
+
 def merge_times(docs: list[dict]) -> dict:
     """Several timing runs as one {"runs": [...], "spaces": {kernel: {size: ...}}}."""
     spaces: dict = {}
@@ -228,6 +237,14 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["table"]:
         print(markdown(json.loads((DOCS / "evaluation.json").read_text())))
         return 0
+    if argv[:1] == ["errors"]:
+        facts = json.loads((DOCS / "facts.json").read_text())
+        meas = measured(json.loads((DOCS / "measured.json").read_text()))
+        from irscope.rank.model import MODELS
+        for m in MODELS:
+            n, med = median_error(predictions(facts, m), meas)
+            print(f"model {m}: median error {med:.1%} over {n:,} timings (a config at a size)")
+        return 0
     print(__doc__)
     return 2
 
@@ -253,10 +270,11 @@ def held_out_from(kernel: str, size: str) -> str:
     return "1"
 
 
-def markdown(figures: dict, default: int = 8) -> str:
+def markdown(figures: dict, default: int | None = None) -> str:
     """The evaluation as docs/rank.md's table: one row per space and size, the models side by side, the
     default's figures in bold."""
-    from irscope.rank.model import MODELS
+    from irscope.rank.model import DEFAULT_MODEL, MODELS
+    default = default or DEFAULT_MODEL
     models = [figures[f"model {m}"] for m in MODELS]
     names = " / ".join(str(m) for m in MODELS)
     rows = [f"| space | size | held out from model | configs timed | Spearman model {names} | best in top-1 / "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..render.terminal import ProgressLine, table
-from ..rank.model import MODELS
+from ..rank.model import DEFAULT_MODEL, MODELS
 from .options import positive_int
 from .sweep import add_cluster_options, open_executor, progress_text
 
@@ -25,9 +25,9 @@ def add_parser(sub) -> None:
                                                  "see docs/rank.md for the table)")
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep file that holds several (default: its only kernel)")
-    p.add_argument("--model", type=int, choices=MODELS, default=8,
+    p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
                    help="the cost model (docs/rank.md): 1 datasheet only, 2-9 add more of the H200's "
-                        "calibration (default 8)")
+                        f"calibration (default {DEFAULT_MODEL})")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .chips import CHIPS, Chip, chip_for
 from .facts import Facts, facts_of
-from .model import Estimate, estimate
+from .model import DEFAULT_MODEL, Estimate, estimate
 
 __all__ = ["CHIPS", "Chip", "chip_for", "Facts", "facts_of", "Estimate", "estimate", "Ranked", "rank"]
 
@@ -28,7 +28,7 @@ class Ranked:
     estimate: Estimate
 
 
-def rank(facts: list[Facts], problem, chip: Chip, model: int = 8) -> list[Ranked]:
+def rank(facts: list[Facts], problem, chip: Chip, model: int = DEFAULT_MODEL) -> list[Ranked]:
     """Every config's estimate at `problem` on `chip`, fastest first (ties by label, so a ranking is stable)."""
     est = [(f, estimate(f, problem, chip, model)) for f in facts]
     est.sort(key=lambda fe: (fe[1].ms, fe[0].label))

@@ -86,9 +86,10 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
 
 
 MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+DEFAULT_MODEL = 9  # docs/rank.md: the latest model whose held-out run bore it out
 
 
-def estimate(facts: Facts, problem, chip: Chip, model: int = 8) -> Estimate:
+def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
     a program, the matrix instructions' rate per tile shape, the L2 feed, and spills that outgrow L1.
