@@ -249,6 +249,12 @@ H200_MEASURED_8 = dataclasses.replace(
     H200_MEASURED_7, soft_p=8.5,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01, seven runs (docs/rank/calibrate-h200*.json)")
 
+# Model 9 takes no new figure: `Chip.calibration(9)` is model 8's. Its rules for kernels without matrix
+# products (model.py) were checked on the row loops of the `spill` run (v3) and of an eighth run (Triton
+# 3.6.0, 2026-12-02 01:03 UTC; docs/rank/calibrate-h200-v10.json, `prows`: the loop pipelined 1-3 deep by
+# tl.range, 2-16 warps, 1-4 programs an SM): `rank_calibrate.py docs/rank/calibration-facts-rows.json
+# --check-chain` gives an RMS log error of 0.139 for model 9, 0.327 for model 8, over those 104 rows.
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
