@@ -465,3 +465,5 @@ def test_model_9_puts_a_persistent_grid_that_needs_a_second_wave_behind():
     assert three[0].blocks_per_sm == 3 and four[0].blocks_per_sm == 4
     assert estimate(*three, H200, 8).ms == estimate(*four, H200, 8).ms
     assert estimate(*three, H200, 9).ms > 1.05 * estimate(*four, H200, 9).ms
+    assert "its last wave, 1 program/SM, waits on one program's own chain" in estimate(*three, H200, 9).reason
+    assert "last wave" not in estimate(*four, H200, 9).reason

@@ -236,12 +236,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         return terms[bound], bound
 
     full, bound = wave(blocks)
+    full_bound = bound
     if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop) * 1.0001:
         # The chain is the program's own work, never waiting for a copy: name that work.
         bound = "core"
     if bound == "core":
         bound = max(parts, key=parts.get)
-    cycles = (waves - 1) * full + wave(per_sm_last)[0] + drain
+    last, last_bound = wave(per_sm_last)
+    cycles = (waves - 1) * full + last + drain
     launch_us = measured.launch_us if model >= 5 and measured.launch_us else chip.launch_us
     ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + launch_us / 1e3
     fill = programs / (waves * slots)
@@ -249,6 +251,12 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
                      compute(loop) if facts.loop else 0.0, parts, ahead, stores)
+    if waves > 1 and full_bound != "latency" and last_bound == "latency" and \
+            last - full * per_sm_last / blocks > 0.03 * cycles:
+        # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
+        # what the "wave quantisation" words alone would not say.
+        reason += (f"; its last wave, {per_sm_last} program{'s' if per_sm_last != 1 else ''}/SM, waits on one "
+                   f"program's own chain ({last / (chip.clock_ghz * 1e3):.1f} us)")
     if soft:
         b = blocks if waves > 1 else per_sm_last  # the fullest wave the launch has
         combined, largest = wave(b)[0], max(max(b * v for v in demand.values()), chain)
