@@ -16,6 +16,8 @@ tiles (`tiles`), and `spill`'s row loop pipelined at one to four programs an SM 
     python3 benchmarks/rank_calibrate.py FACTS.json --fit-soft   # model 8's exponent from those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json... --kinds spill,prows  # the row loops' facts
     python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8 and 9 on those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v6.json --kinds rows  # one-row programs
+    python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows     # model 10's figures from those rows
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -61,8 +63,8 @@ LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128,
 ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
 # `spill`'s row loop pipelined by tl.range (warps, row length in fp32, programs launched per SM, stages;
 # `range` with a launch's num_stages is left alone by the pipeliner, as a first run showed): what one
-# program's copies, work and stores take when too few programs share an SM to hide them (3 and 4 an SM
-# where only 3 fit at 3 stages: a second wave of one).
+# program's copies, work and stores take when too few programs share an SM to hide them (4 an SM where
+# only 3 fit, rows of 8,192 at 3 stages: a second wave of one).
 PROWS = [(w, c, b, s) for w in (2, 4, 8, 16) for c in (4096, 8192) for b in (1, 3, 4) for s in (1, 2, 3)]
 # The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
 # (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
@@ -551,7 +553,8 @@ SOFT_GRID = [x / 2 for x in range(6, 33)]  # exponents 3, 3.5, ... 16
 
 def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> dict:
     """Every row of these calibration runs of the given kinds (the matrix loops `loop`, `feed` and `tiles`
-    by default; `spill`, the persistent row normalisation) with its compile facts: each kernel compiled
+    by default; `spill` and `prows`, the persistent row normalisation unpipelined and pipelined; `rows`,
+    the one-row programs) with its compile facts: each kernel compiled
     here by irscope for sm_90a under the Triton release the run used (so the facts are those of the
     binary that was timed), with the problem it ran (programs, flops, least bytes)."""
     from irscope.harness.batch import Point, compile_points
@@ -635,10 +638,46 @@ def check_chain(doc: dict) -> dict:
             errs.append(math.log(estimate(Facts.from_dict(r["facts"]), problem, h200, model).ms / r["ms"]))
         return round(math.sqrt(sum(e * e for e in errs) / len(errs)), 4)
 
-    alone = [r for r in rows if r["problem"]["programs"] == 132]
+    alone = [r for r in rows if r["problem"]["programs"] == h200.sms]
     return {"rows": len(rows), "rms_log_error_8": rms(8, rows), "rms_log_error_9": rms(9, rows),
             "one_program_an_sm": len(alone), "rms_log_error_8_alone": rms(8, alone),
             "rms_log_error_9_alone": rms(9, alone)}
+
+
+ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
+WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
+
+
+def fit_rows(doc: dict) -> dict:
+    """Model 10's two figures: the latency a program without a loop waits for its loads from DRAM, and
+    what each reduction across its warps costs it, at the grid point where model 10 predicts the `rows`
+    run's one-row programs best (least RMS log error of the time over the rows of a --facts-of --kinds
+    rows file); model 9's error on the same rows beside it."""
+    import dataclasses
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = [(Facts.from_dict(r["facts"]), Problem("calibration", "", {}, (r["problem"]["programs"],),
+                                                  r["problem"]["flops"], r["problem"]["min_bytes"]), r["ms"])
+            for r in doc["rows"] if r["kind"] == "rows"]
+
+    def rms(chip, model):
+        errs = [math.log(estimate(f, p, chip, model).ms / ms) for f, p, ms in rows]
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    def with_(latency, reduce):
+        return dataclasses.replace(h200, measured_10=dataclasses.replace(
+            h200.measured_8, row_latency=float(latency), warp_reduce_cycles=float(reduce)))
+
+    each = {(lat, red): rms(with_(lat, red), 10) for lat in ROW_LATENCY_GRID for red in WARP_REDUCE_GRID}
+    (lat, red), err = min(each.items(), key=lambda kv: (kv[1], kv[0]))
+    return {"row_latency": float(lat), "warp_reduce_cycles": float(red), "rms_log_error": round(err, 5),
+            "rms_log_error_9": round(rms(h200, 9), 5), "rows": len(rows)}
 
 
 def fit_wspill(doc: dict) -> dict:
@@ -675,6 +714,8 @@ def main() -> int:
     ap.add_argument("--kinds", default=",".join(MATRIX_LOOPS),
                     help="with --facts-of: which rows (loop,feed,tiles by default; spill,prows: the row normalisation; rows: row_chain)")
     ap.add_argument("--fit-soft", action="store_true", help="print model 8's exponent from OUT.json, a --facts-of file")
+    ap.add_argument("--fit-rows", action="store_true",
+                    help="print model 10's figures from OUT.json's one-row programs, a --facts-of --kinds rows file")
     ap.add_argument("--check-chain", action="store_true",
                     help="print models 8 and 9's error on OUT.json's row loops, a --facts-of --kinds spill,prows file")
     args = ap.parse_args()
@@ -692,7 +733,7 @@ def main() -> int:
         return 0
     fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
            else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
-           else None)
+           else fit_rows if args.fit_rows else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))

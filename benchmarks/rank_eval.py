@@ -1,10 +1,11 @@
 """The evaluation of `irscope rank` behind docs/rank.md, in two steps.
 
-    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT]   # -> docs/rank/facts.json (no GPU)
+    python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT] [--only K,...]  # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
     python benchmarks/rank_eval.py predict 5                    # -> docs/rank/predictions-5.json (frozen)
-    python benchmarks/rank_eval.py sizes                        # held-out sizes added to facts.json
-    python benchmarks/rank_eval.py table | errors               # docs/rank.md's table, each model's median error
+    python benchmarks/rank_eval.py sizes                        # models 9-10's held-out sizes added to facts.json
+    python benchmarks/rank_eval.py table                        # docs/rank.md's table
+    python benchmarks/rank_eval.py errors                       # each model's median error
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -76,18 +77,28 @@ HELDOUT_9W = {"softmax": ("rows=2048,cols=16384",), "softmax.persistent": ("rows
               "softmax.fp16": ("rows=4096,cols=8192", "rows=16384,cols=8192")}
 
 
+# Timed only after model 10 was frozen (docs/rank/predictions-10.json): new sizes of the spaces whose
+# programs have no loop (its change): the first root's and the second's, as for model 9.
+HELDOUT_10 = {"softmax": ("rows=8192,cols=6144", "rows=32768,cols=8192"),
+              "add": ("n=12582912", "n=100663296")}
+HELDOUT_10W = {"softmax": ("rows=8192,cols=12288",),
+               "softmax.fp16": ("rows=8192,cols=6144", "rows=32768,cols=8192")}
+
+
 def sizes_of(kernel: str) -> tuple:
     return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ()) + \
         (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ()) + HELDOUT_5.get(kernel, ()) + \
-        HELDOUT_6.get(kernel, ()) + HELDOUT_7.get(kernel, ()) + HELDOUT_8.get(kernel, ()) + HELDOUT_9.get(kernel, ())
+        HELDOUT_6.get(kernel, ()) + HELDOUT_7.get(kernel, ()) + HELDOUT_8.get(kernel, ()) + HELDOUT_9.get(kernel, ()) + \
+        HELDOUT_10.get(kernel, ())
 
 
 WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
 
 
-def collect_facts(root: Path, wide: Path | None = None) -> dict:
+def collect_facts(root: Path, wide: Path | None = None, only: tuple = ()) -> dict:
     """The facts of every space under `root` (benchmarks/rank/*.yaml) and, under `wide`, of
-    softmax-wide.yaml's; each config with its problem at each size of its space."""
+    softmax-wide.yaml's (only the kernels `only` names, when it names any); each config with its
+    problem at each size of its space."""
     from irscope.rank import chip_for, facts_of
     from irscope.spec import library
     from irscope.spec.problem import problem_at
@@ -97,9 +108,11 @@ def collect_facts(root: Path, wide: Path | None = None) -> dict:
     out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
     roots = [(root, kernel, sizes_of(kernel)) for kernel in SPACES]
     if wide is not None:
-        roots += [(wide, kernel, sizes + HELDOUT_9W.get(kernel, ())) for kernel, sizes in HELDOUT_4.items()
-                  if kernel not in WIDE_SAME_ROOT]
+        roots += [(wide, kernel, sizes + HELDOUT_9W.get(kernel, ()) + HELDOUT_10W.get(kernel, ()))
+                  for kernel, sizes in HELDOUT_4.items() if kernel not in WIDE_SAME_ROOT]
     for where, kernel, sizes in roots:
+        if only and kernel not in only:
+            continue
         spec = library.load_kernel(kernel)
         space = out["spaces"].setdefault(kernel, {"sizes": [], "configs": []})
         space["sizes"] += [s for s in sizes if s not in space["sizes"]]
@@ -204,7 +217,15 @@ def merge_times(docs: list[dict]) -> dict:
 def main(argv: list[str]) -> int:
     DOCS.mkdir(parents=True, exist_ok=True)
     if argv[:1] == ["facts"]:
-        doc = collect_facts(Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None)
+        # --only K1,K2: recollect those spaces and keep the others' committed facts (a new fact that only
+        # some spaces' model reads, without compiling every space again)
+        only = tuple(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else ()
+        roots = [a for a in argv[1:] if a != "--only" and (not only or a != ",".join(only))]
+        doc = collect_facts(Path(roots[0]), Path(roots[1]) if len(roots) > 1 else None, only)
+        if only:
+            kept = json.loads((DOCS / "facts.json").read_text())
+            kept["spaces"].update(doc["spaces"])
+            doc = kept
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         n = sum(len(s["configs"]) for s in doc["spaces"].values())
         print(f"{n} configs' facts -> {DOCS / 'facts.json'}")
@@ -213,7 +234,7 @@ def main(argv: list[str]) -> int:
         # Held-out sizes added to the committed facts (the problem at a size needs the spec and the
         # config's constexprs, not its snapshot): predictions for them without compiling the spaces again.
         doc = json.loads((DOCS / "facts.json").read_text())
-        n = add_sizes(doc, HELDOUT_9, HELDOUT_9W)
+        n = add_sizes(doc, HELDOUT_9, HELDOUT_9W) + add_sizes(doc, HELDOUT_10, HELDOUT_10W)
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         print(f"{n} problems added -> {DOCS / 'facts.json'}")
         return 0
@@ -251,6 +272,8 @@ def main(argv: list[str]) -> int:
 
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_10.get(kernel, ()) + HELDOUT_10W.get(kernel, ()):
+        return "1-10"
     if size in HELDOUT_9.get(kernel, ()) + HELDOUT_9W.get(kernel, ()):
         return "1-9"
     if size in HELDOUT_8.get(kernel, ()):

@@ -46,11 +46,13 @@ class Chip:
     measured_6: "Measured | None" = None  # model 6's: the fifth run's L2 feed
     measured_7: "Measured | None" = None  # model 7's: the sixth run's spills in a matrix loop
     measured_8: "Measured | None" = None  # model 8's: the exponent the matrix loops' runs give
+    measured_10: "Measured | None" = None  # model 10's: what a one-row program waits for (the rows run)
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
-                7: self.measured_7, 8: self.measured_8, 9: self.measured_8}.get(model)  # 9: no new figure
+                7: self.measured_7, 8: self.measured_8, 9: self.measured_8,  # 9: no new figure
+                10: self.measured_10}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -105,6 +107,11 @@ class Measured:
     # Model 8 (fitted on the matrix loops of the `loop`, `feed` and `tiles` runs): a loop that multiplies
     # takes the p-norm of its wave's demands, not their maximum (demands near each other slow each other).
     soft_p: float | None = None
+    # Model 10 (fitted on the `rows` run's one-row programs): a program without a loop waits
+    # `row_latency + B / dram_load_bytes_clk` for its B bytes of loads from DRAM, and
+    # `warp_reduce_cycles` for each reduction across its warps.
+    row_latency: float | None = None
+    warp_reduce_cycles: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
 
@@ -255,6 +262,18 @@ H200_MEASURED_8 = dataclasses.replace(
 # tl.range, 2-16 warps, 1-4 programs an SM): `rank_calibrate.py docs/rank/calibration-facts-rows.json
 # --check-chain` gives an RMS log error of 0.139 for model 9, 0.327 for model 8, over those 104 rows.
 
+# The `rows` run (Triton 3.6.0, 2026-12-01 19:02 UTC; docs/rank/calibrate-h200-v6.json: one program a row of
+# 2,048 or 8,192 fp32, 16,384 rows, 0-4 chained reductions across 1-32 warps, from DRAM), for model 10,
+# after model 9's held-out run:
+# `rank_calibrate.py docs/rank/calibration-facts-onerow.json --fit-rows` picks, on a grid (latency 800-2,550
+# by 50, a reduction 0-1,575 by 25), the least RMS log error of model 10's time over those 36 rows: a
+# program without a loop waits 1,800 cycles + 1 per 22.1 B for its loads from a loaded DRAM (model 4's
+# stream waited 934 + 1 per 22.1 on an idle one), and 650 cycles for each reduction across its warps
+# (0.050, against model 9's 0.200).
+H200_MEASURED_10 = dataclasses.replace(
+    H200_MEASURED_8, row_latency=1800.0, warp_reduce_cycles=650.0,
+    source="benchmarks/rank_calibrate.py on the H200, 2026-12-01/02, eight runs (docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -271,7 +290,8 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
-         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8),
+         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
+         measured_10=H200_MEASURED_10),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

@@ -50,6 +50,9 @@ class Work:
     smem_bytes: int = 0  # layout conversions through shared memory, and matrix operands read from it
     async_loads: int = 0  # loads the pipeliner made asynchronous (cp.async, TMA)
     sync_loads: int = 0  # loads that block the thread until they land
+    # tt.reduce ops whose reduced axis spans warps in their operand's layout: each a shared-memory round
+    # trip between barriers (a reduce within a warp is shuffles only)
+    warp_reductions: int = 0
 
     def add(self, other: "Work", times: float = 1) -> None:
         for k, v in vars(other).items():
@@ -174,6 +177,26 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 
 
 _WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
+_BLOCKED = re.compile(r"^(#\w+) = #(?:ttg|ttng|amdg?)\.\w+<\{.*warpsPerCTA = \[([0-9, ]+)\]")
+_SLICE = re.compile(r"^(#\w+) = #ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>")
+_AXIS = re.compile(r"\baxis = (\d+)")
+_OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (#\w+)>")
+
+
+def _warps_per_cta(text: str) -> dict[str, list[int]]:
+    """The warps each layout alias of a TTGIR module that says so (blocked, the matrix units' layouts, and
+    slices of them) puts along each dim."""
+    warps: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if m := _BLOCKED.match(line):
+            warps[m.group(1)] = [int(x) for x in m.group(2).split(",")]
+        elif (m := _SLICE.match(line)) and m.group(3) in warps:
+            parent = list(warps[m.group(3)])
+            del parent[int(m.group(2))]
+            warps[m.group(1)] = parent
+    return warps
 
 
 def _scan(text: str) -> tuple[Work, Work, int, str, int]:
@@ -181,8 +204,10 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
     loop's prefetch distance in iterations: 0 when it has no async_wait)."""
     straight, loops, dtype = Work(), [], ""
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
-    stack: list[str] = []  # the regions the current line is in: "func", "for", "other"
+    stack: list[str] = []  # the regions the current line is in: "func", "for", "reduce", "other"
     current: Work | None = None
+    warps = _warps_per_cta(text)
+    axes: list[int] = []  # the axis of each tt.reduce whose region is open
     for line in text.splitlines():
         s = line.strip()
         if not s or s.startswith(("#", "//", "module", "loc", "}")) and not s.startswith("})"):
@@ -192,8 +217,13 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
                     current = None
             continue
         if s.startswith("})"):
-            if stack:
-                stack.pop()
+            if stack and stack.pop() == "reduce":
+                # the reduce's operand types close its region: `}) : (tensor<8192xf32, #blocked>) -> f32`
+                axis = axes.pop()
+                m = _OPERAND_LAYOUT.match(s)
+                spans = warps.get(m.group(1), []) if m else []
+                if axis < len(spans) and spans[axis] > 1:
+                    (current if "for" in stack else straight).warp_reductions += 1
             continue
         m = _OP.match(s)
         op = m.group(1) if m else ""
@@ -216,7 +246,9 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
                 current = Work()
                 loops.append(current)
                 waits.append([1 << 30, 0])
-            stack.append("for" if op == "scf.for" else "other")
+            if op == "tt.reduce":
+                axes.append(int(m.group(1)) if (m := _AXIS.search(s)) else 0)
+            stack.append("for" if op == "scf.for" else "reduce" if op == "tt.reduce" else "other")
     main = max(loops, key=lambda w: (w.dot_flops, w.load_bytes + w.store_bytes), default=Work())
     prefetch = 0
     for other, (num, groups) in zip(loops, waits):

@@ -25,6 +25,11 @@ programs share an SM to hide it (a persistent grid's second wave of one): its ow
 issues on the schedulers its warps occupy, a loop that stores every iteration waits for its stores
 (model 5's epilogue rate), and a pipelined copy lands at its bytes over one program's rate after a fixed
 latency that only the iterations between its issue and its use hide (model 4's DRAM stream figures).
+Model 10 adds, for such kernels without a loop (one row, one block of a vector): a program's chain is
+its start, its loads at the latency a loaded DRAM gives them, its work and each reduction across its
+warps (both figures fitted on the `rows` run's one-row programs), and its programs stream through the
+SM's slots rather than run in waves: the busiest SM's programs at the slots' rate, then the last
+program's chain beyond its share.
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -85,7 +90,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 DEFAULT_MODEL = 9  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -105,7 +110,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 8 (`chip.measured_8`) combines such a loop's demands on the SM as a p-norm, p calibrated.
     Model 9 (model 8's figures) changes kernels without matrix products: a program's own work issues on
     its own warps' schedulers, a loop that stores every iteration waits for those stores, and its
-    pipelined copies' bytes arrive in turn with them (calibrated on `spill` and `prows` row loops)."""
+    pipelined copies' bytes arrive in turn with them (checked on the `spill` and `prows` row loops).
+    Model 10 (`chip.measured_10`) prices such a kernel's programs without a loop as a stream of chains:
+    start, loads at a loaded DRAM's latency, work, reductions across warps (fitted on the `rows` run)."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -183,7 +190,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     stores = loop.store_bytes / store_rate if store_rate else 0.0
     loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
     if facts.loop:
-        if pipelined and streams:
+        if pipelined and streams and measured.copy_bytes_clk and measured.dram_copy_bytes_clk:
             # A copy lands at a fixed latency plus its bytes at one program's rate; the program's copies,
             # work and stores go through its own warps in turn, and a copy issued `ahead` iterations
             # early hides only its fixed latency, behind the iterations between (none at 2 stages).
@@ -211,7 +218,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         chain += first_tile + compute(straight) + (latency if straight.sync_loads else 0.0) + own_spills
         drain = straight.store_bytes / measured.epilogue_bytes_clk
     else:
-        chain += compute(straight) + (latency if straight.load_bytes else 0.0) + own_spills
+        wait = latency if straight.load_bytes else 0.0
+        if model >= 10 and streams and measured.row_latency is not None:
+            # Model 10: a program without a loop (one row, one block of a vector) is its start, its loads
+            # from DRAM at the latency a loaded DRAM gives them, its work and its reductions across warps
+            if straight.load_bytes and latency == chip.dram_latency:
+                wait = measured.row_latency + straight.load_bytes / measured.dram_load_bytes_clk
+            wait += measured.start(facts.num_warps) + straight.warp_reductions * measured.warp_reduce_cycles
+        chain += compute(straight) + wait + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
@@ -236,6 +250,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         return terms[bound], bound
 
     full, bound = wave(blocks)
+    if model >= 9 and waves == 1:
+        bound = wave(per_sm_last)[1]  # one wave: its demands, not a full SM's, say what bounds it
     full_bound = bound
     if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop) * 1.0001:
         # The chain is the program's own work, never waiting for a copy: name that work.
@@ -244,6 +260,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         bound = max(parts, key=parts.get)
     last, last_bound = wave(per_sm_last)
     cycles = (waves - 1) * full + last + drain
+    if model >= 10 and streams and not facts.loop and measured.row_latency is not None:
+        # Model 10: programs without a loop stream through their SM's slots, each starting when one
+        # frees, not in waves: the busiest SM's programs at the slots' rate, then the last program's
+        # chain beyond its share of that (the launch's drain of in-flight work).
+        each = full / blocks
+        cycles = math.ceil(programs / chip.sms) * each + max(0.0, chain - each) + drain
+        last_bound = full_bound
     launch_us = measured.launch_us if model >= 5 and measured.launch_us else chip.launch_us
     ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + launch_us / 1e3
     fill = programs / (waves * slots)
@@ -251,7 +274,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
                      compute(loop) if facts.loop else 0.0, parts, ahead, stores)
-    if waves > 1 and full_bound != "latency" and last_bound == "latency" and \
+    if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
         # what the "wave quantisation" words alone would not say.
@@ -348,6 +371,10 @@ def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, la
             text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
         elif f.loop and not pipelined:
             text = "latency: the loop's loads are not pipelined"
+        elif not f.loop and f.straight.get("load_bytes"):
+            k = f.straight.get("warp_reductions", 0)
+            text = ("latency: one program's loads" + (f", {k} reduction{'s' if k != 1 else ''} across its warps"
+                                                       if k else "") + " and work outlast its share of the traffic")
         else:
             text = "latency: one program's serial work"
         text += f", {occ}"
