@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep file that holds several (default: its only kernel)")
     p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
-                   help="the cost model (docs/rank.md): 1 datasheet only, 2-9 add more of the H200's "
+                   help="the cost model (docs/rank.md): 1 datasheet only, 2-10 add more of the H200's "
                         f"calibration (default {DEFAULT_MODEL})")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
