@@ -3,6 +3,7 @@
     facts.py     what a snapshot says about the work of one program (TTGIR) and its resources
     chips.py     the published peaks of the chips behind each target
     model.py     the cost model: waves of programs, each bounded by its slowest demand
+    reason.py    an estimate's reason in words
     evaluate.py  how well a ranking matches measured times (Spearman, top-k, slowdowns)
     export.py    the ranking as Triton autotune input: a pruned config list, an early_config_prune
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 from .chips import Chip
 from .facts import Facts, Work
+from .reason import reason_for
 
 INF = float("inf")
 
@@ -272,8 +273,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
-    reason = _reason(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
-                     compute(loop) if facts.loop else 0.0, parts, ahead, stores)
+    reason = reason_for(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
+                        compute(loop) if facts.loop else 0.0, parts, ahead, stores)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
@@ -350,42 +351,3 @@ def _issue(w: Work, threads: int, lanes: float, chip: Chip, share: float = 1.0) 
     """Cycles to issue `w`'s element-wise and special-function results on `share` of an SM's lanes."""
     elem, sfu = w.issue_slots(threads)
     return elem / (lanes * share) + sfu / (chip.sfu_ops * share)
-
-
-def _reason(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
-            ahead, stores=0.0) -> str:
-    occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
-    words = {
-        "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
-        "issue": "issue: element-wise and special-function work",
-        "shared memory": "shared memory bandwidth: operands and layout conversions",
-        "L2": "L2 feed: tile loads re-read from L2",
-        "memory": "memory bandwidth",
-        "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
-        "spills": f"spills: {f.spill_bytes} B/thread spilled",
-    }
-    if bound == "latency":
-        if f.loop and stores and stores >= max(comp, latency / max(1, ahead) if pipelined else latency):
-            text = "latency: each iteration waits for its own stores"
-        elif f.loop and pipelined and latency / max(1, ahead) >= comp:
-            text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
-        elif f.loop and not pipelined:
-            text = "latency: the loop's loads are not pipelined"
-        elif not f.loop and f.straight.get("load_bytes"):
-            k = f.straight.get("warp_reductions", 0)
-            text = ("latency: one program's loads" + (f", {k} reduction{'s' if k != 1 else ''} across its warps"
-                                                       if k else "") + " and work outlast its share of the traffic")
-        else:
-            text = "latency: one program's serial work"
-        text += f", {occ}"
-    else:
-        text = words[bound]
-        if bound in parts:
-            total = sum(parts.values()) or 1.0
-            mix = " + ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v / total >= 0.05)
-            text += f" ({mix}{', overlapped' if f.warp_specialized else ', in turn'})"
-        text += f", {occ}"
-    if fill < 0.85:
-        text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
-                 f" ({fill:.0%} full)")
-    return text

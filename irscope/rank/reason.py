@@ -1,0 +1,47 @@
+"""Why an estimate is what it is, in the words `irscope rank` prints beside it (model.py computes, this
+names)."""
+from __future__ import annotations
+
+from .chips import Chip
+from .facts import Facts
+
+
+def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
+               ahead, stores=0.0) -> str:
+    """An estimate's reason in words: the bound, its parts, the occupancy and what limits it, wave
+    quantisation; `latency` named by what the program's chain waits for."""
+    occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
+    words = {
+        "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
+        "issue": "issue: element-wise and special-function work",
+        "shared memory": "shared memory bandwidth: operands and layout conversions",
+        "L2": "L2 feed: tile loads re-read from L2",
+        "memory": "memory bandwidth",
+        "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
+        "spills": f"spills: {f.spill_bytes} B/thread spilled",
+    }
+    if bound == "latency":
+        if f.loop and stores and stores >= max(comp, latency / max(1, ahead) if pipelined else latency):
+            text = "latency: each iteration waits for its own stores"
+        elif f.loop and pipelined and latency / max(1, ahead) >= comp:
+            text = f"latency: copies {ahead} iteration(s) ahead do not cover their {latency:.0f} cycles"
+        elif f.loop and not pipelined:
+            text = "latency: the loop's loads are not pipelined"
+        elif not f.loop and f.straight.get("load_bytes"):
+            k = f.straight.get("warp_reductions", 0)
+            text = ("latency: one program's loads" + (f", {k} reduction{'s' if k != 1 else ''} across its warps"
+                                                       if k else "") + " and work outlast its share of the traffic")
+        else:
+            text = "latency: one program's serial work"
+        text += f", {occ}"
+    else:
+        text = words[bound]
+        if bound in parts:
+            total = sum(parts.values()) or 1.0
+            mix = " + ".join(f"{k} {v / total:.0%}" for k, v in parts.items() if v / total >= 0.05)
+            text += f" ({mix}{', overlapped' if f.warp_specialized else ', in turn'})"
+        text += f", {occ}"
+    if fill < 0.85:
+        text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
+                 f" ({fill:.0%} full)")
+    return text
