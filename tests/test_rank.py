@@ -481,15 +481,14 @@ def test_model_9_puts_a_persistent_grid_that_needs_a_second_wave_behind():
 
 def test_reductions_across_warps_are_read_from_the_operands_layout():
     """A tt.reduce whose axis spans warps in its operand's layout (the row softmax: both of its reductions
-    over 8192 elements on 8 warps) counts; one within a warp (attention's row max and sum, on an mma
-    layout's rows) and a blocked layout with one warp along the axis do not."""
+    over 8192 elements on 8 warps; a slice of a layout, which Triton prints inline) counts, in the loop
+    or outside it; one within a warp (attention's row max and sum, on an mma layout's rows) does not."""
     from irscope.rank.facts import _scan
     softmax = facts_of(load_snapshot(GOLDEN / "softmax" / "default" / "sm_90a"))
     assert softmax.straight["warp_reductions"] == 2 and not softmax.loop
     attention = facts_of(load_snapshot(GOLDEN / "attention" / "default" / "sm_90a"))
     assert attention.loop["warp_reductions"] == 0 == attention.straight["warp_reductions"]
-    text = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
-#slice = #ttg.slice<{dim = 0, parent = #blocked}>
+    text = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 2], order = [1, 0]}>
 module {
   tt.func public @k() {
     %a = "tt.reduce"(%x) <{axis = 1 : i32}> ({
@@ -497,21 +496,33 @@ module {
       %s = arith.addf %p, %q : f32
       tt.reduce.return %s : f32
     }) : (tensor<4x128xf32, #blocked>) -> tensor<4xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
-    %b = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+    %b = "tt.reduce"(%a) <{axis = 0 : i32}> ({
     ^bb0(%p: f32, %q: f32):
       %s = arith.addf %p, %q : f32
       tt.reduce.return %s : f32
-    }) : (tensor<4x128xf32, #blocked>) -> tensor<128xf32, #slice>
+    }) : (tensor<4xf32, #ttg.slice<{dim = 1, parent = #blocked}>>) -> f32
     %c = "tt.reduce"(%y) <{axis = 0 : i32}> ({
     ^bb0(%p: f32, %q: f32):
       %s = arith.maxnumf %p, %q : f32
       tt.reduce.return %s : f32
-    }) : (tensor<128xf32, #slice>) -> f32
+    }) : (tensor<128xf32, #ttg.slice<{dim = 0, parent = #blocked}>>) -> f32
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %d = "tt.reduce"(%z) <{axis = 0 : i32}> ({
+      ^bb0(%p: f32, %q: f32):
+        %s = arith.addf %p, %q : f32
+        tt.reduce.return %s : f32
+      }) : (tensor<4x128xf32, #blocked>) -> tensor<128xf32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    }
     tt.return
   }
 }"""
-    _loop, straight, *_ = _scan(text)
-    assert straight.warp_reductions == 1  # %b: axis 0 spans 4 warps; %a (axis 1) and %c (sliced away) do not
+    loop, straight, *_ = _scan(text)
+    # %a: axis 1 over 2 warps; %b: a slice keeping dim 0, over 4 warps; %c: a slice keeping dim 1, over 2
+    # warps; %d: in the loop, axis 0 over 4 warps
+    assert straight.warp_reductions == 3 and loop.warp_reductions == 1
+    text = text.replace("warpsPerCTA = [4, 2]", "warpsPerCTA = [4, 1]")
+    loop, straight, *_ = _scan(text)
+    assert straight.warp_reductions == 1 and loop.warp_reductions == 1  # only %b (and %d) span warps now
 
 
 def test_model_10s_figures_are_what_fit_rows_derives_from_the_committed_calibration_facts():
@@ -545,3 +556,20 @@ def test_model_10_changes_only_programs_without_a_loop_or_matrix_products():
     slowest = max(fp16, key=lambda k: fp16[k])
     assert "w32" in slowest and fp16[slowest] > 1.2 * min(fp16.values())
     assert len(set(nine["softmax.fp16"]["bench"].values())) == 1  # model 9: one time for all five
+
+
+def test_model_10_falls_back_where_a_chip_has_no_rows_calibration_and_reads_loop_reductions_apart():
+    """A chip without the `rows` run's figures (any but the H200) is ranked by the latest model its figures
+    allow, as before; the row loops' reductions (prows: two a row, across 2-16 warps) are the loop's."""
+    from irscope.rank.chips import CHIPS
+    from irscope.spec.problem import Problem
+    facts = json.loads((EVAL / "facts.json").read_text())
+    c = next(c for c in facts["spaces"]["softmax.fp16"]["configs"] if "w32" in c["facts"]["label"])
+    p = c["problems"]["bench"]
+    f = Facts.from_dict(c["facts"])
+    problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
+    h100 = CHIPS["h100"]
+    assert h100.measured_10 is None and estimate(f, problem, h100, 10) == estimate(f, problem, h100, 1)
+    rows = json.loads((EVAL / "calibration-facts-rows.json").read_text())["rows"]
+    piped = [r["facts"] for r in rows if r["kind"] == "prows" and r["facts"]["num_warps"] > 1]
+    assert piped and all(r["loop"]["warp_reductions"] == 2 and r["straight"]["warp_reductions"] == 0 for r in piped)

@@ -178,25 +178,36 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 
 _WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
 _BLOCKED = re.compile(r"^(#\w+) = #(?:ttg|ttng|amdg?)\.\w+<\{.*warpsPerCTA = \[([0-9, ]+)\]")
-_SLICE = re.compile(r"^(#\w+) = #ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>")
 _AXIS = re.compile(r"\baxis = (\d+)")
-_OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (#\w+)>")
+# a reduce's first operand's layout, where its region closes: an alias (`#blocked`) or a slice of one,
+# which Triton prints inline (`#ttg.slice<{dim = 1, parent = #mma}>`)
+_OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (?:(#\w+)>|#ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>)")
 
 
 def _warps_per_cta(text: str) -> dict[str, list[int]]:
-    """The warps each layout alias of a TTGIR module that says so (blocked, the matrix units' layouts, and
-    slices of them) puts along each dim."""
+    """The warps each layout alias of a TTGIR module that says so (blocked, the matrix units' layouts)
+    puts along each dim. Linear layouts say it in their bases, not read here: their reduces count 0."""
     warps: dict[str, list[int]] = {}
     for line in text.splitlines():
         if not line.startswith("#"):
             break
         if m := _BLOCKED.match(line):
             warps[m.group(1)] = [int(x) for x in m.group(2).split(",")]
-        elif (m := _SLICE.match(line)) and m.group(3) in warps:
-            parent = list(warps[m.group(3)])
-            del parent[int(m.group(2))]
-            warps[m.group(1)] = parent
     return warps
+
+
+def _operand_warps(line: str, warps: dict[str, list[int]]) -> list[int]:
+    """The warps along each dim of the layout of the reduce whose region `line` closes ([] if unknown)."""
+    m = _OPERAND_LAYOUT.match(line)
+    if not m:
+        return []
+    if m.group(1):
+        return warps.get(m.group(1), [])
+    parent = list(warps.get(m.group(3), []))
+    if int(m.group(2)) < len(parent):
+        del parent[int(m.group(2))]  # a slice drops its parent's dim
+        return parent
+    return []
 
 
 def _scan(text: str) -> tuple[Work, Work, int, str, int]:
@@ -220,8 +231,7 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
             if stack and stack.pop() == "reduce":
                 # the reduce's operand types close its region: `}) : (tensor<8192xf32, #blocked>) -> f32`
                 axis = axes.pop()
-                m = _OPERAND_LAYOUT.match(s)
-                spans = warps.get(m.group(1), []) if m else []
+                spans = _operand_warps(s, warps)
                 if axis < len(spans) and spans[axis] > 1:
                     (current if "for" in stack else straight).warp_reductions += 1
             continue

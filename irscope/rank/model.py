@@ -261,20 +261,23 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         bound = max(parts, key=parts.get)
     last, last_bound = wave(per_sm_last)
     cycles = (waves - 1) * full + last + drain
-    if model >= 10 and streams and not facts.loop and measured.row_latency is not None:
+    stream = model >= 10 and streams and not facts.loop and measured.row_latency is not None
+    if stream:
         # Model 10: programs without a loop stream through their SM's slots, each starting when one
         # frees, not in waves: the busiest SM's programs at the slots' rate, then the last program's
-        # chain beyond its share of that (the launch's drain of in-flight work).
+        # chain beyond its share of that (the launch's drain of in-flight work). In one wave too: the
+        # programs then share the SM's slots in turn (no loop, no drain of stores: model 5's is a loop's).
         each = full / blocks
-        cycles = math.ceil(programs / chip.sms) * each + max(0.0, chain - each) + drain
+        cycles = math.ceil(programs / chip.sms) * each + max(0.0, chain - each)
         last_bound = full_bound
     launch_us = measured.launch_us if model >= 5 and measured.launch_us else chip.launch_us
     ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + launch_us / 1e3
     fill = programs / (waves * slots)
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
-    reason = reason_for(bound, facts, chip, programs, waves, fill, n, pipelined, loop_latency, per_iter,
-                        compute(loop) if facts.loop else 0.0, parts, ahead, stores)
+    reason = reason_for(bound, facts, chip, programs, waves, 1.0 if stream else fill, n, pipelined, loop_latency,
+                        per_iter, compute(loop) if facts.loop else 0.0, parts, ahead, stores,
+                        straight.warp_reductions if stream else 0)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):

@@ -7,9 +7,10 @@ from .facts import Facts
 
 
 def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
-               ahead, stores=0.0) -> str:
+               ahead, stores=0.0, reductions=0) -> str:
     """An estimate's reason in words: the bound, its parts, the occupancy and what limits it, wave
-    quantisation; `latency` named by what the program's chain waits for."""
+    quantisation (`fill` 1.0 where the model has no waves); `latency` named by what the program's chain
+    waits for (`reductions`: those across its warps that the model priced)."""
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -28,7 +29,7 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
         elif f.loop and not pipelined:
             text = "latency: the loop's loads are not pipelined"
         elif not f.loop and f.straight.get("load_bytes"):
-            k = f.straight.get("warp_reductions", 0)
+            k = reductions
             text = ("latency: one program's loads" + (f", {k} reduction{'s' if k != 1 else ''} across its warps"
                                                        if k else "") + " and work outlast its share of the traffic")
         else:
