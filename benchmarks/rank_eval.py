@@ -219,8 +219,10 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["facts"]:
         # --only K1,K2: recollect those spaces and keep the others' committed facts (a new fact that only
         # some spaces' model reads, without compiling every space again)
-        only = tuple(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else ()
-        roots = [a for a in argv[1:] if a != "--only" and (not only or a != ",".join(only))]
+        roots, only = argv[1:], ()
+        if "--only" in roots:
+            i = roots.index("--only")
+            only, roots = tuple(roots[i + 1].split(",")), roots[:i] + roots[i + 2:]
         doc = collect_facts(Path(roots[0]), Path(roots[1]) if len(roots) > 1 else None, only)
         if only:
             kept = json.loads((DOCS / "facts.json").read_text())
