@@ -5,9 +5,10 @@ copy from L2 takes when the SM is busy (the loaded latency model 3 charges), the
 spilling costs, what an iteration of a pipelined matrix loop costs beyond its work (`loop`, model 5),
 what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), what
 spills inside a matrix loop cost (`wspill`), the L2 feed when both operands are each program's own
-tiles (`tiles`), and `spill`'s row loop pipelined at one to four programs an SM (`prows`).
+tiles (`tiles`), `spill`'s row loop pipelined at one to four programs an SM (`prows`), and the row
+loop at few rows a program, with and without an exp2 of every value (`frows`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows,frows] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
@@ -15,9 +16,10 @@ tiles (`tiles`), and `spill`'s row loop pipelined at one to four programs an SM 
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json...  # the runs' matrix loops' facts
     python3 benchmarks/rank_calibrate.py FACTS.json --fit-soft   # model 8's exponent from those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json... --kinds spill,prows  # the row loops' facts
-    python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8 and 9 on those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8-11 on those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v6.json --kinds rows  # one-row programs
-    python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows     # model 10's figures from those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows [--model 11]  # model 10's (11's) figures from those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v11.json --kinds frows  # few rows a program
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -66,6 +68,11 @@ ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (
 # program's copies, work and stores take when too few programs share an SM to hide them (4 an SM where
 # only 3 fit, rows of 8,192 at 3 stages: a second wave of one).
 PROWS = [(w, c, b, s) for w in (2, 4, 8, 16) for c in (4096, 8192) for b in (1, 3, 4) for s in (1, 2, 3)]
+# Few rows a program (`frows`): the row loop, unpipelined, at 4 programs launched an SM doing 2 to 16 rows
+# each (a persistent grid over a short problem, where a program's first load and its last row's work
+# and stores are a larger part of it), 2-32 warps, without and with an exp2 of every value (`spill_rows`,
+# `exp_rows`): (warps, row length in fp32, programs per SM, rows a program, exp2).
+FROWS = [(w, 8192, 4, r, e) for e in (0, 1) for r in (2, 4, 8, 16) for w in (2, 4, 8, 16, 32)]
 # The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
 # (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
 # L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
@@ -234,8 +241,18 @@ def _kernels():
             v = tl.sum(d * d, 0) / COLS
             tl.store(out_ptr + row.to(tl.int64) * COLS + cols, d * tl.rsqrt(v + 1e-5))
 
+    @triton.jit
+    def exp_rows(x_ptr, out_ptr, n_rows, COLS: tl.constexpr):
+        # `spill_rows` with an exp2 of every value between its two reductions (a row's special-function
+        # work as well as its element-wise work): y = e / sum(e), e = exp2(x - mean(x)).
+        cols = tl.arange(0, COLS)
+        for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+            x = tl.load(x_ptr + row.to(tl.int64) * COLS + cols)
+            e = tl.math.exp2(x - tl.sum(x, 0) / COLS)
+            tl.store(out_ptr + row.to(tl.int64) * COLS + cols, e / tl.sum(e, 0))
+
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows)
+            piped_rows, exp_rows)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -281,7 +298,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows) = _kernels()
+     mma_tiles, piped_rows, exp_rows) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -360,6 +377,18 @@ def one(kind: str, params: list[int]) -> dict:
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "spill_stores": stores, "spill_loads": loads, "ns_per_row_per_program": ms * 1e6 / 16,
                 "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "frows":
+        warps, cols, per_sm, per_program, exp = params
+        progs = sms * per_sm
+        rows = progs * per_program
+        x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        fn = exp_rows if exp else spill_rows
+        k = fn.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
+        ms = _bench(lambda: fn[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows_per_program": per_program,
+                "exp": exp, "rows": rows, "ms": ms, "regs": getattr(k, "n_regs", None),
+                "local_bytes": getattr(k, "n_spills", None), "gbs": 2 * rows * cols * 4 / ms / 1e6}
     if kind in ("loop", "wspill"):
         warps, bm, bn, bk, stages, per_sm, kk = params
         iters = kk // bk
@@ -510,15 +539,15 @@ def _matrix_problem(kind: str, r: dict, sms: int) -> dict:
 
 
 def _rows_point(kind: str, r: dict) -> tuple[dict, tuple]:
-    # spill_rows(x_ptr, out_ptr, n_rows, COLS) and piped_rows(..., STAGES): fp32 rows, n_rows a multiple
-    # of 16 as the run launched it
+    # spill_rows(x_ptr, out_ptr, n_rows, COLS), exp_rows (the same) and piped_rows(..., STAGES): fp32 rows,
+    # n_rows as the run launched it
     from irscope.spec.kernel import Tensor
     ce = {"COLS": r["cols"], **({"STAGES": r["stages"]} if kind == "prows" else {})}
     return ce, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n_rows", r["rows"]))
 
 
 def _rows_problem(kind: str, r: dict, sms: int) -> dict:
-    # spill and prows: a persistent grid of programs_per_sm an SM; rows: one program a row
+    # spill, prows and frows: a persistent grid of programs_per_sm an SM; rows: one program a row
     programs = r["rows"] if kind == "rows" else sms * r["programs_per_sm"]
     return {"programs": programs, "flops": 0.0, "min_bytes": 2 * r["rows"] * r["cols"] * 4}
 
@@ -533,9 +562,10 @@ MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
 # The calibration kernels whose facts a model can be checked on: kind -> (kernel, point, problem).
 FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
               "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem),
-              "rows": ("row_chain", _chain_point, _rows_problem)}
+              "rows": ("row_chain", _chain_point, _rows_problem),
+              "frows": (lambda r: "exp_rows" if r["exp"] else "spill_rows", _rows_point, _rows_problem)}
 # The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
-LAUNCH_STAGES = {"spill": 1, "prows": 3}
+LAUNCH_STAGES = {"spill": 1, "prows": 3, "frows": 1}
 
 
 def write_kernel_module(path: str) -> str:
@@ -573,7 +603,8 @@ def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> 
                 ce, args = point_of(kind, r)
                 opts = CompileOptions(num_warps=r["warps"], num_stages=LAUNCH_STAGES.get(kind, r.get("stages", 1)),
                                       constexprs=tuple(ce.items()), args=args)
-                rows.append((run, kind, r, Point(f"{src}:{fn}", "sm_90a", opts, run["triton"])))
+                name = fn(r) if callable(fn) else fn
+                rows.append((run, kind, r, Point(f"{src}:{name}", "sm_90a", opts, run["triton"])))
     points = list(dict.fromkeys(p for *_, p in rows))
     outcomes = {o.point: o for o in compile_points(points, os.path.join(workdir, "snapshots"))}
     out = []
@@ -615,11 +646,12 @@ def fit_soft(doc: dict) -> dict:
 
 
 def check_chain(doc: dict) -> dict:
-    """Models 8 and 9 on the row loops of a --facts-of file (--kinds spill,prows: the persistent row
-    normalisation, 1-16 warps, 1-4 programs an SM, rows of 2,048-16,384 fp32, its loop at 1-3 stages):
-    the root-mean-square log error of the predicted time, over all rows and over those with one program
-    an SM, where a program's own chain sets the pace (model 9 counts its stores, its copies' bytes and
-    its own warps' issue there, and hides a copy's fixed latency only behind the iterations between)."""
+    """Models 8 to 11 on the row loops of a --facts-of file (--kinds spill,prows: the persistent row
+    normalisation, 1-16 warps, 1-4 programs an SM, rows of 2,048-16,384 fp32, its loop at 1-3 stages;
+    --kinds frows: 2-16 rows a program): the root-mean-square log error of the predicted time, over all
+    rows and over those with one program an SM, where a program's own chain sets the pace (model 9
+    counts its stores, its copies' bytes and its own warps' issue there, and hides a copy's fixed
+    latency only behind the iterations between; model 11 its warps' SASS instructions)."""
     import math
 
     from irscope.rank import estimate
@@ -628,7 +660,7 @@ def check_chain(doc: dict) -> dict:
     from irscope.spec.problem import Problem
 
     h200 = CHIPS["h200"]
-    rows = [r for r in doc["rows"] if r["kind"] in ("spill", "prows")]
+    rows = [r for r in doc["rows"] if r["kind"] in ("spill", "prows", "frows")]
 
     def rms(model, which):
         errs = []
@@ -636,23 +668,25 @@ def check_chain(doc: dict) -> dict:
             p = r["problem"]
             problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
             errs.append(math.log(estimate(Facts.from_dict(r["facts"]), problem, h200, model).ms / r["ms"]))
-        return round(math.sqrt(sum(e * e for e in errs) / len(errs)), 4)
+        return round(math.sqrt(sum(e * e for e in errs) / len(errs)), 4) if errs else None
 
     alone = [r for r in rows if r["problem"]["programs"] == h200.sms]
-    return {"rows": len(rows), "rms_log_error_8": rms(8, rows), "rms_log_error_9": rms(9, rows),
-            "one_program_an_sm": len(alone), "rms_log_error_8_alone": rms(8, alone),
-            "rms_log_error_9_alone": rms(9, alone)}
+    out = {"rows": len(rows), "one_program_an_sm": len(alone)}
+    for model in (8, 9, 10, 11):
+        out[f"rms_log_error_{model}"] = rms(model, rows)
+        out[f"rms_log_error_{model}_alone"] = rms(model, alone)
+    return out
 
 
 ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
 
-def fit_rows(doc: dict) -> dict:
-    """Model 10's two figures: the latency a program without a loop waits for its loads from DRAM, and
-    what each reduction across its warps costs it, at the grid point where model 10 predicts the `rows`
-    run's one-row programs best (least RMS log error of the time over the rows of a --facts-of --kinds
-    rows file); model 9's error on the same rows beside it."""
+def fit_rows(doc: dict, model: int = 10) -> dict:
+    """Model 10's two figures (or model 11's, the same two under its SASS issue): the latency a program
+    without a loop waits for its loads from DRAM, and what each reduction across its warps costs it, at
+    the grid point where the model predicts the `rows` run's one-row programs best (least RMS log error
+    of the time over the rows of a --facts-of --kinds rows file); the model before's error beside it."""
     import dataclasses
     import math
 
@@ -671,13 +705,13 @@ def fit_rows(doc: dict) -> dict:
         return math.sqrt(sum(e * e for e in errs) / len(errs))
 
     def with_(latency, reduce):
-        return dataclasses.replace(h200, measured_10=dataclasses.replace(
-            h200.measured_8, row_latency=float(latency), warp_reduce_cycles=float(reduce)))
+        return dataclasses.replace(h200, **{f"measured_{model}": dataclasses.replace(
+            h200.measured_8, row_latency=float(latency), warp_reduce_cycles=float(reduce))})
 
-    each = {(lat, red): rms(with_(lat, red), 10) for lat in ROW_LATENCY_GRID for red in WARP_REDUCE_GRID}
+    each = {(lat, red): rms(with_(lat, red), model) for lat in ROW_LATENCY_GRID for red in WARP_REDUCE_GRID}
     (lat, red), err = min(each.items(), key=lambda kv: (kv[1], kv[0]))
     return {"row_latency": float(lat), "warp_reduce_cycles": float(red), "rms_log_error": round(err, 5),
-            "rms_log_error_9": round(rms(h200, 9), 5), "rows": len(rows)}
+            f"rms_log_error_{model - 1}": round(rms(h200, model - 1), 5), "rows": len(rows)}
 
 
 def fit_wspill(doc: dict) -> dict:
@@ -716,8 +750,10 @@ def main() -> int:
     ap.add_argument("--fit-soft", action="store_true", help="print model 8's exponent from OUT.json, a --facts-of file")
     ap.add_argument("--fit-rows", action="store_true",
                     help="print model 10's figures from OUT.json's one-row programs, a --facts-of --kinds rows file")
+    ap.add_argument("--model", type=int, default=10, choices=(10, 11),
+                    help="with --fit-rows: whose figures (10, or 11: the same two with SASS issue)")
     ap.add_argument("--check-chain", action="store_true",
-                    help="print models 8 and 9's error on OUT.json's row loops, a --facts-of --kinds spill,prows file")
+                    help="print models 8-11's error on OUT.json's row loops, a --facts-of --kinds spill,prows (or frows) file")
     args = ap.parse_args()
     if args.facts_of:
         import tempfile
@@ -733,7 +769,7 @@ def main() -> int:
         return 0
     fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
            else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
-           else fit_rows if args.fit_rows else None)
+           else (lambda doc: fit_rows(doc, args.model)) if args.fit_rows else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))
@@ -749,6 +785,7 @@ def main() -> int:
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL], "prows": [list(s) for s in PROWS],
+            "frows": [list(s) for s in FROWS],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL]}
