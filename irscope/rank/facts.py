@@ -103,6 +103,10 @@ class Facts:
     # outside it; -1: no SASS to read (the model then takes ptxas' static count every iteration).
     loop_spill_bytes: int = -1
     other_spill_bytes: int = 0
+    # SASS instructions a warp issues per iteration of the main loop (the same longest backward branch),
+    # and outside it; -1: no SASS read (model 11 then keeps model 10's count of the TTGIR's element work).
+    loop_instructions: int = -1
+    other_instructions: int = -1
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -312,7 +316,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
-        prefetch=prefetch, **_sass_spills(snapshot))
+        prefetch=prefetch, **_sass_spills(snapshot), **_sass_instructions(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:
@@ -335,6 +339,41 @@ def _sass_spills(snapshot: Snapshot) -> dict:
     if "sass" not in snapshot.stage_files:
         return {}
     return split_spills(snapshot.read("sass"))
+
+
+def _sass_instructions(snapshot: Snapshot) -> dict:
+    """SASS instructions per warp inside the main loop and outside it (split_instructions)."""
+    if "sass" not in snapshot.stage_files:
+        return {}
+    return split_instructions(snapshot.read("sass"))
+
+
+def _main_loop(lines: list[str]) -> tuple[int, int] | None:
+    """(first, last) line of the longest backward branch of an nvdisasm listing (the main loop), or None;
+    a branch to itself (the `BRA` after a program's `EXIT`) is no loop."""
+    labels: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if m := _LABEL.match(line):
+            labels[m.group(1)] = i
+        b = _BRANCH.search(line)
+        if b and b.group(1) in labels and any(_ADDR.match(x) for x in lines[labels[b.group(1)]:i]):
+            loops.append((labels[b.group(1)], i))  # a branch back to a label above it: a loop
+    return max(loops, key=lambda r: r[1] - r[0]) if loops else None
+
+
+_NOP = re.compile(r"\bNOP\b")
+
+
+def split_instructions(sass: str) -> dict:
+    """{"loop_instructions", "other_instructions"} of an nvdisasm listing: the instructions (NOPs aside)
+    inside its longest backward branch, and the rest. Each is what one warp issues: an iteration's, and
+    the program's once."""
+    lines = sass.splitlines()
+    issued = [1 if _ADDR.match(line) and not _NOP.search(line) else 0 for line in lines]
+    span = _main_loop(lines)
+    inside = sum(issued[span[0]:span[1] + 1]) if span else 0
+    return {"loop_instructions": inside, "other_instructions": sum(issued) - inside}
 
 
 def split_spills(sass: str) -> dict:
