@@ -3,7 +3,7 @@
     python benchmarks/rank_eval.py facts SNAPSHOT_ROOT [WIDE_ROOT] [--only K,...]  # -> docs/rank/facts.json (no GPU)
     python benchmarks/rank_eval.py score TIMES.json...          # -> docs/rank/measured.json, evaluation.json
     python benchmarks/rank_eval.py predict 5                    # -> docs/rank/predictions-5.json (frozen)
-    python benchmarks/rank_eval.py sizes                        # models 9-10's held-out sizes added to facts.json
+    python benchmarks/rank_eval.py sizes                        # models 9-11's held-out sizes added to facts.json
     python benchmarks/rank_eval.py table                        # docs/rank.md's table
     python benchmarks/rank_eval.py errors                       # each model's median error
 
@@ -85,11 +85,21 @@ HELDOUT_10W = {"softmax": ("rows=8192,cols=12288",),
                "softmax.fp16": ("rows=8192,cols=6144", "rows=32768,cols=8192")}
 
 
+# Timed only after model 11 was frozen (docs/rank/predictions-11.json): new sizes of the spaces without
+# matrix products (its change), in both roots as for models 9 and 10.
+HELDOUT_11 = {"softmax": ("rows=12288,cols=8192", "rows=16384,cols=7168"),
+              "softmax.persistent": ("rows=3072,cols=8192", "rows=12288,cols=8192"),
+              "add": ("n=6291456", "n=25165824")}
+HELDOUT_11W = {"softmax": ("rows=8192,cols=16384", "rows=3072,cols=14336"),
+               "softmax.persistent": ("rows=8192,cols=16384",),
+               "softmax.fp16": ("rows=12288,cols=8192", "rows=24576,cols=7168")}
+
+
 def sizes_of(kernel: str) -> tuple:
     return tuple(SPACES.get(kernel, ())) + HELDOUT.get(kernel, ()) + HELDOUT_3.get(kernel, ()) + \
         (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ()) + HELDOUT_5.get(kernel, ()) + \
         HELDOUT_6.get(kernel, ()) + HELDOUT_7.get(kernel, ()) + HELDOUT_8.get(kernel, ()) + HELDOUT_9.get(kernel, ()) + \
-        HELDOUT_10.get(kernel, ())
+        HELDOUT_10.get(kernel, ()) + HELDOUT_11.get(kernel, ())
 
 
 WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
@@ -108,7 +118,8 @@ def collect_facts(root: Path, wide: Path | None = None, only: tuple = ()) -> dic
     out = {"gpu": GPU, "target": "sm_90a", "spaces": {}}
     roots = [(root, kernel, sizes_of(kernel)) for kernel in SPACES]
     if wide is not None:
-        roots += [(wide, kernel, sizes + HELDOUT_9W.get(kernel, ()) + HELDOUT_10W.get(kernel, ()))
+        roots += [(wide, kernel, sizes + HELDOUT_9W.get(kernel, ()) + HELDOUT_10W.get(kernel, ()) +
+                   HELDOUT_11W.get(kernel, ()))
                   for kernel, sizes in HELDOUT_4.items() if kernel not in WIDE_SAME_ROOT]
     for where, kernel, sizes in roots:
         if only and kernel not in only:
@@ -236,7 +247,8 @@ def main(argv: list[str]) -> int:
         # Held-out sizes added to the committed facts (the problem at a size needs the spec and the
         # config's constexprs, not its snapshot): predictions for them without compiling the spaces again.
         doc = json.loads((DOCS / "facts.json").read_text())
-        n = add_sizes(doc, HELDOUT_9, HELDOUT_9W) + add_sizes(doc, HELDOUT_10, HELDOUT_10W)
+        n = add_sizes(doc, HELDOUT_9, HELDOUT_9W) + add_sizes(doc, HELDOUT_10, HELDOUT_10W) + \
+            add_sizes(doc, HELDOUT_11, HELDOUT_11W)
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         print(f"{n} problems added -> {DOCS / 'facts.json'}")
         return 0
@@ -274,6 +286,8 @@ def main(argv: list[str]) -> int:
 
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
+    if size in HELDOUT_11.get(kernel, ()) + HELDOUT_11W.get(kernel, ()):
+        return "1-11"
     if size in HELDOUT_10.get(kernel, ()) + HELDOUT_10W.get(kernel, ()):
         return "1-10"
     if size in HELDOUT_9.get(kernel, ()) + HELDOUT_9W.get(kernel, ()):

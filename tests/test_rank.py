@@ -235,6 +235,10 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                                "rows=16384,cols=8192", "rows=2048,cols=16384"}),
     (10, "softmax.fp16", {"bench", "rows=2048,cols=8192", "rows=4096,cols=8192", "rows=16384,cols=8192",
                           "rows=8192,cols=6144", "rows=32768,cols=8192"}),
+    (11, "softmax", {"bench", "rows=1024,cols=16384", "rows=12288,cols=8192", "rows=16384,cols=7168",
+                     "rows=16384,cols=8192", "rows=2048,cols=16384", "rows=2048,cols=8192", "rows=3072,cols=14336",
+                     "rows=32768,cols=8192", "rows=4096,cols=16384", "rows=4096,cols=8192", "rows=8192,cols=12288",
+                     "rows=8192,cols=16384", "rows=8192,cols=6144", "rows=8192,cols=8192"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -573,3 +577,69 @@ def test_model_10_falls_back_where_a_chip_has_no_rows_calibration_and_reads_loop
     rows = json.loads((EVAL / "calibration-facts-rows.json").read_text())["rows"]
     piped = [r["facts"] for r in rows if r["kind"] == "prows" and r["facts"]["num_warps"] > 1]
     assert piped and all(r["loop"]["warp_reductions"] == 2 and r["straight"]["warp_reductions"] == 0 for r in piped)
+
+
+def test_sass_instructions_are_counted_a_warp_in_the_main_loop_and_outside():
+    """Model 11's fact: the SASS instructions (NOPs aside) inside the longest backward branch, and the rest;
+    the branch to itself after a program's EXIT is no loop. Read from real compiles: a row of 8192 fp32
+    is 8192 / (32 x warps) values a thread, so 2 warps issue about 4x what 8 do."""
+    from irscope.rank.facts import split_instructions
+    sass = "\n".join([
+        "        /*0000*/                   MOV R1, c[0x0][0x28] ;",
+        ".L_x_1:",
+        "        /*0010*/                   LDG.E R4, [R2.64] ;",
+        "        /*0020*/                   NOP ;",
+        "        /*0030*/                   FADD R5, R4, R4 ;",
+        "        /*0040*/               @P0 BRA `(.L_x_1) ;",
+        "        /*0050*/                   EXIT ;",
+        ".L_x_2:",
+        "        /*0060*/                   BRA `(.L_x_2);",
+    ])
+    assert split_instructions(sass) == {"loop_instructions": 3, "other_instructions": 3}
+    assert split_instructions("\n".join(sass.splitlines()[:1] + sass.splitlines()[6:])) == \
+        {"loop_instructions": 0, "other_instructions": 3}
+    facts = json.loads((EVAL / "facts.json").read_text())
+    rows = {c["facts"]["num_warps"]: c["facts"] for c in facts["spaces"]["softmax"]["configs"]
+            if "BLOCK_SIZE" not in c["facts"]["label"]}
+    assert all(f["loop_instructions"] == 0 for f in rows.values())  # one row a program: no loop
+    assert 3 < rows[2]["other_instructions"] / rows[8]["other_instructions"] < 5
+    persistent = next(c["facts"] for c in facts["spaces"]["softmax.persistent"]["configs"]
+                      if c["facts"]["label"].endswith("default.w2.NUM_STAGES=1/sm_90a"))
+    assert persistent["loop_instructions"] > 10 * persistent["other_instructions"] > 0
+    f = facts_of(load_snapshot(GOLDEN / "softmax" / "default" / "sm_90a"))
+    assert f.loop_instructions == 0 and f.other_instructions > 100
+
+
+def test_model_11s_figures_are_what_fit_rows_derives_and_it_changes_only_kernels_without_matrix_products():
+    """Model 11 is model 10 with a warp's own work floored at the SASS it issues; under it, --fit-rows
+    --model 11 picks the figures chips.py holds on the `rows` run (an error no worse than model 10's),
+    and on the row loops of the `spill`, `prows` and `frows` runs its error is no worse than model 10's.
+    It predicts the matmul and both attentions exactly as model 10 does, and a 4-warp row of 16,384 fp32
+    (128 values a thread, 2x the SASS of 8 warps) a little behind the same row at 8 warps, where model 10
+    had them level."""
+    import dataclasses
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    cal = _rank_calibrate()
+    fit = cal.fit_rows(json.loads((EVAL / "calibration-facts-onerow.json").read_text()), 11)
+    assert (H200.measured_11.row_latency, H200.measured_11.warp_reduce_cycles) == \
+        (fit["row_latency"], fit["warp_reduce_cycles"])
+    assert fit["rms_log_error"] <= fit["rms_log_error_10"]
+    assert dataclasses.replace(H200.measured_11, warp_reduce_cycles=H200.measured_10.warp_reduce_cycles) == \
+        H200.measured_10
+    loops = cal.check_chain(json.loads((EVAL / "calibration-facts-rows.json").read_text()))
+    assert loops["rms_log_error_11"] < loops["rms_log_error_10"]
+    assert loops["rms_log_error_11_alone"] < loops["rms_log_error_10_alone"]
+    few = json.loads((EVAL / "calibration-facts-frows.json").read_text())
+    assert len(few["rows"]) == 40 and {r["kind"] for r in few["rows"]} == {"frows"}
+    assert cal.check_chain(few)["rms_log_error_11"] <= cal.check_chain(few)["rms_log_error_10"] + 1e-4
+    facts = json.loads((EVAL / "facts.json").read_text())
+    ten, eleven = rank_eval.predictions(facts, 10), rank_eval.predictions(facts, 11)
+    assert all(ten[k] == eleven[k] for k in ("matmul", "attention", "attention.causal"))
+    wide = eleven["softmax"]["rows=4096,cols=16384"]
+    four, eight = (next(v for k, v in wide.items() if f".w{w}.BLOCK_SIZE=16384/" in k) for w in (4, 8))
+    assert four > 1.001 * eight  # (its last program's longer chain: a drain of 0.4 us in 132 us)
+    wide10 = ten["softmax"]["rows=4096,cols=16384"]
+    assert next(v for k, v in wide10.items() if ".w4.BLOCK_SIZE=16384/" in k) == \
+        pytest.approx(next(v for k, v in wide10.items() if ".w8.BLOCK_SIZE=16384/" in k), rel=1e-5)

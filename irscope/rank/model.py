@@ -29,7 +29,9 @@ Model 10 adds, for such kernels without a loop (one row, one block of a vector):
 its start, its loads at the latency a loaded DRAM gives them, its work and each reduction across its
 warps (both figures fitted on the `rows` run's one-row programs), and its programs stream through the
 SM's slots rather than run in waves: the busiest SM's programs at the slots' rate, then the last
-program's chain beyond its share.
+program's chain beyond its share. Model 11 keeps model 10 and has such a program's own work take at least
+the SASS instructions each of its warps issues (one a clock), where the TTGIR's element count leaves out
+the masks, the address arithmetic and the range checks around its special functions.
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -91,7 +93,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 DEFAULT_MODEL = 10  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -113,7 +115,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     its own warps' schedulers, a loop that stores every iteration waits for those stores, and its
     pipelined copies' bytes arrive in turn with them (checked on the `spill` and `prows` row loops).
     Model 10 (`chip.measured_10`) prices such a kernel's programs without a loop as a stream of chains:
-    start, loads at a loaded DRAM's latency, work, reductions across warps (fitted on the `rows` run)."""
+    start, loads at a loaded DRAM's latency, work, reductions across warps (fitted on the `rows` run).
+    Model 11 (`chip.measured_11`: model 10's two figures refitted under it) floors such a kernel's own
+    work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once)."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     measured = chip.calibration(model) if model >= 2 else None
@@ -184,9 +188,15 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     own_share = min(1.0, facts.num_warps / 4) if streams else 1.0
     store_rate = measured.epilogue_bytes_clk if streams and measured.epilogue_bytes_clk else None
 
-    def compute(w: Work) -> float:
+    # Model 11, for such a kernel: a warp issues one instruction a clock at most, so its own work takes at
+    # least the SASS instructions it runs (the masks, address arithmetic and range checks of its special
+    # functions that the TTGIR's element count leaves out), however many of the SM's lanes it could use.
+    sass = model >= 11 and streams and facts.loop_instructions >= 0
+
+    def compute(w: Work, instructions: int = 0) -> float:
+        issue = _issue(w, threads, lanes, chip, own_share)
         return max(w.dot_flops / own_mma, w.smem_bytes / chip.smem_bytes_clk) + \
-            _issue(w, threads, lanes, chip, own_share)
+            (max(issue, float(instructions)) if sass else issue)
 
     stores = loop.store_bytes / store_rate if store_rate else 0.0
     loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
@@ -197,14 +207,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
             # early hides only its fixed latency, behind the iterations between (none at 2 stages).
             fixed, rate = ((measured.dram_copy_latency, measured.dram_copy_bytes_clk) if latency == chip.dram_latency
                            else (measured.copy_latency, measured.copy_bytes_clk))
-            work = compute(loop) + stores + loop.load_bytes / rate
+            work = compute(loop, facts.loop_instructions) + stores + loop.load_bytes / rate
             per_iter = work + max(0.0, fixed - (ahead - 1) * work)
         elif pipelined:
-            per_iter = max(compute(loop) + stores, loop_latency / ahead)
+            per_iter = max(compute(loop, facts.loop_instructions) + stores, loop_latency / ahead)
             if model >= 3 and measured.program_bytes_clk:
                 per_iter = max(per_iter, loop.load_bytes / measured.program_bytes_clk)
         else:
-            per_iter = compute(loop) + stores + (loop_latency if loop.load_bytes else 0.0)
+            per_iter = compute(loop, facts.loop_instructions) + stores + (loop_latency if loop.load_bytes else 0.0)
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
@@ -216,7 +226,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         # ends when the last wave's have landed, at what the calibration's epilogues reached: the drain,
         # once a launch.
         first_tile = loop_latency if pipelined else 0.0
-        chain += first_tile + compute(straight) + (latency if straight.sync_loads else 0.0) + own_spills
+        chain += first_tile + compute(straight, facts.other_instructions) + \
+            (latency if straight.sync_loads else 0.0) + own_spills
         drain = straight.store_bytes / measured.epilogue_bytes_clk
     else:
         wait = latency if straight.load_bytes else 0.0
@@ -226,7 +237,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
             if straight.load_bytes and latency == chip.dram_latency:
                 wait = measured.row_latency + straight.load_bytes / measured.dram_load_bytes_clk
             wait += measured.start(facts.num_warps) + straight.warp_reductions * measured.warp_reduce_cycles
-        chain += compute(straight) + wait + own_spills
+        chain += compute(straight, facts.other_instructions) + wait + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
@@ -254,7 +265,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     if model >= 9 and waves == 1:
         bound = wave(per_sm_last)[1]  # one wave: its demands, not a full SM's, say what bounds it
     full_bound = bound
-    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop) * 1.0001:
+    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop, facts.loop_instructions) * 1.0001:
         # The chain is the program's own work, never waiting for a copy: name that work.
         bound = "core"
     if bound == "core":
@@ -276,7 +287,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = reason_for(bound, facts, chip, programs, waves, 1.0 if stream else fill, n, pipelined, loop_latency,
-                        per_iter, compute(loop) if facts.loop else 0.0, parts, ahead, stores,
+                        per_iter, compute(loop, facts.loop_instructions) if facts.loop else 0.0, parts, ahead, stores,
                         straight.warp_reductions if stream else 0)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
