@@ -6,9 +6,10 @@ spilling costs, what an iteration of a pipelined matrix loop costs beyond its wo
 what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), what
 spills inside a matrix loop cost (`wspill`), the L2 feed when both operands are each program's own
 tiles (`tiles`), `spill`'s row loop pipelined at one to four programs an SM (`prows`), and the row
-loop at few rows a program, with and without an exp2 of every value (`frows`).
+loop at few rows a program, with and without an exp2 of every value (`frows`), and with more instructions
+a value (`hrows`, kept as `frows` rows).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows,frows] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows,frows,hrows] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
@@ -73,6 +74,8 @@ PROWS = [(w, c, b, s) for w in (2, 4, 8, 16) for c in (4096, 8192) for b in (1, 
 # and stores are a larger part of it), 2-32 warps, without and with an exp2 of every value (`spill_rows`,
 # `exp_rows`): (warps, row length in fp32, programs per SM, rows a program, exp2).
 FROWS = [(w, 8192, 4, r, e) for e in (0, 1) for r in (2, 4, 8, 16) for w in (2, 4, 8, 16, 32)]
+# and (exp2 = 2, a later run) `heavy_rows`: more SASS a value (masks, the natural exp, two divisions).
+FROWS_HEAVY = [(w, 8192, 4, r, 2) for r in (2, 4, 8, 16) for w in (2, 4, 8, 16, 32)]
 # The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
 # (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
 # L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
@@ -251,8 +254,21 @@ def _kernels():
             e = tl.math.exp2(x - tl.sum(x, 0) / COLS)
             tl.store(out_ptr + row.to(tl.int64) * COLS + cols, e / tl.sum(e, 0))
 
+    @triton.jit
+    def heavy_rows(x_ptr, out_ptr, n_rows, n_cols, COLS: tl.constexpr):
+        # `exp_rows` with more instructions a value: masked columns (n_cols at run time), the natural exp
+        # (its range checks around the exp2) and two divisions a value: y = s / sum(s), s = e / (1 + e),
+        # e = exp(x - mean(x)).
+        cols = tl.arange(0, COLS)
+        mask = cols < n_cols
+        for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+            x = tl.load(x_ptr + row.to(tl.int64) * n_cols + cols, mask=mask, other=0.0)
+            e = tl.exp(x - tl.sum(x, 0) / n_cols)
+            s = e / (1.0 + e)
+            tl.store(out_ptr + row.to(tl.int64) * n_cols + cols, s / tl.sum(tl.where(mask, s, 0.0), 0), mask=mask)
+
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows, exp_rows)
+            piped_rows, exp_rows, heavy_rows)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -298,7 +314,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows, exp_rows) = _kernels()
+     mma_tiles, piped_rows, exp_rows, heavy_rows) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -383,9 +399,10 @@ def one(kind: str, params: list[int]) -> dict:
         rows = progs * per_program
         x = torch.randn(rows * cols, device="cuda", dtype=torch.float32)
         o = torch.empty_like(x)
-        fn = exp_rows if exp else spill_rows
-        k = fn.warmup(x, o, rows, cols, grid=(progs,), num_warps=warps, num_stages=1)
-        ms = _bench(lambda: fn[(progs,)](x, o, rows, cols, num_warps=warps, num_stages=1))
+        fn = (spill_rows, exp_rows, heavy_rows)[exp]
+        args = (x, o, rows, cols, cols) if exp == 2 else (x, o, rows, cols)
+        k = fn.warmup(*args, grid=(progs,), num_warps=warps, num_stages=1)
+        ms = _bench(lambda: fn[(progs,)](*args, num_warps=warps, num_stages=1))
         return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows_per_program": per_program,
                 "exp": exp, "rows": rows, "ms": ms, "regs": getattr(k, "n_regs", None),
                 "local_bytes": getattr(k, "n_spills", None), "gbs": 2 * rows * cols * 4 / ms / 1e6}
@@ -539,11 +556,12 @@ def _matrix_problem(kind: str, r: dict, sms: int) -> dict:
 
 
 def _rows_point(kind: str, r: dict) -> tuple[dict, tuple]:
-    # spill_rows(x_ptr, out_ptr, n_rows, COLS), exp_rows (the same) and piped_rows(..., STAGES): fp32 rows,
-    # n_rows as the run launched it
+    # spill_rows(x_ptr, out_ptr, n_rows, COLS), exp_rows (the same), heavy_rows(..., n_rows, n_cols, COLS)
+    # and piped_rows(..., STAGES): fp32 rows, n_rows as the run launched it
     from irscope.spec.kernel import Tensor
     ce = {"COLS": r["cols"], **({"STAGES": r["stages"]} if kind == "prows" else {})}
-    return ce, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n_rows", r["rows"]))
+    cols = (("n_cols", r["cols"]),) if r.get("exp") == 2 else ()  # heavy_rows: the row length at run time
+    return ce, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")), ("n_rows", r["rows"])) + cols
 
 
 def _rows_problem(kind: str, r: dict, sms: int) -> dict:
@@ -563,7 +581,7 @@ MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
 FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
               "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem),
               "rows": ("row_chain", _chain_point, _rows_problem),
-              "frows": (lambda r: "exp_rows" if r["exp"] else "spill_rows", _rows_point, _rows_problem)}
+              "frows": (lambda r: ("spill_rows", "exp_rows", "heavy_rows")[r["exp"]], _rows_point, _rows_problem)}
 # The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
 LAUNCH_STAGES = {"spill": 1, "prows": 3, "frows": 1}
 
@@ -736,7 +754,7 @@ def fit_wspill(doc: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows")
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows")  # also frows, hrows
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -785,11 +803,12 @@ def main() -> int:
     plan = {"start": [[w] for w in (1, 4, 8, 32)], "mma": [list(s) for s in MMA_SHAPES],
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL], "prows": [list(s) for s in PROWS],
-            "frows": [list(s) for s in FROWS],
+            "frows": [list(s) for s in FROWS], "hrows": [list(s) for s in FROWS_HEAVY],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL]}
-    todo = [[kind, *p] for kind in args.only.split(",") for p in plan[kind]]
+    # hrows: more frows rows (heavy_rows), measured and kept as frows
+    todo = [[{"hrows": "frows"}.get(kind, kind), *p] for kind in args.only.split(",") for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
     # child starts after the item it was on.
