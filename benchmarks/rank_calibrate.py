@@ -6,10 +6,11 @@ spilling costs, what an iteration of a pipelined matrix loop costs beyond its wo
 what a program holding one row waits for (`rows`), the L2 feed a tiled matrix loop gets (`feed`), what
 spills inside a matrix loop cost (`wspill`), the L2 feed when both operands are each program's own
 tiles (`tiles`), `spill`'s row loop pipelined at one to four programs an SM (`prows`), and the row
-loop at few rows a program, with and without an exp2 of every value (`frows`), and with more instructions
-a value (`hrows`, kept as `frows` rows).
+loop at few rows a program, with and without an exp2 of every value (`frows`), with more instructions
+a value (`hrows`) and at other row lengths (`hwidths`; both kept as `frows` rows), and what a warp's
+instruction costs as a loop's body outgrows the instruction caches (`icache`).
 
-    python3 benchmarks/rank_calibrate.py OUT.json [--only start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows,frows,hrows] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json [--only start,...,prows,frows,hrows,hwidths,icache] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
@@ -20,7 +21,7 @@ a value (`hrows`, kept as `frows` rows).
     python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8-11 on those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v6.json --kinds rows  # one-row programs
     python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows [--model 11]  # model 10's (11's) figures from those rows
-    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v11.json --kinds frows  # few rows a program
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v1[123].json --kinds frows  # few rows a program
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -76,6 +77,11 @@ PROWS = [(w, c, b, s) for w in (2, 4, 8, 16) for c in (4096, 8192) for b in (1, 
 FROWS = [(w, 8192, 4, r, e) for e in (0, 1) for r in (2, 4, 8, 16) for w in (2, 4, 8, 16, 32)]
 # and (exp2 = 2, a later run) `heavy_rows`: more SASS a value (masks, the natural exp, two divisions).
 FROWS_HEAVY = [(w, 8192, 4, r, 2) for r in (2, 4, 8, 16) for w in (2, 4, 8, 16, 32)]
+# and at other row lengths (8 rows a program): is it the warps, or the values (and SASS) a warp holds?
+FROWS_WIDTHS = [(w, c, 4, 8, 2) for c in (4096, 16384) for w in (2, 4, 8, 16, 32)]
+# What a warp's instruction costs as its loop's body outgrows the instruction caches (`icache`): (warps,
+# unrolled steps N: 4 N fused multiply-adds a body), one program an SM.
+ICACHE = [(w, n) for w in (4, 8) for n in (16, 64, 128, 256, 384, 512, 640, 768, 1024, 1536, 2048, 3072)]
 # The L2 feed as a tiled matrix loop sees it: `mma_stream`'s loop, each program copying its own A panel
 # (row stride K: BM rows of BK elements, as a matmul's A tile) out of 16 panels and the shared B, all
 # L2-resident, with several programs an SM: (warps, BM, BN, BK, stages, programs per SM).
@@ -267,8 +273,25 @@ def _kernels():
             s = e / (1.0 + e)
             tl.store(out_ptr + row.to(tl.int64) * n_cols + cols, s / tl.sum(tl.where(mask, s, 0.0), 0), mask=mask)
 
+    @triton.jit
+    def icache(x_ptr, out_ptr, iters, N: tl.constexpr, BLOCK: tl.constexpr):
+        # A loop of 4 x N independent fused multiply-adds (four chains, N unrolled steps each) on one value
+        # a thread, no memory inside: its body's SASS grows with N, its work a warp an instruction stays.
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        a = tl.load(x_ptr + offs)
+        b = a * 0.5
+        c = a * 0.25
+        d = a * 0.125
+        for _ in range(iters):
+            for _j in tl.static_range(N):
+                a = a * 0.999 + 0.5
+                b = b * 0.998 + 0.25
+                c = c * 0.997 + 0.125
+                d = d * 0.996 + 0.0625
+        tl.store(out_ptr + offs, a + b + c + d)
+
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows, exp_rows, heavy_rows)
+            piped_rows, exp_rows, heavy_rows, icache)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -314,7 +337,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows, exp_rows, heavy_rows) = _kernels()
+     mma_tiles, piped_rows, exp_rows, heavy_rows, icache) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -406,6 +429,16 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "cols": cols, "programs_per_sm": per_sm, "rows_per_program": per_program,
                 "exp": exp, "rows": rows, "ms": ms, "regs": getattr(k, "n_regs", None),
                 "local_bytes": getattr(k, "n_spills", None), "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "icache":
+        warps, n = params
+        block = 32 * warps
+        iters = max(8, (1 << 20) // (4 * n))  # about 4M instructions a warp whatever the body
+        x = torch.rand(sms * block, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        k = icache.warmup(x, o, iters, n, block, grid=(sms,), num_warps=warps, num_stages=1)
+        ms = _bench(lambda: icache[(sms,)](x, o, iters, n, block, num_warps=warps, num_stages=1))
+        return {"warps": warps, "n": n, "iters": iters, "ms": ms, "regs": getattr(k, "n_regs", None),
+                "ns_per_iteration": ms * 1e6 / iters}
     if kind in ("loop", "wspill"):
         warps, bm, bn, bk, stages, per_sm, kk = params
         iters = kk // bk
@@ -804,11 +837,13 @@ def main() -> int:
             "l2": [[4, 1024], [8, 2048], [8, 4096]], "stream": [list(s) for s in STREAM],
             "dram": [list(s) for s in DRAM], "spill": [list(s) for s in SPILL], "prows": [list(s) for s in PROWS],
             "frows": [list(s) for s in FROWS], "hrows": [list(s) for s in FROWS_HEAVY],
+            "icache": [list(s) for s in ICACHE], "hwidths": [list(s) for s in FROWS_WIDTHS],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL]}
-    # hrows: more frows rows (heavy_rows), measured and kept as frows
-    todo = [[{"hrows": "frows"}.get(kind, kind), *p] for kind in args.only.split(",") for p in plan[kind]]
+    # hrows, hwidths: more frows rows (heavy_rows), measured and kept as frows
+    todo = [[{"hrows": "frows", "hwidths": "frows"}.get(kind, kind), *p] for kind in args.only.split(",")
+            for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next
     # child starts after the item it was on.

@@ -632,7 +632,7 @@ def test_model_11s_figures_are_what_fit_rows_derives_and_it_changes_only_kernels
     assert loops["rms_log_error_11"] < loops["rms_log_error_10"]
     assert loops["rms_log_error_11_alone"] < loops["rms_log_error_10_alone"]
     few = json.loads((EVAL / "calibration-facts-frows.json").read_text())
-    assert len(few["rows"]) == 60 and {r["kind"] for r in few["rows"]} == {"frows"}
+    assert len(few["rows"]) == 70 and {r["kind"] for r in few["rows"]} == {"frows"}
     assert cal.check_chain(few)["rms_log_error_11"] <= cal.check_chain(few)["rms_log_error_10"] + 1e-4
     facts = json.loads((EVAL / "facts.json").read_text())
     ten, eleven = rank_eval.predictions(facts, 10), rank_eval.predictions(facts, 11)
