@@ -114,6 +114,12 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
                             "--emit-configs", emitted, "--top", "2")
     assert code == 0, err
     assert "add on H200" in stdout and "memory" in stdout
+    # add's memory-bound blocks are near-ties: the ranking says so, and that --top 1 would cut through them
+    near = int(stdout.split(" configs (#1-")[0].rsplit("\n", 1)[-1])
+    assert near >= 2 and "lets the autotuner" not in err
+    code, _, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", out,
+                       "--emit-configs", tmp_path / "one.py", "--top", "1")
+    assert code == 0 and f"--top {near} lets the autotuner time them all" in err
     mod_spec = importlib.util.spec_from_file_location("ranked", emitted)
     mod = importlib.util.module_from_spec(mod_spec)
     mod_spec.loader.exec_module(mod)
@@ -125,6 +131,8 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--json")
     data = json.loads(stdout)
     assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
+    ranked = [e["estimate"]["ms"] for e in data["sizes"][0]["ranking"] if e["estimate"]["ms"] is not None]
+    assert data["sizes"][0]["near_best"] == sum(1 for t in ranked if t <= ranked[0] * 1.01) >= 1
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -152,7 +152,7 @@ def run(args, ui) -> int:
         for label, (s, f) in facts.items():
             ranking.extend(rank([f], problems[label], chip, args.model))
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
-        entry = {"size": first.size_name, "problem": first.as_dict(),
+        entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
                               "programs": problems[r.facts.label].programs} for i, r in enumerate(ranking)]}
         report["sizes"].append(entry)
@@ -167,6 +167,10 @@ def run(args, ui) -> int:
                                  "give a FILE.py in a folder you can write") from None
             # news, not a warning; stderr, so that --json's stdout stays one document
             ui.err.write(f"wrote the top {len(configs)} configs to {emit}\n")
+            near = _near_best(ranking)
+            if near > args.top:
+                ui.err.write(f"irscope: note: {near} configs are predicted within {NEAR:.0%} of the best, more than "
+                             f"--top {args.top} keeps; --top {near} lets the autotuner time them all\n")
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
@@ -200,6 +204,18 @@ def _mismatch_hint(e, space: str) -> str:
             f"`arg.{e.arg}: {e.value}` (docs/sweep.md)")
 
 
+# Configs predicted this close to the best are not told apart by the model: the H200 evaluation's near-ties
+# (docs/rank.md: the row softmax's configs within 1-2% of each other) ran in orders the model does not
+# predict, and from one run to the next in different orders.
+NEAR = 0.01
+
+
+def _near_best(ranking) -> int:
+    """How many launchable configs are predicted within NEAR of the fastest (the fastest among them)."""
+    times = [r.estimate.ms for r in ranking if r.estimate.launchable]
+    return sum(1 for t in times if t <= times[0] * (1 + NEAR)) if times else 0
+
+
 def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> None:
     ui.print(f"{spec.name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
              f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
@@ -215,6 +231,10 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> N
         else:
             rows.append([str(i + 1), variant, "-", "-", e.bound, e.reason])
     ui.print(table(["#", "config", "us", "rate", "bound", "why"], rows))
+    near = _near_best(ranking)
+    if near >= 2:
+        ui.print(f"{near} configs (#1-{near}) are predicted within {NEAR:.0%} of the best, closer than the model can "
+                 f"order them (docs/rank.md): time them all")
     cannot = sum(1 for r in ranking if not r.estimate.launchable)
     if cannot:
         ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
