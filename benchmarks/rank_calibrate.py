@@ -432,7 +432,7 @@ def one(kind: str, params: list[int]) -> dict:
     if kind == "icache":
         warps, n = params
         block = 32 * warps
-        iters = max(8, (1 << 20) // (4 * n))  # about 4M instructions a warp whatever the body
+        iters = max(8, (1 << 20) // (4 * n))  # about 1M instructions a warp whatever the body
         x = torch.rand(sms * block, device="cuda", dtype=torch.float32)
         o = torch.empty_like(x)
         k = icache.warmup(x, o, iters, n, block, grid=(sms,), num_warps=warps, num_stages=1)
@@ -787,7 +787,8 @@ def fit_wspill(doc: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows")  # also frows, hrows
+    ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows",
+                    help="kinds to measure (also frows, hrows, hwidths, icache)")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")

@@ -349,19 +349,26 @@ def _sass_instructions(snapshot: Snapshot) -> dict:
 
 
 def _main_loop(lines: list[str]) -> tuple[int, int] | None:
-    """(first, last) line of the longest backward branch of an nvdisasm listing (the main loop), or None;
-    a branch to itself (the `BRA` after a program's `EXIT`) is no loop."""
+    """(first, last) line of the longest backward branch of an nvdisasm listing (the main loop), or None.
+    Not a loop: a branch to itself (the `BRA` after a program's `EXIT`), nor a branch that jumps back over
+    an unpredicated `EXIT` (the retry blocks Hopper and Blackwell kernels put after it, which wait on an
+    mbarrier and go back into the body)."""
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
+    exits: list[int] = []
     for i, line in enumerate(lines):
         if m := _LABEL.match(line):
             labels[m.group(1)] = i
+        if _ADDR.match(line) and _EXIT.search(line):
+            exits.append(i)
         b = _BRANCH.search(line)
-        if b and b.group(1) in labels and any(_ADDR.match(x) for x in lines[labels[b.group(1)]:i]):
+        if b and b.group(1) in labels and any(_ADDR.match(x) for x in lines[labels[b.group(1)]:i]) and \
+                not any(labels[b.group(1)] <= e <= i for e in exits):
             loops.append((labels[b.group(1)], i))  # a branch back to a label above it: a loop
     return max(loops, key=lambda r: r[1] - r[0]) if loops else None
 
 
+_EXIT = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+EXIT\b")  # unpredicated: no @P guard before it
 _NOP = re.compile(r"\bNOP\b")
 
 
@@ -378,26 +385,19 @@ def split_instructions(sass: str) -> dict:
 
 def split_spills(sass: str) -> dict:
     """{"loop_spill_bytes", "other_spill_bytes"} of an nvdisasm listing: the local loads and stores (LDL,
-    STL, by width) inside its longest backward branch, and the rest."""
+    STL, by width) inside its main loop (_main_loop), and the rest."""
     lines = sass.splitlines()
-    labels: dict[str, int] = {}
     sizes: list[int] = []  # bytes of each line's local load or store (0 for other lines)
-    loops: list[tuple[int, int]] = []
-    for i, line in enumerate(lines):
-        if m := _LABEL.match(line):
-            labels[m.group(1)] = i
+    for line in lines:
         m = _LOCAL.search(line) if _ADDR.match(line) else None
         width = 4
         if m:
             for suffix in m.group(1).split(".")[1:]:
                 width = _WIDTH.get(suffix, width)
         sizes.append(width if m else 0)
-        b = _BRANCH.search(line)
-        if b and b.group(1) in labels:  # a branch back to a label above it: a loop
-            loops.append((labels[b.group(1)], i))
     total = sum(sizes)
-    if not loops:
+    span = _main_loop(lines)
+    if span is None:
         return {"loop_spill_bytes": 0, "other_spill_bytes": total}
-    start, end = max(loops, key=lambda r: r[1] - r[0])
-    inside = sum(sizes[start:end + 1])
+    inside = sum(sizes[span[0]:span[1] + 1])
     return {"loop_spill_bytes": inside, "other_spill_bytes": total - inside}

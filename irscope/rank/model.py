@@ -191,7 +191,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     # Model 11, for such a kernel: a warp issues one instruction a clock at most, so its own work takes at
     # least the SASS instructions it runs (the masks, address arithmetic and range checks of its special
     # functions that the TTGIR's element count leaves out), however many of the SM's lanes it could use.
-    sass = model >= 11 and streams and facts.loop_instructions >= 0
+    # (facts.instruction: a matrix loop whose products the TTGIR did not show, e.g. a TMA matmul, is no stream)
+    sass = model >= 11 and streams and facts.loop_instructions >= 0 and facts.instruction == "fma"
 
     def compute(w: Work, instructions: int = 0) -> float:
         issue = _issue(w, threads, lanes, chip, own_share)
@@ -288,7 +289,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = reason_for(bound, facts, chip, programs, waves, 1.0 if stream else fill, n, pipelined, loop_latency,
                         per_iter, compute(loop, facts.loop_instructions) if facts.loop else 0.0, parts, ahead, stores,
-                        straight.warp_reductions if stream else 0)
+                        straight.warp_reductions if stream else 0,
+                        facts.loop_instructions if sass and facts.loop and
+                        facts.loop_instructions > _issue(loop, threads, lanes, chip, own_share) else 0)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
