@@ -2,7 +2,7 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | ... | --heldout11 | --heldout11w]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | ... | --heldout11 | --heldout11w | --rerun | --rerunw]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -29,7 +29,7 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 # What each held-out run timed: one list, rank_eval.py's, which scores them (this script's folder is on
 # sys.path when it runs).
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
-                       HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W)
+                       HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, RERUN, RERUN_W)
 
 
 def main() -> int:
@@ -51,6 +51,9 @@ def main() -> int:
     ap.add_argument("--heldout10w", action="store_true", help="time model 10's held-out sizes (softmax-wide root) instead")
     ap.add_argument("--heldout11", action="store_true", help="time model 11's held-out sizes (first root) instead")
     ap.add_argument("--heldout11w", action="store_true", help="time model 11's held-out sizes (softmax-wide root) instead")
+    ap.add_argument("--rerun", action="store_true", help="time again every size already timed (first root's spaces "
+                    "without matrix products), for rank_eval.py noise")
+    ap.add_argument("--rerunw", action="store_true", help="the same, the softmax-wide root's")
     args = ap.parse_args()
     import torch
     import triton
@@ -71,7 +74,7 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    chosen = HELDOUT_11W if args.heldout11w else HELDOUT_11 if args.heldout11 else \
+    chosen = RERUN_W if args.rerunw else RERUN if args.rerun else HELDOUT_11W if args.heldout11w else HELDOUT_11 if args.heldout11 else \
         HELDOUT_10W if args.heldout10w else HELDOUT_10 if args.heldout10 else HELDOUT_9W if args.heldout9w else HELDOUT_9 if args.heldout9 else HELDOUT_8 if args.heldout8 else HELDOUT_7 if args.heldout7 else HELDOUT_6 if args.heldout6 else HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):

@@ -669,3 +669,21 @@ def test_model_11s_figures_are_what_fit_rows_derives_and_it_changes_only_kernels
     wide10 = ten["softmax"]["rows=4096,cols=16384"]
     assert next(v for k, v in wide10.items() if ".w4.BLOCK_SIZE=16384/" in k) == \
         pytest.approx(next(v for k, v in wide10.items() if ".w8.BLOCK_SIZE=16384/" in k), rel=1e-5)
+
+
+def test_the_run_to_run_figures_are_what_the_committed_timings_give():
+    """docs/rank/noise.json: the spaces without matrix products timed a second time (never merged into
+    measured.json), scored against the first run on the CPU: the GPU repeats its orders (Spearman >= 0.8
+    between the runs at every row), and the default model's figure against each run is recomputed."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    committed = json.loads((EVAL / "noise.json").read_text())
+    again = rank_eval.measured(rank_eval.merge_times([json.loads((EVAL / f).read_text())
+                                                      for f in ("rank-times-rerun.json", "rank-times-rerunw.json")]))
+    facts = json.loads((EVAL / "facts.json").read_text())
+    first = rank_eval.measured(json.loads((EVAL / "measured.json").read_text()))
+    assert rank_eval.noise(facts, first, again, committed["model"]) == committed
+    assert committed["counts"]["rows"] == 46 == committed["counts"]["run_to_run_at_least_0.8"]
+    # the second run is not in the evaluation: its times differ from measured.json's at the same size
+    assert again["add"]["bench"] != first["add"]["bench"]
