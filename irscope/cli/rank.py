@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep file that holds several (default: its only kernel)")
     p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
-                   help="the cost model (docs/rank.md): 1 datasheet only, 2-10 add more of the H200's "
+                   help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the H200's "
                         f"calibration (default {DEFAULT_MODEL})")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
@@ -205,8 +205,8 @@ def _mismatch_hint(e, space: str) -> str:
 
 
 # Configs predicted this close to the best are not told apart by the model: the H200 evaluation's near-ties
-# (docs/rank.md: the row softmax's configs within 1-2% of each other) ran in orders the model does not
-# predict, and from one run to the next in different orders.
+# (docs/rank.md: the row softmax's configs within 1-2% of each other) ran in orders the GPU repeats from run
+# to run and the model does not predict.
 NEAR = 0.01
 
 
