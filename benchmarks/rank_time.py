@@ -31,6 +31,24 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
                        HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, RERUN, RERUN_W)
 
+# Each later run's flag, what it times and its words in --help: one flag a run, in the order they were made.
+RUNS = [("heldout", HELDOUT, "the held-out sizes"),
+        ("heldout3", HELDOUT_3, "model 3's held-out spaces and sizes"),
+        ("heldout4", HELDOUT_4, "model 4's held-out spaces and sizes"),
+        ("heldout5", HELDOUT_5, "model 5's held-out sizes"),
+        ("heldout6", HELDOUT_6, "model 6's held-out sizes"),
+        ("heldout7", HELDOUT_7, "model 7's held-out sizes"),
+        ("heldout8", HELDOUT_8, "model 8's held-out sizes"),
+        ("heldout9", HELDOUT_9, "model 9's held-out sizes (first root)"),
+        ("heldout9w", HELDOUT_9W, "model 9's held-out sizes (softmax-wide root)"),
+        ("heldout10", HELDOUT_10, "model 10's held-out sizes (first root)"),
+        ("heldout10w", HELDOUT_10W, "model 10's held-out sizes (softmax-wide root)"),
+        ("heldout11", HELDOUT_11, "model 11's held-out sizes (first root)"),
+        ("heldout11w", HELDOUT_11W, "model 11's held-out sizes (softmax-wide root)"),
+        ("rerun", RERUN, "every size already timed again (the first root's spaces without matrix products; for "
+                         "rank_eval.py noise)"),
+        ("rerunw", RERUN_W, "the softmax-wide root's sizes already timed again")]
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
@@ -38,22 +56,8 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--only", default="")
-    ap.add_argument("--heldout", action="store_true", help="time the held-out sizes instead")
-    ap.add_argument("--heldout3", action="store_true", help="time model 3's held-out spaces and sizes instead")
-    ap.add_argument("--heldout4", action="store_true", help="time model 4's held-out spaces and sizes instead")
-    ap.add_argument("--heldout5", action="store_true", help="time model 5's held-out sizes instead")
-    ap.add_argument("--heldout6", action="store_true", help="time model 6's held-out sizes instead")
-    ap.add_argument("--heldout7", action="store_true", help="time model 7's held-out sizes instead")
-    ap.add_argument("--heldout8", action="store_true", help="time model 8's held-out sizes instead")
-    ap.add_argument("--heldout9", action="store_true", help="time model 9's held-out sizes (first root) instead")
-    ap.add_argument("--heldout9w", action="store_true", help="time model 9's held-out sizes (softmax-wide root) instead")
-    ap.add_argument("--heldout10", action="store_true", help="time model 10's held-out sizes (first root) instead")
-    ap.add_argument("--heldout10w", action="store_true", help="time model 10's held-out sizes (softmax-wide root) instead")
-    ap.add_argument("--heldout11", action="store_true", help="time model 11's held-out sizes (first root) instead")
-    ap.add_argument("--heldout11w", action="store_true", help="time model 11's held-out sizes (softmax-wide root) instead")
-    ap.add_argument("--rerun", action="store_true", help="time again every size already timed (first root's spaces "
-                    "without matrix products), for rank_eval.py noise")
-    ap.add_argument("--rerunw", action="store_true", help="the same, the softmax-wide root's")
+    for flag, _, words in RUNS:
+        ap.add_argument(f"--{flag}", action="store_true", help=f"time {words} instead")
     args = ap.parse_args()
     import torch
     import triton
@@ -74,8 +78,8 @@ def main() -> int:
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "spaces": {}}
-    chosen = RERUN_W if args.rerunw else RERUN if args.rerun else HELDOUT_11W if args.heldout11w else HELDOUT_11 if args.heldout11 else \
-        HELDOUT_10W if args.heldout10w else HELDOUT_10 if args.heldout10 else HELDOUT_9W if args.heldout9w else HELDOUT_9 if args.heldout9 else HELDOUT_8 if args.heldout8 else HELDOUT_7 if args.heldout7 else HELDOUT_6 if args.heldout6 else HELDOUT_5 if args.heldout5 else HELDOUT_4 if args.heldout4 else HELDOUT_3 if args.heldout3 else HELDOUT if args.heldout else SPACES
+    # the last flag given in RUNS' order wins, as one run times one set
+    chosen = next((sizes for flag, sizes, _ in reversed(RUNS) if getattr(args, flag)), SPACES)
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue
