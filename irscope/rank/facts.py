@@ -316,7 +316,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
-        prefetch=prefetch, **_sass_spills(snapshot), **_sass_instructions(snapshot))
+        prefetch=prefetch, **_sass_facts(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:
@@ -341,11 +341,13 @@ def _sass_spills(snapshot: Snapshot) -> dict:
     return split_spills(snapshot.read("sass"))
 
 
-def _sass_instructions(snapshot: Snapshot) -> dict:
-    """SASS instructions per warp inside the main loop and outside it (split_instructions)."""
+def _sass_facts(snapshot: Snapshot) -> dict:
+    """The SASS read once: its spills (split_spills) and its instructions (split_instructions), each in
+    the main loop and outside it; {} without a SASS stage."""
     if "sass" not in snapshot.stage_files:
         return {}
-    return split_instructions(snapshot.read("sass"))
+    sass = snapshot.read("sass")
+    return {**split_spills(sass), **split_instructions(sass)}
 
 
 def _main_loop(lines: list[str]) -> tuple[int, int] | None:
