@@ -234,6 +234,10 @@ def test_comparison_marks_what_flipped_and_shows_each_stage_diff(browser, tmp_pa
     details = browser.find_elements("css selector", "details.lazy")
     assert [d.find_element("css selector", "summary b").text for d in details][:1] == ["ttir"] or details
     details[0].find_element("css selector", "summary").click()
+    # the report fills a lazy diff on the `toggle` event, which the browser fires as a task after the click:
+    # wait for it (a loaded CI machine read the rows before the handler ran)
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 10).until(lambda d: details[0].find_elements("css selector", ".vs.diff .r"))
     rows = details[0].find_elements("css selector", ".vs.diff .r")
     assert rows and any(r.text.split(" ", 1)[-1].lstrip().startswith(("+", "-")) for r in rows)
     browser.execute_script("arguments[0].scrollIntoView()", details[0])
