@@ -110,3 +110,20 @@ def test_a_snapshots_cubin_runs_and_is_checked(cli, compiled, tmp_path):
 def test_verify_finds_the_jit_and_the_device_less_compile_identical(cli):
     code, out, err = cli("verify", "add", "matmul")
     assert code == 0 and "DIFFERENT" not in out, out + err
+
+
+def test_a_sweep_points_snapshot_runs_with_its_own_constexprs_not_its_menu_configs(tmp_path, cli):
+    """`irscope run --snapshot` of a sweep point (add at BLOCK_SIZE=256, whose menu config says 1024) plans
+    the launch the cubin was compiled for: its grid and constexprs, so the check passes before it runs."""
+    from pathlib import Path
+    from irscope.gpu import session
+
+    code, _, err = cli("compile", "add", "--target", "sm_90a", "--constexpr", "BLOCK_SIZE=256", "--out", "snaps")
+    assert code == 0, err
+    folder = next(p.parent for p in (tmp_path / "snaps").rglob("irscope.json"))
+    snap = load_snapshot(folder)
+    job = session.plan_jobs([str(folder)], [], [], None, ["n=100000"], 0, Path("unused"), None)[0]
+    assert job.request.constexprs == {"BLOCK_SIZE": 256}
+    call = runner.prepare(job.request, "cpu").calls[0]
+    assert call.grid == (-(-100000 // 256),)
+    check_call(snap, library.load_kernel("add").fn, call)  # the menu's BLOCK_SIZE=1024 would be refused

@@ -45,6 +45,8 @@ class Request:
     config: str | None = None
     size: str | None = None  # preset name or K=V,...; None: the workload's first check size (interpreter)
     seed: int = DEFAULT_SEED
+    # constexprs over the config's: a snapshot's own (a sweep point's BLOCK_SIZE=256 is not its menu config's)
+    constexprs: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,10 +113,11 @@ def workload_of(spec) -> Workload:
     return spec.workload
 
 
-def params_of(spec, workload: Workload, config: str | None) -> Params:
-    """The spec's Params under `config`, with the other specs its workload launches at their defaults."""
+def params_of(spec, workload: Workload, config: str | None, constexprs: Mapping[str, Any] | None = None) -> Params:
+    """The spec's Params under `config` (and `constexprs` over it), with the other specs its workload launches
+    at their defaults."""
     from ..spec import library
-    own = params_for(spec, config)
+    own = params_for(spec, config, constexprs)
     others = {name: params_for(library.load_kernel(_sibling(spec, name))) for name in workload.kernels
               if name != spec.name}
     return Params(own.kernel, own.fn, own.constexprs, own.num_warps, own.num_stages, own.options, others)
@@ -155,7 +158,7 @@ def prepare(request: Request, device: str = "cpu", *, default_size: str | None =
     spec = library.load_kernel(request.kernel)
     workload = workload_of(spec)
     cfg = spec.config(request.config)
-    params = params_of(spec, workload, cfg.name)
+    params = params_of(spec, workload, cfg.name, request.constexprs)
     size_name, size = workload.parse_size(request.size, default_size or workload.check_sizes[0])
     mode = "interpret" if os.environ.get("TRITON_INTERPRET") == "1" else "gpu"
     base = dict(kernel=spec.name, config=cfg.name, size_name=size_name, size=size, seed=request.seed, mode=mode,

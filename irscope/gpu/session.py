@@ -42,9 +42,12 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
                                 "the cubin changed after the compile; recompile the snapshot")
         ref, spec = snapshot_kernel(snap, refs, specs)
         snap_config = (snap.meta.get("request") or {}).get("config")
+        # the cubin's own constexprs: a sweep point (BLOCK_SIZE=256) launches with its grid, not its config's
+        own = {e["name"]: e.get("value") for e in snap.meta.get("specialisation") or ()
+               if e.get("kind") == "constexpr" and e.get("name") in spec.fn.arg_names}
         for size in sizes or [None]:
-            jobs.append(Job(runner.Request(ref, snap_config, size, seed), snapshot_runner(snap, spec, jit_launch),
-                            "snapshot", snap))
+            jobs.append(Job(runner.Request(ref, snap_config, size, seed, own or None),
+                            snapshot_runner(snap, spec, jit_launch), "snapshot", snap))
     for ref, spec in zip(refs, specs):
         wanted = list(config) if isinstance(config, (list, tuple)) else [config]  # `--config` is repeatable
         configs = [c.name for c in spec.configs] if "all" in wanted else wanted
