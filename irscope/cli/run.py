@@ -139,6 +139,8 @@ def _run_on_gpu(args, ui, specs) -> int:
         result = runner.check(prepared, job.run)
         report(ui, result)
         record = {"source": job.source, "gpu": session.gpu_record(ceilings, target), **result.as_dict()}
+        if job.snapshot is not None:  # which config of a space this is, for --json (irscope rank --measured)
+            record["label"] = job.snapshot.label
         timed = None
         if result.ok and not args.check:
             timed = session.time_prepared(prepared, job.run, args.repeats, ceilings)
