@@ -687,3 +687,96 @@ def test_the_run_to_run_figures_are_what_the_committed_timings_give():
     assert committed["counts"]["rows"] == 46 == committed["counts"]["run_to_run_at_least_0.8"]
     # the second run is not in the evaluation: its times differ from measured.json's at the same size
     assert again["add"]["bench"] != first["add"]["bench"]
+
+
+MEASURED_SWEEP = """name: measured
+kernels: [add]
+targets: [sm_90a]
+grid:
+  BLOCK_SIZE: [64, 1024, 8192]
+  num_warps: [1, 4]
+"""
+
+
+@pytest.fixture
+def measured_space(tmp_path, cli):
+    """Six configs of the add space compiled here, each with the run `irscope run --snapshot` recorded for it on
+    the H200 (docs/rank/irscope-run/add.n-16777216.json, put back in its runs.json as the GPU wrote it)."""
+    from irscope.store import results
+    (tmp_path / "space.yaml").write_text(MEASURED_SWEEP)
+    code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--json")
+    assert code == 0, err
+    records = {r["label"]: r for r in json.loads((EVAL / "irscope-run" / "add.n-16777216.json").read_text())}
+    folders = {load_snapshot(p.parent).label: p.parent for p in (tmp_path / "snaps").rglob("irscope.json")}
+    assert len(folders) == 6 and set(folders) <= set(records)
+    for label, folder in folders.items():
+        results.append(folder, "runs.json", records[label])
+    return folders, records
+
+
+def test_rank_measured_scores_the_ranking_against_the_runs_recorded_beside_the_snapshots(cli, measured_space):
+    folders, records = measured_space
+    code, stdout, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
+                            "--measured", "--json")
+    assert code == 0, err
+    entry = json.loads(stdout)["sizes"][0]
+    m = entry["measured"]
+    times = {label: records[label]["bench"]["kernel"]["ms"] for label in folders}
+    assert m["device"] == "NVIDIA H200" and m["timed"] == 6 and m["times_ms"] == times
+    order = [e["facts"]["label"] for e in entry["ranking"]]
+    ev = evaluate({e["facts"]["label"]: e["estimate"]["ms"] for e in entry["ranking"]}, times)
+    assert m["evaluation"] == ev.as_dict() and ev.best == min(times, key=times.get)
+    assert ev.best_in_top5 == (ev.best in order[:5])
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200", "--measured")
+    assert "GPU us" in stdout and "measured on NVIDIA H200: 6 of 6 configs timed at this size" in stdout
+    assert f"Spearman {ev.spearman:.3f}" in stdout
+    best_us = f"{times[ev.best] * 1e3:,.1f}"
+    assert f"the fastest, {ev.best.split('/')[1]} ({best_us} us), is #{order.index(ev.best) + 1}" in stdout
+
+
+def test_rank_measured_takes_the_latest_run_at_the_size_and_names_a_failed_one(cli, measured_space):
+    from irscope.store import results
+    folders, records = measured_space
+    label = sorted(folders)[0]
+    failed = {**records[label], "ok": False, "bench": None, "error": "launch failed: OutOfResources: shared memory"}
+    results.append(folders[label], "runs.json", failed)  # later than the timed run: it wins
+    other = sorted(folders)[1]
+    results.append(folders[other], "runs.json", {**records[other], "size_name": "bench", "size": {"n": 1 << 27},
+                                                 "bench": {"kernel": {"ms": 99.0}}})  # another size: not read
+    code, stdout, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
+                            "--measured", "--json")
+    m = json.loads(stdout)["sizes"][0]["measured"]
+    assert code == 0 and m["timed"] == 5 and m["times_ms"][label] is None and "OutOfResources" in m["errors"][label]
+    assert m["times_ms"][other] == records[other]["bench"]["kernel"]["ms"]
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
+                          "--measured", "--top", "6")
+    assert "failed" in stdout and f"failed on the GPU, though predicted to run: {label}" in stdout
+
+
+def test_rank_measured_picks_the_modelled_gpus_runs_and_asks_when_it_cannot(cli, measured_space):
+    from irscope.store import results
+    folders, records = measured_space
+    for label, folder in folders.items():
+        results.append(folder, "runs.json", {**records[label], "gpu": {"device": "NVIDIA H100 80GB HBM3"},
+                                             "bench": {"kernel": {"ms": 1.0}}})
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
+                          "--measured", "--json")
+    assert code == 0 and json.loads(stdout)["sizes"][0]["measured"]["device"] == "NVIDIA H200"
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h100",
+                          "--measured", "--json")
+    assert code == 0 and json.loads(stdout)["sizes"][0]["measured"]["device"] == "NVIDIA H100 80GB HBM3"
+    for label, folder in folders.items():  # a second H200 model: the chip's name no longer tells them apart
+        results.append(folder, "runs.json", {**records[label], "gpu": {"device": "NVIDIA H200 NVL"}})
+    code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
+                       "--measured")
+    assert code == 2 and "recorded on 3 GPUs" in err and "NVIDIA H200 NVL" in err and "Traceback" not in err
+
+
+def test_rank_measured_without_runs_or_with_a_damaged_record_is_one_line(cli, measured_space):
+    folders, _ = measured_space
+    code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "bench", "--measured")
+    assert code == 2 and "no GPU run of these configs is recorded at size bench" in err
+    assert "irscope run --snapshot" in err and "Traceback" not in err
+    (next(iter(folders.values())) / "runs.json").write_text('{"not": "a list"}')
+    code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--measured")
+    assert code != 0 and "runs.json is not a list" in err and "Traceback" not in err and len(err.splitlines()) == 2

@@ -34,6 +34,10 @@ def add_parser(sub) -> None:
     add_cluster_options(p)
     p.add_argument("--emit-configs", metavar="FILE.py",
                    help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune")
+    p.add_argument("--measured", action="store_true",
+                   help="score the ranking against the GPU times `irscope run --snapshot` recorded beside these "
+                        "configs' snapshots at each size (runs.json): Spearman, the fastest's place, top-1/top-5 "
+                        "slowdowns, and each config's measured time beside its prediction")
     p.add_argument("--json", action="store_true", help="every config's facts and estimate per size, as JSON")
     p.set_defaults(run=run)
 
@@ -82,6 +86,7 @@ def run(args, ui) -> int:
     from ..gpu.replay import SpecialisationMismatch, check_call
     from ..rank import chip_for, facts_of, rank
     from ..rank.export import top_configs, write_module
+    from ..rank.measured import measured_at, no_runs_error
     from ..spec import library
     from ..spec.problem import problem_at
     from ..store.roots import default_out, ensure_root
@@ -145,9 +150,12 @@ def run(args, ui) -> int:
                 check_call(s, spec.fn, problems[label].call)
             except SpecialisationMismatch as e:
                 raise UsageError(f"size {first.size_name}: {e.message}", _mismatch_hint(e, args.space)) from None
-        planned.append((size, first, problems))
+        measured = measured_at([s for s, _ in facts.values()], first.size, chip.name) if args.measured else None
+        planned.append((size, first, problems, measured))
+    if args.measured and all(m is None for *_, m in planned):
+        raise no_runs_error(planned[0][1].size_name, str(out / spec.name / "*" / target))
     report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
-    for size, first, problems in planned:
+    for size, first, problems, measured in planned:
         ranking = []
         for label, (s, f) in facts.items():
             ranking.extend(rank([f], problems[label], chip, args.model))
@@ -155,9 +163,16 @@ def run(args, ui) -> int:
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
                               "programs": problems[r.facts.label].programs} for i, r in enumerate(ranking)]}
+        scored = _score(ranking, measured) if measured is not None else None
+        if args.measured:
+            entry["measured"] = None if measured is None else {
+                "device": measured.device, "timed": measured.timed, "sources": dict(measured.sources),
+                "times_ms": dict(measured.times), "errors": dict(measured.errors),
+                "evaluation": scored.as_dict() if scored else None}
         report["sizes"].append(entry)
         if not args.json:
-            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed)
+            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed,
+                   measured if args.measured else False, scored)
         if emit is not None and size == sizes[0]:
             configs = top_configs(ranking, tuned, args.top)
             try:
@@ -210,13 +225,62 @@ def _mismatch_hint(e, space: str) -> str:
 NEAR = 0.01
 
 
+def _measured_cell(measured, label: str) -> str:
+    if measured is None or label not in measured.times:
+        return "-"
+    ms = measured.times[label]
+    return "failed" if ms is None else f"{ms * 1e3:,.1f}"
+
+
 def _near_best(ranking) -> int:
     """How many launchable configs are predicted within NEAR of the fastest (the fastest among them)."""
     times = [r.estimate.ms for r in ranking if r.estimate.launchable]
     return sum(1 for t in times if t <= times[0] * (1 + NEAR)) if times else 0
 
 
-def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> None:
+def _score(ranking, measured):
+    """The ranking's Evaluation against the measured times, or None when fewer than two configs have both."""
+    from ..rank.evaluate import evaluate
+    predicted = {r.facts.label: r.estimate.ms if r.estimate.launchable else None for r in ranking}
+    try:
+        return evaluate(predicted, measured.times)
+    except ValueError:
+        return None
+
+
+def _print_measured(ui, ranking, m, ev) -> None:
+    """Under a ranking: how well it matched the GPU's recorded times at this size."""
+    if m is None:
+        ui.print("measured: no GPU run of these configs is recorded at this size")
+        return
+    words = {"snapshot": "runs of the snapshots' own cubins", "jit": "JIT runs"}
+    how = " and ".join(f"{n} {words.get(src, src + ' runs')}" for src, n in sorted(m.sources.items()))
+    ui.print(f"measured on {m.device}: {m.timed} of {len(ranking)} configs timed at this size (runs.json beside each "
+             f"snapshot, from irscope run: {how})")
+    if ev is None:
+        ui.print("  fewer than two configs have both a prediction and a time: nothing to score")
+    else:
+        place = next(i + 1 for i, r in enumerate(ranking) if r.facts.label == ev.best)
+        best = ev.best.split("/")[1] if "/" in ev.best else ev.best
+        ui.print(f"  Spearman {ev.spearman:.3f} between predicted and measured times (goal: 0.8 or more, docs/rank.md)")
+        ui.print(f"  the fastest, {best} ({m.times[ev.best] * 1e3:,.1f} us), is #{place} of the ranking; the "
+                 f"predicted #1 runs {ev.top1_slowdown:.1%} slower, the best of the top 5 {ev.top5_slowdown:.1%} "
+                 f"(goal: within 3%)")
+    cannot = [r.facts.label for r in ranking if not r.estimate.launchable]
+    if cannot:
+        refused = sum(1 for label in cannot if label in m.times and m.times[label] is None)
+        ran = sum(1 for label in cannot if m.times.get(label) is not None)
+        parts = [f"the GPU refused {refused}"] + ([f"ran {ran} (the model is wrong about those)"] if ran else []) + \
+            ([f"{len(cannot) - refused - ran} were not run"] if len(cannot) - refused - ran else [])
+        ui.print(f"  {len(cannot)} config(s) the model calls unlaunchable: {', '.join(parts)}")
+    surprises = [r.facts.label for r in ranking if r.estimate.launchable and r.facts.label in m.errors]
+    for label in surprises[:3]:
+        ui.print(f"  failed on the GPU, though predicted to run: {label}: {m.errors[label]}")
+    if len(surprises) > 3:
+        ui.print(f"  ... and {len(surprises) - 3} more (--json lists them)")
+
+
+def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, measured=False, scored=None) -> None:
     ui.print(f"{spec.name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
              f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
     rows = []
@@ -227,10 +291,16 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> N
             p = problems[r.facts.label]
             rate = f"{p.flops / e.ms / 1e9:,.0f} TFLOP/s" if p.flops and p.flops / max(p.min_bytes, 1) > 8 \
                 else f"{p.min_bytes / e.ms / 1e6:,.0f} GB/s"
-            rows.append([str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, e.bound, e.reason])
+            row = [str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, e.bound, e.reason]
         else:
-            rows.append([str(i + 1), variant, "-", "-", e.bound, e.reason])
-    ui.print(table(["#", "config", "us", "rate", "bound", "why"], rows))
+            row = [str(i + 1), variant, "-", "-", e.bound, e.reason]
+        if measured is not False:  # --measured: the GPU's time beside the prediction
+            row.insert(3, _measured_cell(measured, r.facts.label))
+        rows.append(row)
+    head = ["#", "config", "us", "rate", "bound", "why"]
+    if measured is not False:
+        head.insert(3, "GPU us")
+    ui.print(table(head, rows))
     near = _near_best(ranking)
     if near >= 2:
         ui.print(f"{near} configs (#1-{near}) are predicted within {NEAR:.0%} of the best, closer than the model can "
@@ -240,4 +310,6 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed) -> N
         ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
     if failed:
         ui.print(f"{len(failed)} config(s) did not compile and are not ranked")
+    if measured is not False:
+        _print_measured(ui, ranking, measured, scored)
     ui.print()

@@ -5,6 +5,7 @@
     model.py     the cost model: waves of programs, each bounded by its slowest demand
     reason.py    an estimate's reason in words
     evaluate.py  how well a ranking matches measured times (Spearman, top-k, slowdowns)
+    measured.py  the GPU times `irscope run` recorded beside a space's snapshots, for `rank --measured`
     export.py    the ranking as Triton autotune input: a pruned config list, an early_config_prune
 
 docs/rank.md documents the model and its evaluation on the H200.

@@ -1,0 +1,83 @@
+"""The GPU times recorded beside a space's snapshots (`runs.json`, written by `irscope run`), matched to a
+ranking's configs at one size: what `irscope rank --measured` scores its ranking against.
+
+A config's time is the latest run recorded at exactly that size on the chosen GPU: do_bench's median
+when the run was checked and timed, None when it failed (a launch the GPU refused, a wrong result).
+No torch, no Triton: the records are data, read through the store's schema check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from ..errors import UsageError
+from ..store import results
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One GPU's recorded times for a space's configs at one size."""
+
+    device: str  # the GPU the times were recorded on, as torch names it
+    times: Mapping[str, float | None]  # snapshot label -> ms; None: the run failed there
+    errors: Mapping[str, str] = field(default_factory=dict)  # label -> why its run failed
+    sources: Mapping[str, int] = field(default_factory=dict)  # "snapshot" (its cubin) / "jit" -> configs
+
+    @property
+    def timed(self) -> int:
+        return sum(1 for v in self.times.values() if v is not None)
+
+
+def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = None) -> Measured | None:
+    """The latest run of each snapshot at `size`, on one GPU: the one whose name holds `gpu` (a chip's
+    short name, `h200`) when runs from several GPUs were recorded. None when no run matches the size."""
+    want = {k: int(v) for k, v in size.items()}
+    found: dict[str, dict[str, dict]] = {}  # device -> label -> latest record
+    for snap in snapshots:
+        for record in results.runs(snap):
+            if _size(record) != want:
+                continue
+            device = str((record.get("gpu") or {}).get("device") or record.get("device") or "?")
+            found.setdefault(device, {})[snap.label] = record  # oldest first: the latest wins
+    if not found:
+        return None
+    devices = sorted(found)
+    if len(devices) > 1:
+        chosen = [d for d in devices if gpu and gpu.lower() in d.lower()]
+        if len(chosen) != 1:
+            raise UsageError(f"runs at this size were recorded on {len(devices)} GPUs ({', '.join(devices)}), and "
+                             f"{'none' if not chosen else 'more than one'} of them is the modelled chip "
+                             f"({gpu or '?'})", "pass --gpu for the chip the runs were made on, "
+                                                "or move the other GPU's records aside (runs.json)")
+        devices = chosen
+    device = devices[0]
+    times, errors, sources = {}, {}, {}
+    for label, record in found[device].items():
+        ms = ((record.get("bench") or {}).get("kernel") or {}).get("ms")
+        if record.get("ok") is False or record.get("error"):
+            times[label] = None
+            errors[label] = str(record.get("error") or "its results were wrong")
+        elif ms is not None:
+            times[label] = float(ms)
+        else:
+            continue  # checked with --check, not timed: no time to score
+        source = str(record.get("source") or "?")
+        sources[source] = sources.get(source, 0) + 1
+    return Measured(device, times, errors, sources)
+
+
+def _size(record: Mapping) -> dict[str, int] | None:
+    size = record.get("size")
+    if not isinstance(size, Mapping):
+        return None
+    try:
+        return {str(k): int(v) for k, v in size.items()}
+    except (TypeError, ValueError):
+        return None
+
+
+def no_runs_error(size_name: str, folder_hint: str) -> UsageError:
+    """What `--measured` says when no config of the space has a run recorded at a size."""
+    return UsageError(f"no GPU run of these configs is recorded at size {size_name} (runs.json beside each snapshot)",
+                      f"time them on a GPU first: irscope run --snapshot {folder_hint} --size {size_name}, then "
+                      "rank again with --measured (docs/rank.md)")
