@@ -248,6 +248,36 @@ def noise(facts_doc: dict, first: dict, second: dict, model: int | None = None) 
     return {"model": model, "rows": rows, "counts": counts}
 
 
+def run_times(records: list[dict]) -> dict:
+    """{kernel: {size: {label: ms, or None when it failed}}} from `irscope run --snapshot ... --json` records
+    (benchmarks/rank_run.sh): do_bench's median of its repeats, the time `irscope rank --measured` reads."""
+    out: dict = {}
+    for r in records:
+        ms = ((r.get("bench") or {}).get("kernel") or {}).get("ms")
+        kernel = r["label"].split("/")[0]
+        out.setdefault(kernel, {}).setdefault(r["size_name"], {})[r["label"]] = ms if r.get("ok") else None
+    return out
+
+
+def cross_check(facts_doc: dict, runs: dict, timed: dict, model: int | None = None) -> dict:
+    """The rows timed both by `irscope run` and by rank_time.py: the model's figures against `irscope run`'s
+    times, and how the two harnesses' times agree (Spearman, the median ratio)."""
+    from irscope.rank.evaluate import spearman
+    from irscope.rank.model import DEFAULT_MODEL
+    model = model or DEFAULT_MODEL
+    figures = score(predictions(facts_doc, model), runs)
+    for kernel, sizes in figures.items():
+        for size, f in sizes.items():
+            a, b = runs[kernel][size], timed.get(kernel, {}).get(size, {})
+            both = sorted(k for k in a if a[k] and b.get(k))
+            f["configs_run"] = sum(v is not None for v in a.values())
+            f["failed"] = sum(v is None for v in a.values())
+            f["rank_time_configs"] = len(both)
+            f["rank_time_spearman"] = round(spearman([a[k] for k in both], [b[k] for k in both]), 4)
+            f["median_ratio"] = round(statistics.median(a[k] / b[k] for k in both), 4)
+    return {"model": model, "rows": figures}
+
+
 def merge_times(docs: list[dict]) -> dict:
     """Several timing runs as one {"runs": [...], "spaces": {kernel: {size: ...}}}."""
     spaces: dict = {}
@@ -314,6 +344,20 @@ def main(argv: list[str]) -> int:
                 print(f"{kernel:20s} {size:24s} run to run {f['run_to_run']:.3f}  model {doc['model']} against "
                       f"the first run {f['model_first']:.3f}, the second {f['model_second']:.3f}")
         print(json.dumps(doc["counts"]))
+        return 0
+    if argv[:1] == ["runs"]:
+        # the rows timed again through the CLI (`irscope run --snapshot`, benchmarks/rank_run.sh)
+        runs = run_times([r for a in argv[1:] for r in json.loads(Path(a).read_text())])
+        doc = cross_check(json.loads((DOCS / "facts.json").read_text()), runs,
+                          measured(json.loads((DOCS / "measured.json").read_text())))
+        doc["files"] = [Path(a).name for a in argv[1:]]
+        (DOCS / "irscope-run.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
+        for kernel, sizes in doc["rows"].items():
+            for size, f in sizes.items():
+                print(f"{kernel:20s} {size:24s} {f['configs_run']:3d} run ({f['failed']} failed)  model "
+                      f"{doc['model']}: Spearman {f['spearman']:.3f}, top-1 {f['top1_slowdown']:.1%}, top-5 "
+                      f"{f['top5_slowdown']:.1%}; against rank_time.py: Spearman {f['rank_time_spearman']:.3f}, "
+                      f"times x{f['median_ratio']:.3f}")
         return 0
     if argv[:1] == ["table"]:
         print(markdown(json.loads((DOCS / "evaluation.json").read_text())))

@@ -689,6 +689,27 @@ def test_the_run_to_run_figures_are_what_the_committed_timings_give():
     assert again["add"]["bench"] != first["add"]["bench"]
 
 
+def test_the_runs_through_the_cli_are_what_the_committed_records_give_and_agree_with_rank_time():
+    """docs/rank/irscope-run.json: every config of four spaces at two sizes each, timed on the H200 through
+    `irscope run --snapshot` (benchmarks/rank_run.sh), re-scored on the CPU; the CLI's times order the
+    configs as rank_time.py's did (Spearman >= 0.9 at every row) and the model's figures hold against them."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    committed = json.loads((EVAL / "irscope-run.json").read_text())
+    records = [r for f in committed["files"] for r in json.loads((EVAL / "irscope-run" / f).read_text())]
+    runs = rank_eval.run_times(records)
+    facts = json.loads((EVAL / "facts.json").read_text())
+    timed = rank_eval.measured(json.loads((EVAL / "measured.json").read_text()))
+    doc = rank_eval.cross_check(facts, runs, timed, committed["model"])
+    assert doc["rows"] == committed["rows"]
+    rows = [f for sizes in doc["rows"].values() for f in sizes.values()]
+    assert len(rows) == 8 and sum(f["configs_run"] for f in rows) == 632 and sum(f["failed"] for f in rows) == 108
+    assert all(f["rank_time_spearman"] >= 0.9 for f in rows)
+    assert sum(f["spearman"] >= 0.8 and f["top5_slowdown"] <= 0.03 for f in rows) == 7
+    assert all(f["unlaunchable_agreed"] == f["unlaunchable_predicted"] for f in rows)
+
+
 MEASURED_SWEEP = """name: measured
 kernels: [add]
 targets: [sm_90a]
