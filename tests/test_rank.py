@@ -753,6 +753,12 @@ def test_rank_measured_scores_the_ranking_against_the_runs_recorded_beside_the_s
     assert f"Spearman {ev.spearman:.3f}" in stdout
     best_us = f"{times[ev.best] * 1e3:,.1f}"
     assert f"the fastest, {ev.best.split('/')[1]} ({best_us} us), is #{order.index(ev.best) + 1}" in stdout
+    # without --gpu, the chip is the one the runs were made on (sm_90a's usual one is the H100) ...
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--measured", "--json")
+    assert code == 0 and json.loads(stdout)["gpu"] == "h200" and json.loads(stdout)["sizes"][0] == entry
+    # ... and another chip, asked for, is ranked for but named as not the GPU of the times
+    code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h100", "--measured")
+    assert code == 0 and "note: the ranking models the H100 SXM5 80GB (--gpu h100), not the GPU" in stdout
 
 
 def test_rank_measured_takes_the_latest_run_at_the_size_and_names_a_failed_one(cli, measured_space):

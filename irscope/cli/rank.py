@@ -86,7 +86,8 @@ def run(args, ui) -> int:
     from ..gpu.replay import SpecialisationMismatch, check_call
     from ..rank import chip_for, facts_of, rank
     from ..rank.export import top_configs, write_module
-    from ..rank.measured import measured_at, no_runs_error
+    from ..rank.chips import CHIPS
+    from ..rank.measured import measured_at, names_chip, no_runs_error, recorded_devices
     from ..spec import library
     from ..spec.problem import problem_at
     from ..store.roots import default_out, ensure_root
@@ -137,6 +138,10 @@ def run(args, ui) -> int:
                            f"`irscope show {first.path}` for the compiler's log" if first.path else
                            "a crashed or timed-out compile leaves no folder: compile that config alone with "
                            "`irscope compile ... --jobs 1` to see the compiler's output")
+    if args.measured and not args.gpu:  # the chip the runs were made on, when they name one of the target's
+        fits = [c for c in CHIPS.values() if c.target == target
+                and any(names_chip(d, c.name) for d in recorded_devices(snaps))]
+        chip = fits[0] if len(fits) == 1 else chip
     facts = {s.label: (s, facts_of(s)) for s in snaps}
     sizes = args.size or [None]
     # Every size is planned and checked against every snapshot before anything is printed, so a size the
@@ -248,8 +253,9 @@ def _score(ranking, measured):
         return None
 
 
-def _print_measured(ui, ranking, m, ev) -> None:
+def _print_measured(ui, ranking, m, ev, chip) -> None:
     """Under a ranking: how well it matched the GPU's recorded times at this size."""
+    from ..rank.measured import names_chip
     if m is None:
         ui.print("measured: no GPU run of these configs is recorded at this size")
         return
@@ -257,6 +263,8 @@ def _print_measured(ui, ranking, m, ev) -> None:
     how = " and ".join(f"{n} {words.get(src, src + ' runs')}" for src, n in sorted(m.sources.items()))
     ui.print(f"measured on {m.device}: {m.timed} of {len(ranking)} configs timed at this size (runs.json beside each "
              f"snapshot, from irscope run: {how})")
+    if not names_chip(m.device, chip.name):
+        ui.print(f"  note: the ranking models the {chip.product} (--gpu {chip.name}), not the GPU these times are from")
     if ev is None:
         ui.print("  fewer than two configs have both a prediction and a time: nothing to score")
     else:
@@ -311,5 +319,5 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, meas
     if failed:
         ui.print(f"{len(failed)} config(s) did not compile and are not ranked")
     if measured is not False:
-        _print_measured(ui, ranking, measured, scored)
+        _print_measured(ui, ranking, measured, scored, chip)
     ui.print()

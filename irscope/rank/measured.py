@@ -7,6 +7,7 @@ No torch, no Triton: the records are data, read through the store's schema check
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -43,7 +44,7 @@ def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = 
         return None
     devices = sorted(found)
     if len(devices) > 1:
-        chosen = [d for d in devices if gpu and gpu.lower() in d.lower()]
+        chosen = [d for d in devices if gpu and names_chip(d, gpu)]
         if len(chosen) != 1:
             raise UsageError(f"runs at this size were recorded on {len(devices)} GPUs ({', '.join(devices)}), and "
                              f"{'none' if not chosen else 'more than one'} of them is the modelled chip "
@@ -64,6 +65,18 @@ def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = 
         source = str(record.get("source") or "?")
         sources[source] = sources.get(source, 0) + 1
     return Measured(device, times, errors, sources)
+
+
+def names_chip(device: str, chip: str) -> bool:
+    """Whether a GPU's name as torch gives it ('NVIDIA H200', 'NVIDIA GeForce RTX 5090') is of the chip
+    irscope calls `chip` ('h200', 'rtx5090')."""
+    return chip.lower() in re.sub(r"[^a-z0-9]", "", device.lower())
+
+
+def recorded_devices(snapshots: Iterable) -> set[str]:
+    """Every GPU a run of these snapshots was recorded on."""
+    return {str((r.get("gpu") or {}).get("device") or r.get("device") or "?") for snap in snapshots
+            for r in results.runs(snap)}
 
 
 def _size(record: Mapping) -> dict[str, int] | None:
