@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
-from .schema import ANY, BOOL, INT, NUM, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
+from .schema import ANY, BOOL, INT, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
 
 RUNS_FILE = "runs.json"
 VERIFY_FILE = "verify.json"
@@ -38,7 +38,7 @@ def append(folder: Path, name: str, record: dict) -> Path:
 
 
 # The fields the readers use (show, the TUI, diff); a record may hold more.
-_TIMING = opt(obj(ms=opt(NUM), tflops=opt(NUM), gbps=opt(NUM)))
+_TIMING = opt(obj(ms=opt(POSITIVE), tflops=opt(NUM), gbps=opt(NUM)))
 _FRACTIONS = dict(copy_fraction=opt(NUM), matmul_fraction=opt(NUM))
 # `irscope run --profile`: Proton's figures of the run (irscope/gpu/profile.py, docs/snapshot-format.md).
 _PROFILE = opt(obj(
@@ -47,7 +47,8 @@ _PROFILE = opt(obj(
     kernels=opt(list_of(obj(("name",), name=STR, calls=opt(INT), total_ms=opt(NUM), mean_ms=opt(NUM)))),
     **_FRACTIONS))
 RUN_SCHEMA: Check = list_of(obj(
-    recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), gpu=opt(map_of(ANY)),
+    recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), size=opt(map_of(INT)), error=opt(STR),
+    label=opt(STR), gpu=opt(map_of(ANY)),
     bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)), flops=opt(NUM), bytes=opt(NUM), **_FRACTIONS)),
     profile=_PROFILE, versions=opt(map_of(SCALAR)),
 ))

@@ -4,6 +4,7 @@ and the checks every read of an untrusted folder goes through: values of the rig
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Callable
@@ -40,6 +41,9 @@ STR = _kind("a string", lambda v: isinstance(v, str))
 INT = _kind("an integer", is_int)
 NUM = _kind("a number", lambda v: is_int(v) or isinstance(v, float))
 BOOL = _kind("true or false", lambda v: isinstance(v, bool))
+# a time or rate read back to compute with (a ratio, a correlation): never 0, negative, NaN or infinite
+POSITIVE = _kind("a positive finite number",
+                 lambda v: (is_int(v) or isinstance(v, float)) and math.isfinite(v) and v > 0)
 IDENT = _kind("a Python identifier (the @triton.jit function's name)",
               lambda v: isinstance(v, str) and v.isidentifier())
 SHA256 = _kind("64 lower-case hex digits",
