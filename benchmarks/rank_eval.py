@@ -265,13 +265,18 @@ def cross_check(facts_doc: dict, runs: dict, timed: dict, model: int | None = No
     from irscope.rank.evaluate import spearman
     from irscope.rank.model import DEFAULT_MODEL
     model = model or DEFAULT_MODEL
-    figures = score(predictions(facts_doc, model), runs)
+    preds = predictions(facts_doc, model)
+    figures = score(preds, runs)
     for kernel, sizes in figures.items():
         for size, f in sizes.items():
             a, b = runs[kernel][size], timed.get(kernel, {}).get(size, {})
             both = sorted(k for k in a if a[k] and b.get(k))
-            f["configs_run"] = sum(v is not None for v in a.values())
+            f["configs_run"] = len(a)
+            f["configs_timed"] = sum(v is not None for v in a.values())
             f["failed"] = sum(v is None for v in a.values())
+            # every run that failed is one the model calls unlaunchable, and every such config run failed
+            f["failed_are_the_unlaunchable_run"] = ({k for k, v in a.items() if v is None}
+                                                    == {k for k in a if preds[kernel][size].get(k) is None})
             f["rank_time_configs"] = len(both)
             f["rank_time_spearman"] = round(spearman([a[k] for k in both], [b[k] for k in both]), 4)
             f["median_ratio"] = round(statistics.median(a[k] / b[k] for k in both), 4)
@@ -354,7 +359,7 @@ def main(argv: list[str]) -> int:
         (DOCS / "irscope-run.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         for kernel, sizes in doc["rows"].items():
             for size, f in sizes.items():
-                print(f"{kernel:20s} {size:24s} {f['configs_run']:3d} run ({f['failed']} failed)  model "
+                print(f"{kernel:20s} {size:24s} {f['configs_run']:3d} run, {f['failed']} failed  model "
                       f"{doc['model']}: Spearman {f['spearman']:.3f}, top-1 {f['top1_slowdown']:.1%}, top-5 "
                       f"{f['top5_slowdown']:.1%}; against rank_time.py: Spearman {f['rank_time_spearman']:.3f}, "
                       f"times x{f['median_ratio']:.3f}")

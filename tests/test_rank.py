@@ -704,10 +704,10 @@ def test_the_runs_through_the_cli_are_what_the_committed_records_give_and_agree_
     doc = rank_eval.cross_check(facts, runs, timed, committed["model"])
     assert doc["rows"] == committed["rows"]
     rows = [f for sizes in doc["rows"].values() for f in sizes.values()]
-    assert len(rows) == 8 and sum(f["configs_run"] for f in rows) == 632 and sum(f["failed"] for f in rows) == 108
+    assert len(rows) == 8 and sum(f["configs_run"] for f in rows) == 740 and sum(f["configs_timed"] for f in rows) == 632
     assert all(f["rank_time_spearman"] >= 0.9 for f in rows)
     assert sum(f["spearman"] >= 0.8 and f["top5_slowdown"] <= 0.03 for f in rows) == 7
-    assert all(f["unlaunchable_agreed"] == f["unlaunchable_predicted"] for f in rows)
+    assert all(f["failed_are_the_unlaunchable_run"] for f in rows) and sum(f["failed"] for f in rows) == 108
 
 
 MEASURED_SWEEP = """name: measured
@@ -770,11 +770,14 @@ def test_rank_measured_takes_the_latest_run_at_the_size_and_names_a_failed_one(c
     other = sorted(folders)[1]
     results.append(folders[other], "runs.json", {**records[other], "size_name": "bench", "size": {"n": 1 << 27},
                                                  "bench": {"kernel": {"ms": 99.0}}})  # another size: not read
+    checked = sorted(folders)[2]  # `irscope run --check` later: checked, not timed; the timed run still counts
+    results.append(folders[checked], "runs.json", {**records[checked], "bench": None})
     code, stdout, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
                             "--measured", "--json")
     m = json.loads(stdout)["sizes"][0]["measured"]
     assert code == 0 and m["timed"] == 5 and m["times_ms"][label] is None and "OutOfResources" in m["errors"][label]
     assert m["times_ms"][other] == records[other]["bench"]["kernel"]["ms"]
+    assert m["times_ms"][checked] == records[checked]["bench"]["kernel"]["ms"]
     code, stdout, _ = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--gpu", "h200",
                           "--measured", "--top", "6")
     assert "failed" in stdout and f"failed on the GPU, though predicted to run: {label}" in stdout
@@ -799,11 +802,28 @@ def test_rank_measured_picks_the_modelled_gpus_runs_and_asks_when_it_cannot(cli,
     assert code == 2 and "recorded on 3 GPUs" in err and "NVIDIA H200 NVL" in err and "Traceback" not in err
 
 
-def test_rank_measured_without_runs_or_with_a_damaged_record_is_one_line(cli, measured_space):
+def test_rank_measured_of_some_configs_scores_those_and_claims_no_goal(cli, measured_space):
     folders, _ = measured_space
+    for label in sorted(folders)[:3]:
+        (folders[label] / "runs.json").unlink()
+    code, stdout, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--measured")
+    assert code == 0, err
+    assert "3 of 6 configs timed" in stdout and "(among the 3 timed of 6 launchable: no goal applies)" in stdout
+    assert "goal: within 3%" not in stdout and "the best of the first 5 timed" in stdout
+
+
+def test_rank_measured_without_runs_or_with_a_damaged_record_is_one_line(cli, measured_space):
+    folders, records = measured_space
     code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "bench", "--measured")
-    assert code == 2 and "no GPU run of these configs is recorded at size bench" in err
-    assert "irscope run --snapshot" in err and "Traceback" not in err
-    (next(iter(folders.values())) / "runs.json").write_text('{"not": "a list"}')
-    code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--measured")
-    assert code != 0 and "runs.json is not a list" in err and "Traceback" not in err and len(err.splitlines()) == 2
+    assert code == 2 and "no GPU time of these configs is recorded at size bench" in err
+    assert "irscope run --snapshot DIR..." in err and "Traceback" not in err
+    label, folder = next(iter(folders.items()))
+    hostile = ['{"not": "a list"}',  # what the store refuses, each with the field it names
+               json.dumps([{**records[label], "recorded": "x", "bench": {"kernel": {"ms": 0}}}]),
+               json.dumps([{**records[label], "recorded": "x", "bench": {"kernel": {"ms": float("nan")}}}]),
+               json.dumps([{**records[label], "recorded": "x", "size": {"n": 1e400}}]),
+               json.dumps([{**records[label], "recorded": "x", "size": {"n": "16777216"}}])]
+    for text in hostile:
+        (folder / "runs.json").write_text(text)
+        code, _, err = cli("rank", "space.yaml", "--out", "snaps", "--size", "n=16777216", "--measured")
+        assert code == 4 and "runs.json" in err and "Traceback" not in err and len(err.splitlines()) == 2, (text, err)

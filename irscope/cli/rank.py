@@ -35,9 +35,10 @@ def add_parser(sub) -> None:
     p.add_argument("--emit-configs", metavar="FILE.py",
                    help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune")
     p.add_argument("--measured", action="store_true",
-                   help="score the ranking against the GPU times `irscope run --snapshot` recorded beside these "
-                        "configs' snapshots at each size (runs.json): Spearman, the fastest's place, top-1/top-5 "
-                        "slowdowns, and each config's measured time beside its prediction")
+                   help="score the ranking against the GPU times `irscope run` recorded beside these configs' "
+                        "snapshots at each size (runs.json; `--snapshot DIR`, or a kernel's `--config all --out "
+                        "ROOT` through the JIT): Spearman, the fastest's place, top-1/top-5 slowdowns, and each "
+                        "config's measured time beside its prediction")
     p.add_argument("--json", action="store_true", help="every config's facts and estimate per size, as JSON")
     p.set_defaults(run=run)
 
@@ -158,7 +159,7 @@ def run(args, ui) -> int:
         measured = measured_at([s for s, _ in facts.values()], first.size, chip.name) if args.measured else None
         planned.append((size, first, problems, measured))
     if args.measured and all(m is None for *_, m in planned):
-        raise no_runs_error(planned[0][1].size_name, str(out / spec.name / "*" / target))
+        raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
     report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
     for size, first, problems, measured in planned:
         ranking = []
@@ -176,8 +177,8 @@ def run(args, ui) -> int:
                 "evaluation": scored.as_dict() if scored else None}
         report["sizes"].append(entry)
         if not args.json:
-            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed,
-                   measured if args.measured else False, scored)
+            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
+                   scored)
         if emit is not None and size == sizes[0]:
             configs = top_configs(ranking, tuned, args.top)
             try:
@@ -257,10 +258,11 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
     """Under a ranking: how well it matched the GPU's recorded times at this size."""
     from ..rank.measured import names_chip
     if m is None:
-        ui.print("measured: no GPU run of these configs is recorded at this size")
+        ui.print("measured: no GPU time of these configs is recorded at this size")
         return
     words = {"snapshot": "runs of the snapshots' own cubins", "jit": "JIT runs"}
     how = " and ".join(f"{n} {words.get(src, src + ' runs')}" for src, n in sorted(m.sources.items()))
+    launchable = [r.facts.label for r in ranking if r.estimate.launchable]
     ui.print(f"measured on {m.device}: {m.timed} of {len(ranking)} configs timed at this size (runs.json beside each "
              f"snapshot, from irscope run: {how})")
     if not names_chip(m.device, chip.name):
@@ -268,18 +270,23 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
     if ev is None:
         ui.print("  fewer than two configs have both a prediction and a time: nothing to score")
     else:
-        place = next(i + 1 for i, r in enumerate(ranking) if r.facts.label == ev.best)
-        best = ev.best.split("/")[1] if "/" in ev.best else ev.best
-        ui.print(f"  Spearman {ev.spearman:.3f} between predicted and measured times (goal: 0.8 or more, docs/rank.md)")
-        ui.print(f"  the fastest, {best} ({m.times[ev.best] * 1e3:,.1f} us), is #{place} of the ranking; the "
-                 f"predicted #1 runs {ev.top1_slowdown:.1%} slower, the best of the top 5 {ev.top5_slowdown:.1%} "
-                 f"(goal: within 3%)")
+        name = lambda label: label.split("/")[1] if "/" in label else label  # noqa: E731
+        place = launchable.index(ev.best) + 1 if ev.best in launchable else "?"
+        partial = ev.configs < len(launchable)  # the figures are about the timed configs only
+        among = f" (among the {ev.configs} timed of {len(launchable)} launchable: no goal applies)" if partial else \
+            " (goal: 0.8 or more, docs/rank.md)"
+        ui.print(f"  Spearman {ev.spearman:.3f} between predicted and measured times{among}")
+        top1 = "the predicted #1" if ev.predicted_top1 == launchable[0] else \
+            f"the first of them in the ranking, {name(ev.predicted_top1)},"
+        ui.print(f"  the fastest, {name(ev.best)} ({m.times[ev.best] * 1e3:,.1f} us), is #{place} of the ranking; "
+                 f"{top1} runs {ev.top1_slowdown:.1%} slower, the best of the {'first 5 timed' if partial else 'top 5'} "
+                 f"{ev.top5_slowdown:.1%}" + ("" if partial else " (goal: within 3%)"))
     cannot = [r.facts.label for r in ranking if not r.estimate.launchable]
     if cannot:
-        refused = sum(1 for label in cannot if label in m.times and m.times[label] is None)
+        failed = sum(1 for label in cannot if label in m.times and m.times[label] is None)
         ran = sum(1 for label in cannot if m.times.get(label) is not None)
-        parts = [f"the GPU refused {refused}"] + ([f"ran {ran} (the model is wrong about those)"] if ran else []) + \
-            ([f"{len(cannot) - refused - ran} were not run"] if len(cannot) - refused - ran else [])
+        parts = [f"{failed} failed on the GPU"] + ([f"{ran} ran (the model is wrong about those)"] if ran else []) + \
+            ([f"{len(cannot) - failed - ran} were not run"] if len(cannot) - failed - ran else [])
         ui.print(f"  {len(cannot)} config(s) the model calls unlaunchable: {', '.join(parts)}")
     surprises = [r.facts.label for r in ranking if r.estimate.launchable and r.facts.label in m.errors]
     for label in surprises[:3]:
@@ -288,7 +295,8 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
         ui.print(f"  ... and {len(surprises) - 3} more (--json lists them)")
 
 
-def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, measured=False, scored=None) -> None:
+def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
+           scored=None) -> None:
     ui.print(f"{spec.name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
              f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
     rows = []
@@ -302,11 +310,11 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, meas
             row = [str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, e.bound, e.reason]
         else:
             row = [str(i + 1), variant, "-", "-", e.bound, e.reason]
-        if measured is not False:  # --measured: the GPU's time beside the prediction
+        if show_measured:  # --measured: the GPU's time beside the prediction
             row.insert(3, _measured_cell(measured, r.facts.label))
         rows.append(row)
     head = ["#", "config", "us", "rate", "bound", "why"]
-    if measured is not False:
+    if show_measured:
         head.insert(3, "GPU us")
     ui.print(table(head, rows))
     near = _near_best(ranking)
@@ -318,6 +326,6 @@ def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, meas
         ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
     if failed:
         ui.print(f"{len(failed)} config(s) did not compile and are not ranked")
-    if measured is not False:
+    if show_measured:
         _print_measured(ui, ranking, measured, scored, chip)
     ui.print()

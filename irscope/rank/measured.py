@@ -32,12 +32,12 @@ class Measured:
 def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = None) -> Measured | None:
     """The latest run of each snapshot at `size`, on one GPU: the one whose name holds `gpu` (a chip's
     short name, `h200`) when runs from several GPUs were recorded. None when no run matches the size."""
-    want = {k: int(v) for k, v in size.items()}
+    want = dict(size)
     found: dict[str, dict[str, dict]] = {}  # device -> label -> latest record
     for snap in snapshots:
         for record in results.runs(snap):
-            if _size(record) != want:
-                continue
+            if _size(record) != want or not (_failed(record) or _ms(record)):
+                continue  # another size, or a run checked and not timed (`--check`): it says nothing of time
             device = str((record.get("gpu") or {}).get("device") or record.get("device") or "?")
             found.setdefault(device, {})[snap.label] = record  # oldest first: the latest wins
     if not found:
@@ -54,14 +54,13 @@ def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = 
     device = devices[0]
     times, errors, sources = {}, {}, {}
     for label, record in found[device].items():
-        ms = ((record.get("bench") or {}).get("kernel") or {}).get("ms")
-        if record.get("ok") is False or record.get("error"):
+        if _failed(record):
             times[label] = None
-            errors[label] = str(record.get("error") or "its results were wrong")
-        elif ms is not None:
-            times[label] = float(ms)
+            # untrusted text: its first line, without control characters
+            first = (str(record.get("error") or "its results were wrong").splitlines() or [""])[0]
+            errors[label] = "".join(c for c in first if c.isprintable())[:300]
         else:
-            continue  # checked with --check, not timed: no time to score
+            times[label] = _ms(record)
         source = str(record.get("source") or "?")
         sources[source] = sources.get(source, 0) + 1
     return Measured(device, times, errors, sources)
@@ -79,18 +78,23 @@ def recorded_devices(snapshots: Iterable) -> set[str]:
             for r in results.runs(snap)}
 
 
-def _size(record: Mapping) -> dict[str, int] | None:
-    size = record.get("size")
-    if not isinstance(size, Mapping):
-        return None
-    try:
-        return {str(k): int(v) for k, v in size.items()}
-    except (TypeError, ValueError):
-        return None
+def _size(record: Mapping) -> dict | None:
+    size = record.get("size")  # the store's schema: an object of integers, or absent
+    return dict(size) if isinstance(size, Mapping) else None
 
 
-def no_runs_error(size_name: str, folder_hint: str) -> UsageError:
-    """What `--measured` says when no config of the space has a run recorded at a size."""
-    return UsageError(f"no GPU run of these configs is recorded at size {size_name} (runs.json beside each snapshot)",
-                      f"time them on a GPU first: irscope run --snapshot {folder_hint} --size {size_name}, then "
-                      "rank again with --measured (docs/rank.md)")
+def _failed(record: Mapping) -> bool:
+    return record.get("ok") is False or bool(record.get("error"))
+
+
+def _ms(record: Mapping) -> float | None:
+    ms = ((record.get("bench") or {}).get("kernel") or {}).get("ms")  # positive and finite, by the schema
+    return float(ms) if ms is not None else None
+
+
+def no_runs_error(size_name: str, kernel: str, root: str, menu: bool) -> UsageError:
+    """What `--measured` says when no config of the space has a timed (or failed) run recorded at a size."""
+    how = (f"irscope run {kernel} --config all --size {size_name} --out {root}" if menu else
+           f"irscope run --snapshot DIR... --size {size_name}, one DIR a config of the space (under {root})")
+    return UsageError(f"no GPU time of these configs is recorded at size {size_name} (runs.json beside each snapshot)",
+                      f"time them on a GPU first ({how}), then rank again with --measured (docs/rank.md)")
