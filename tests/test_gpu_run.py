@@ -127,3 +127,12 @@ def test_a_sweep_points_snapshot_runs_with_its_own_constexprs_not_its_menu_confi
     call = runner.prepare(job.request, "cpu").calls[0]
     assert call.grid == (-(-100000 // 256),)
     check_call(snap, library.load_kernel("add").fn, call)  # the menu's BLOCK_SIZE=1024 would be refused
+    # a damaged one whose constexpr is not a value (a list) is refused by name, before any grid is computed
+    meta = json.loads((folder / "irscope.json").read_text())
+    for e in meta["specialisation"]:
+        if e["name"] == "BLOCK_SIZE":
+            e["value"] = [256]
+    (folder / "irscope.json").write_text(json.dumps(meta))
+    from irscope.errors import SnapshotError
+    with pytest.raises(SnapshotError, match="records constexpr BLOCK_SIZE as list"):
+        session.plan_jobs([str(folder)], [], [], None, ["n=100000"], 0, Path("unused"), None)

@@ -137,7 +137,7 @@ def _run_on_gpu(args, ui, specs) -> int:
         prepared = runner.prepare(job.request, "cuda", default_size=runner.workload_of(
             library.load_kernel(job.request.kernel)).bench_size)
         result = runner.check(prepared, job.run)
-        report(ui, result)
+        report(ui, result, job.snapshot.label if job.source == "snapshot" else None)
         record = {"source": job.source, "gpu": session.gpu_record(ceilings, target), **result.as_dict()}
         if job.snapshot is not None:  # which config of a space this is, for --json (irscope rank --measured)
             record["label"] = job.snapshot.label
@@ -192,13 +192,15 @@ def _write_json(path: str | None, payload) -> None:
         Path(path).write_text(json.dumps(payload, indent=1, default=str) + "\n")
 
 
-def report(ui, r) -> None:
-    """One run's result: a header, the launches, a line per output, then PASS or FAIL."""
+def report(ui, r, snapshot: str | None = None) -> None:
+    """One run's result: a header, the launches, a line per output, then PASS or FAIL. A snapshot's run is
+    named by its label (a sweep point's variant says what it ran; its menu config does not)."""
     s = ui.style
     dims = ", ".join(f"{k}={v}" for k, v in r.size.items())
     versions = ", ".join(f"{k} {v}" for k, v in r.versions.items())
     where = "Triton interpreter on the CPU" if r.mode == "interpret" else r.device
-    ui.print(f"{s(r.kernel, 'bold')}  config {r.config}  size {r.size_name}" + (f" ({dims})" if dims and dims !=
+    what = f"snapshot {snapshot}" if snapshot else f"config {r.config}"
+    ui.print(f"{s(r.kernel, 'bold')}  {what}  size {r.size_name}" + (f" ({dims})" if dims and dims !=
              r.size_name else "") + f"  seed {r.seed}  [{where}; {versions}]")
     for launch in r.launches:
         ui.print(f"  launch  {launch}")
@@ -217,7 +219,7 @@ def report(ui, r) -> None:
     if r.error:
         ui.print(f"  {s('error', 'red')}  {r.error}")
     status = s("PASS", "green", "bold") if r.ok else s("FAIL", "red", "bold")
-    ui.print(f"{status}  {r.kernel} {r.config} {r.size_name}  ({r.seconds:.2f} s)")
+    ui.print(f"{status}  {snapshot or f'{r.kernel} {r.config}'} {r.size_name}  ({r.seconds:.2f} s)")
 
 
 def _report_profile(ui, p) -> None:

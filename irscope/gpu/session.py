@@ -45,6 +45,10 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
         # the cubin's own constexprs: a sweep point (BLOCK_SIZE=256) launches with its grid, not its config's
         own = {e["name"]: e.get("value") for e in snap.meta.get("specialisation") or ()
                if e.get("kind") == "constexpr" and e.get("name") in spec.fn.arg_names}
+        odd = next((k for k, v in own.items() if not isinstance(v, (int, float, str, bool, type(None)))), None)
+        if odd is not None:  # untrusted: a launch's grid is computed from these values
+            raise SnapshotError(f"{snap.path}: irscope.json records constexpr {odd} as {type(own[odd]).__name__}, "
+                                "not a value a launch can take", "the snapshot is damaged; recompile it")
         for size in sizes or [None]:
             jobs.append(Job(runner.Request(ref, snap_config, size, seed, own or None),
                             snapshot_runner(snap, spec, jit_launch), "snapshot", snap))
