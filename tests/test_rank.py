@@ -143,6 +143,8 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     (("rank", "add", "--target", "sm_90a", "--size", "n=abc"), "not an integer"),
     (("rank", str(ROOT / "benchmarks" / "rank" / "softmax-wide.yaml")), "pass --kernel"),
     (("rank", str(ROOT / "benchmarks" / "rank" / "softmax-wide.yaml"), "--kernel", "nope"), "it holds: softmax,"),
+    (("rank", f"{ROOT / 'tests' / 'data' / 'tuned_kernels.py'}:tuned", "--target", "sm_90a"),
+     "cannot plan its launch at a size"),
 ])
 def test_rank_cli_bad_input_is_one_line(cli, argv, words):
     code, _, err = cli(*argv)

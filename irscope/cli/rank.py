@@ -106,8 +106,12 @@ def run(args, ui) -> int:
         raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
                          f"pass --kernel, e.g. --kernel {kernels[0]}")
     spec = library.load_kernel(kernels[0])
-    from ..gpu.runner import workload_of
-    workload = workload_of(spec)
+    from ..spec.workload import Workload
+    workload = spec.workload
+    if not isinstance(workload, Workload):  # the sizes, grid, flops and bytes a prediction is made at
+        raise UsageError(f"kernel '{spec.name}' has no workload, so irscope cannot plan its launch at a size to "
+                         "predict a time", "give it a KernelSpec with workload=Workload(...): sizes, build, launch "
+                         "(docs/kernel-spec.md); `irscope sweep` compares its configs' compile facts without one")
     for size in args.size or ():  # a bad size is a usage error before anything compiles
         workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
                             else next(iter(workload.sizes)))
