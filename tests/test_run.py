@@ -61,6 +61,12 @@ def test_without_a_gpu_run_asks_for_interpret(cli):
     assert "no CUDA GPU" in err and "pass --interpret" in err
 
 
+def test_a_missing_snapshot_folder_is_named_before_where_it_would_run(cli, tmp_path):
+    """On any machine, GPU or not, a --snapshot that is not a snapshot is the error, not the lack of a GPU."""
+    code, _, err = cli("run", "--snapshot", tmp_path / "nope", "--size", "bench")
+    assert code == 4 and "nope' does not exist" in err and "CUDA" not in err and "Traceback" not in err
+
+
 def test_size_presets_and_overrides_parse():
     from irscope.errors import UsageError
     from irscope.spec.library import load_kernel

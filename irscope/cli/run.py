@@ -62,6 +62,10 @@ def run(args: argparse.Namespace, ui) -> int:
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
+    if args.snapshot:  # a missing or damaged folder is said first, wherever the run would go
+        from ..store.snapshot import load_snapshot
+        for folder in args.snapshot:
+            load_snapshot(folder)
     if args.snapshot and args.interpret:
         raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
                          "runs the Python kernel instead", _cpu_hint(args.snapshot))
