@@ -62,16 +62,16 @@ def run(args: argparse.Namespace, ui) -> int:
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
-    if args.snapshot:  # a missing or damaged folder is said first, wherever the run would go
-        from ..store.snapshot import load_snapshot
-        for folder in args.snapshot:
-            load_snapshot(folder)
     if args.snapshot and args.interpret:
         raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
                          "runs the Python kernel instead", _cpu_hint(args.snapshot))
     if args.profile and args.interpret:
         raise UsageError("--profile runs the kernel under Proton, which records a GPU's kernels; the interpreter "
                          "runs on the CPU", "drop --interpret, and run with --profile on a machine with a CUDA GPU")
+    if args.snapshot:  # a missing or damaged folder is said before whether this machine can run it
+        from ..store.snapshot import load_snapshot
+        for folder in args.snapshot:
+            load_snapshot(folder)
     specs = [library.load_kernel(k) for k in args.kernels]
     configs = args.config or [None]
     for ref, spec in zip(args.kernels, specs):
