@@ -38,8 +38,7 @@ def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = 
         for record in results.runs(snap):
             if _size(record) != want or not (_failed(record) or _ms(record)):
                 continue  # another size, or a run checked and not timed (`--check`): it says nothing of time
-            device = str((record.get("gpu") or {}).get("device") or record.get("device") or "?")
-            found.setdefault(device, {})[snap.label] = record  # oldest first: the latest wins
+            found.setdefault(_device(record), {})[snap.label] = record  # oldest first: the latest wins
     if not found:
         return None
     devices = sorted(found)
@@ -74,8 +73,12 @@ def names_chip(device: str, chip: str) -> bool:
 
 def recorded_devices(snapshots: Iterable) -> set[str]:
     """Every GPU a run of these snapshots was recorded on."""
-    return {str((r.get("gpu") or {}).get("device") or r.get("device") or "?") for snap in snapshots
-            for r in results.runs(snap)}
+    return {_device(r) for snap in snapshots for r in results.runs(snap)}
+
+
+def _device(record: Mapping) -> str:
+    """The GPU a run was recorded on, as torch names it."""
+    return str((record.get("gpu") or {}).get("device") or record.get("device") or "?")
 
 
 def _size(record: Mapping) -> dict | None:
