@@ -31,7 +31,7 @@ ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_
                "amdg.buffer_load", "amdg.buffer_load_to_local")
 
 _OP = re.compile(r'^\s*(?:%[\w#:]+(?:,\s*%[\w#:]+)*\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
-_SHAPE = re.compile(r"(?:tensor|memdesc|tensor_descriptor)<([0-9x]+)x(!tt\.ptr<)?([a-zA-Z0-9]+)")
+_SHAPE = re.compile(r"(?:tensor|memdesc|tensor_descriptor|tensordesc)<([0-9x]+)x(!tt\.ptr<)?([a-zA-Z0-9]+)")
 
 
 @dataclass
@@ -217,6 +217,19 @@ def _operand_warps(line: str, warps: dict[str, list[int]]) -> list[int]:
 def _scan(text: str) -> tuple[Work, Work, int, str, int]:
     """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype, the main
     loop's prefetch distance in iterations: 0 when it has no async_wait)."""
+    main, straight, loops, dtype, prefetch, _, _ = scan_loops(text)
+    return main, straight, loops, dtype, prefetch
+
+
+def top_loops(text: str) -> tuple[list[Work], int | None]:
+    """The work per iteration of each of a TTGIR's top-level scf.for loops (in text order), and which of
+    them the model takes as the main one (None without a loop); the others it counts once, with the
+    straight-line code."""
+    return scan_loops(text)[5:]
+
+
+def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | None]:
+    """_scan's figures, each top-level loop's work per iteration, and the main one's index among them."""
     straight, loops, dtype = Work(), [], ""
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "reduce", "other"
@@ -226,6 +239,8 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
     for line in text.splitlines():
         s = line.strip()
         if not s or s.startswith(("#", "//", "module", "loc", "}")) and not s.startswith("})"):
+            if s.startswith("}") and s.endswith("{"):
+                continue  # `} else {`: the same op's next region, at the same depth
             if s.startswith("}") and stack:
                 kind = stack.pop()
                 if kind == "for" and "for" not in stack:
@@ -273,7 +288,8 @@ def _scan(text: str) -> tuple[Work, Work, int, str, int]:
             # num / groups iterations after this one. So a copy is issued that many iterations, plus
             # the one it is issued in, before it is waited for.
             prefetch = (num if num < 1 << 30 else 0) // groups + 1
-    return main, straight, len(loops), dtype, prefetch
+    index = next((i for i, w in enumerate(loops) if w is main), None)
+    return main, straight, len(loops), dtype, prefetch, loops, index
 
 
 def instruction_of(counters: dict) -> str:
