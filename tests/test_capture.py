@@ -48,7 +48,9 @@ def test_odd_offset_views_lose_divisibility_and_none_and_stride_one_become_const
     aligned, odd = sorted((launch for launch in data["launches"] if launch["kernel"].endswith(":add")),
                           key=lambda launch: launch["count"], reverse=True)
     assert _args(aligned)["x_ptr"] == {"name": "x_ptr", "kind": "tensor", "dtype": "fp32", "divisibility": 16,
-                                       "specialised": "*fp32:D16"}
+                                       "shape": [4096], "strides": [1], "specialised": "*fp32:D16"}
+    assert _args(odd)["x_ptr"]["shape"] == [4095]  # the view x[1:]: what irscope rank counts as its bytes
+    assert _args(odd)["bias_ptr"]["alias"] == "y_ptr" and "alias" not in _args(odd)["y_ptr"]  # y passed twice
     assert _args(odd)["x_ptr"]["divisibility"] == 1 and _args(odd)["x_ptr"]["specialised"] == "*fp32"
     assert _args(aligned)["n"]["specialised"] == "i32:D16" and _args(odd)["n"]["specialised"] == "i32"
     assert _args(aligned)["bias_ptr"] == {"name": "bias_ptr", "kind": "none", "specialised": "constexpr"}

@@ -119,6 +119,7 @@ class Recorder:
         out = []
         attrs = {k[0]: v for k, v in (p.src.attrs or {}).items() if isinstance(k, tuple) and len(k) == 1}
         constants = {k[0]: v for k, v in (p.src.constants or {}).items() if isinstance(k, tuple) and len(k) == 1}
+        pointers: dict[int, str] = {}  # data_ptr -> the first tensor argument at it
         for i, param in enumerate(p.fn.params):
             ty = str(p.src.signature.get(param.name, ""))
             div = next((a[1] for a in attrs.get(i, ()) if a[0] == "tt.divisibility"), 1)
@@ -126,6 +127,10 @@ class Recorder:
             entry: dict[str, Any] = {"name": param.name}
             if values is not None:
                 entry.update(_encode_value(param, values[i], ty))
+                if entry.get("kind") == "tensor":  # an in-place op passes one tensor twice: its bytes count once
+                    first = pointers.setdefault(values[i].data_ptr(), param.name)
+                    if first != param.name:
+                        entry["alias"] = first
             elif param.is_constexpr or ty == "constexpr":
                 v = constants.get(i, param.default if param.has_default else None)
                 entry.update(_encode_value(param, v, ty))
@@ -319,7 +324,12 @@ def _encode_value(param, v, ty: str) -> dict:
                 "strides": [int(n) for n in v.strides], "block_shape": [int(n) for n in v.block_shape],
                 "padding": str(getattr(v, "padding", "zero"))}
     if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
-        return {"kind": "tensor", "dtype": _dtype_name(v.dtype), "divisibility": 16 if v.data_ptr() % 16 == 0 else 1}
+        entry = {"kind": "tensor", "dtype": _dtype_name(v.dtype), "divisibility": 16 if v.data_ptr() % 16 == 0 else 1}
+        try:  # what it spans, for `irscope rank`'s least traffic; a tensor-like without them is still a pointer
+            entry.update(shape=[int(n) for n in v.shape], strides=[int(n) for n in v.stride()])
+        except (AttributeError, TypeError):
+            pass
+        return entry
     raise Unrecordable(f"argument '{param.name}' is a {type(v).__name__}, which a launch file cannot hold")
 
 

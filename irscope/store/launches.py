@@ -27,6 +27,7 @@ _ARG: Check = obj(
     dtype=opt(STR), divisibility=opt(INT), value=ANY, value_known=opt(BOOL),
     shape=opt(_INTS), strides=opt(_INTS), block_shape=opt(_INTS), padding=opt(STR),
     specialised=opt(STR),  # what the JIT's specialiser made of it: "*fp16:D", "i32", "constexpr"
+    alias=opt(STR),  # a tensor at the same address as an earlier tensor argument (an in-place op)
 )
 
 _KERNEL: Check = obj(
