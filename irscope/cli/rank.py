@@ -17,14 +17,16 @@ def add_parser(sub) -> None:
                                    "kernel's autotune space), for one target (cached, in parallel), predict each "
                                    "config's time at the given sizes from its compile facts and the GPU's published "
                                    "peaks, and print the ranking with the bound behind each estimate (docs/rank.md).")
-    p.add_argument("space", metavar="SWEEP.yaml|KERNEL", help="a sweep file, or a kernel (built-in or FILE.py:NAME)")
+    p.add_argument("space", metavar="SWEEP.yaml|KERNEL|LAUNCHES.json",
+                   help="a sweep file, a kernel (built-in or FILE.py:NAME), or the launch file of `irscope capture` "
+                        "(a program's own launches of a kernel, one per autotune config, ranked at the size it ran)")
     p.add_argument("--target", "-t", metavar="T", help="the target to rank for (default: the sweep's only target)")
     p.add_argument("--size", action="append", metavar="PRESET|K=V,...",
                    help="problem size (the workload's preset or K=V,...; repeatable; default: its bench size)")
     p.add_argument("--gpu", metavar="NAME", help="the chip to model (default: the target's usual one; "
                                                  "see docs/rank.md for the table)")
     p.add_argument("--kernel", "-k", metavar="NAME",
-                   help="rank this kernel of a sweep file that holds several (default: its only kernel)")
+                   help="rank this kernel of a sweep or launch file that holds several (default: its only kernel)")
     p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
                    help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the H200's "
                         f"calibration (default {DEFAULT_MODEL})")
@@ -95,26 +97,50 @@ def run(args, ui) -> int:
     from ..store.snapshot import load_snapshot
     from ..sweep import run_points
 
-    points, tuned, target = _points(args)
+    from .rank_launches import captured_space, is_capture
+    captured = captured_space(args, _one_target(args.target) if args.target else None) \
+        if is_capture(args.space) else None
+    if captured is not None:  # a program's own launches (irscope capture): ranked at the size it ran
+        if args.size:
+            raise UsageError("--size: a captured kernel is ranked at the size the program launched it with",
+                             "capture the program at the size you want ranked")
+        if args.measured:
+            raise UsageError("--measured scores the runs `irscope run` recorded, and it cannot run a captured "
+                             "launch (it builds inputs from a workload)",
+                             "time the configs with the program's own autotuner (benchmarks/autotune_timings.py "
+                             "shows how) and compare")
+        points, tuned, target, name, spec = captured.points, captured.tuned, captured.target, captured.name, None
+        for launch_id, why in captured.skipped:
+            ui.warn(f"not ranked: {launch_id}: {why}")
+        from ..rank.captured import tensor_bytes
+        if any(tensor_bytes(launch) is None for launch in captured.launches.values()):
+            ui.warn("the launch file records no tensor shapes (an older irscope captured it), so the least DRAM "
+                    "traffic is taken as what the programs load and store, which overstates a kernel that reuses "
+                    "its tiles (a matmul); capture the program again for the shapes")
+    else:
+        points, tuned, target = _points(args)
     chip = chip_for(target, args.gpu)
     kernels = sorted({p.kernel for p in points})
-    if args.kernel:
+    if args.kernel and captured is None:
         if args.kernel not in kernels:
             raise UsageError(f"the space has no kernel '{args.kernel}'", f"it holds: {', '.join(kernels)}")
         points, kernels = [p for p in points if p.kernel == args.kernel], [args.kernel]
-    if len(kernels) != 1:
+    if len(kernels) != 1 and captured is None:
         raise UsageError(f"the space holds {len(kernels)} kernels ({', '.join(kernels)}); rank one at a time",
                          f"pass --kernel, e.g. --kernel {kernels[0]}")
-    spec = library.load_kernel(kernels[0])
-    from ..spec.workload import Workload
-    workload = spec.workload
-    if not isinstance(workload, Workload):  # the sizes, grid, flops and bytes a prediction is made at
-        raise UsageError(f"kernel '{spec.name}' has no workload, so irscope cannot plan its launch at a size to "
-                         "predict a time", "give it a KernelSpec with workload=Workload(...): sizes, build, launch "
-                         "(docs/kernel-spec.md); `irscope sweep` compares its configs' compile facts without one")
-    for size in args.size or ():  # a bad size is a usage error before anything compiles
-        workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
-                            else next(iter(workload.sizes)))
+    if captured is None:
+        spec = library.load_kernel(kernels[0])
+        name = spec.name
+        from ..spec.workload import Workload
+        workload = spec.workload
+        if not isinstance(workload, Workload):  # the sizes, grid, flops and bytes a prediction is made at
+            raise UsageError(f"kernel '{spec.name}' has no workload, so irscope cannot plan its launch at a size "
+                             "to predict a time", "capture a program that launches it (irscope capture -- python "
+                             "prog.py) and rank the launch file, or give it a KernelSpec with "
+                             "workload=Workload(...) (docs/kernel-spec.md)")
+        for size in args.size or ():  # a bad size is a usage error before anything compiles
+            workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
+                                else next(iter(workload.sizes)))
     emit = Path(args.emit_configs) if args.emit_configs else None
     if emit is not None:  # so is a file that cannot be written: found after the compiles, it would waste them
         _check_emit_path(emit)
@@ -130,12 +156,13 @@ def run(args, ui) -> int:
     finally:
         progress.close()
         executor.close()
-    snaps, failed = [], []
+    snaps, failed, ref_of = [], [], {}
     for row in result.rows:
         if row.path is None:
             failed.append(row)
         else:
             snaps.append(load_snapshot(row.path))
+            ref_of[snaps[-1].label] = row.point.kernel
     if not any(s.ok for s in snaps):  # nothing to rank: a table of failures and exit 0 would read as success
         first = next(r for r in result.rows if r.status != "ok")
         raise CompileError(f"none of the {len(result.rows)} configs compiled, so none is ranked; first: "
@@ -152,7 +179,10 @@ def run(args, ui) -> int:
     # Every size is planned and checked against every snapshot before anything is printed, so a size the
     # space was not compiled for stops the command before the first table, not after it.
     planned = []
-    for size in sizes:
+    if captured is not None:
+        planned = _captured_plans(captured, facts, ref_of)
+        sizes = [p[0] for p in planned]
+    for size in sizes if captured is None else ():
         problems = {label: problem_at(spec, size, f.constexprs, sms=chip.sms) for label, (_, f) in facts.items()}
         first = next(iter(problems.values()))
         for label, (s, _) in facts.items():
@@ -164,11 +194,12 @@ def run(args, ui) -> int:
         planned.append((size, first, problems, measured))
     if args.measured and all(m is None for *_, m in planned):
         raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
-    report = {"space": args.space, "kernel": spec.name, "target": target, "gpu": chip.name, "sizes": []}
+    report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "sizes": []}
     for size, first, problems, measured in planned:
         ranking = []
         for label, (s, f) in facts.items():
-            ranking.extend(rank([f], problems[label], chip, args.model))
+            if label in problems:  # a captured kernel's launches at other sizes are ranked in their own table
+                ranking.extend(rank([f], problems[label], chip, args.model))
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
@@ -181,12 +212,12 @@ def run(args, ui) -> int:
                 "evaluation": scored.as_dict() if scored else None}
         report["sizes"].append(entry)
         if not args.json:
-            _print(ui, spec, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
-                   scored)
+            _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
+                   scored, tuned if captured is not None else None)
         if emit is not None and size == sizes[0]:
             configs = top_configs(ranking, tuned, args.top)
             try:
-                write_module(emit, configs, f"{spec.name} for {target} on {chip.product} at {first.size_name}")
+                write_module(emit, configs, f"{name} for {target} on {chip.product} at {first.size_name}")
             except OSError as e:
                 raise UsageError(f"cannot write --emit-configs {emit}: {e.strerror or e}",
                                  "give a FILE.py in a folder you can write") from None
@@ -199,6 +230,19 @@ def run(args, ui) -> int:
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
+
+
+def _captured_plans(captured, facts, ref_of) -> list:
+    """(None, a problem, {label: problem}, None) per size the program launched the kernel at: each
+    compiled launch's problem from its own record (irscope.rank.captured)."""
+    from ..rank.captured import launch_problem
+    from .rank_launches import size_key
+    groups: dict[tuple, dict] = {}
+    for label, (s, f) in facts.items():
+        launch = captured.launches[ref_of[label]]
+        groups.setdefault(size_key(launch), {})[label] = launch_problem(launch, captured.name, f, s.read("ttgir")
+                                                                        if "ttgir" in s.stage_files else "")
+    return [(None, next(iter(problems.values())), problems, None) for problems in groups.values()]
 
 
 def _is_sweep_file(space: str) -> bool:
@@ -299,14 +343,24 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
         ui.print(f"  ... and {len(surprises) - 3} more (--json lists them)")
 
 
-def _print(ui, spec, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
-           scored=None) -> None:
-    ui.print(f"{spec.name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
+def _config_name(facts, tuned) -> str:
+    """A config as the table names it: its variant folder, or for a captured launch (whose variant ends in
+    a hash) its warps, stages and the constexprs its autotune configs set (`w4.s3.BK=64.BV=64`)."""
+    variant = facts.label.split("/")[1] if "/" in facts.label else facts.label
+    if tuned is None:
+        return variant
+    values = [f"{k}={facts.constexprs[k]}" for k in sorted(tuned) if k in facts.constexprs]
+    return ".".join([f"w{facts.num_warps}", f"s{facts.num_stages}"] + values) if values else variant
+
+
+def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
+           scored=None, tuned=None) -> None:
+    ui.print(f"{name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
              f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
     rows = []
     for i, r in enumerate(ranking[:top]):
         e = r.estimate
-        variant = r.facts.label.split("/")[1] if "/" in r.facts.label else r.facts.label
+        variant = _config_name(r.facts, tuned)
         if e.launchable:
             p = problems[r.facts.label]
             rate = f"{p.flops / e.ms / 1e9:,.0f} TFLOP/s" if p.flops and p.flops / max(p.min_bytes, 1) > 8 \

@@ -38,14 +38,17 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
                       description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
 
 
-def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None):
-    """(points to compile, (launch id, target, why) for each one that cannot be compiled for a target)."""
+def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None, only=None):
+    """(points to compile, (launch id, target, why) for each one that cannot be compiled for a target);
+    `only`: the launch ids to take (default: all)."""
     from .batch import Point
     from .specialise import specialise, target_option_fields
 
     data = read_launches(path)
     points, skipped = [], []
     for launch in data["launches"]:
+        if only is not None and launch["id"] not in only:
+            continue
         ref = f"{Path(path).resolve()}:{launch['id']}"
         try:
             spec, _ = load_launch_kernel(ref)

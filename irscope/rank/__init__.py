@@ -7,6 +7,8 @@
     evaluate.py  how well a ranking matches measured times (Spearman, top-k, slowdowns)
     measured.py  the GPU times `irscope run` recorded beside a space's snapshots, for `rank --measured`
     export.py    the ranking as Triton autotune input: a pruned config list, an early_config_prune
+    captured.py  a captured launch (`irscope capture`) as the problem to rank at, without a workload
+    trips.py     a loop's trip count, its bounds read from the TTGIR with a launch's arguments
 
 docs/rank.md documents the model and its evaluation on the H200.
 """

@@ -125,7 +125,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
     programs = max(1, problem.programs)
-    n = iterations(facts, problem.flops, problem.min_bytes, programs)
+    # A captured launch's problem knows its trip count (its loop bounds, evaluated: captured.py)
+    n = problem.trips if getattr(problem, "trips", None) is not None and facts.loop else \
+        iterations(facts, problem.flops, problem.min_bytes, programs)
     loop, straight = _work(facts.loop), _work(facts.straight)
     total = Work()
     total.add(straight)

@@ -23,6 +23,9 @@ class Problem:
     flops: float  # the workload's useful flops
     min_bytes: float  # the least DRAM traffic the work needs
     call: Any = None  # the KernelCall (meta tensors), to check a snapshot's assumptions against
+    # The main loop's trip count a program runs, when it is known from the launch itself (a captured
+    # launch: irscope.rank.captured); None: the model derives it from the work (model.iterations).
+    trips: float | None = None
 
     @property
     def programs(self) -> int:
@@ -33,7 +36,8 @@ class Problem:
 
     def as_dict(self) -> dict:
         return {"kernel": self.kernel, "size_name": self.size_name, "size": dict(self.size), "grid": list(self.grid),
-                "programs": self.programs, "flops": self.flops, "min_bytes": self.min_bytes}
+                "programs": self.programs, "flops": self.flops, "min_bytes": self.min_bytes,
+                **({"trips": self.trips} if self.trips is not None else {})}
 
 
 def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None = None, *,

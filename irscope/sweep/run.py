@@ -145,7 +145,7 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
     """The content key of every point (harness.plan: no compile) and whether its snapshot is fresh;
     `on_stale()` is called once, at the first point that is not."""
     from .. import harness
-    from ..spec import library
+    from ..harness.batch import load_kernel
     from ..store.snapshot import META_FILE
     from ..store.folder import snapshot_dir
     from ..targets import get_target
@@ -164,7 +164,7 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
     planned = []
     for i, p in enumerate(points):
         try:
-            spec = library.load_kernel(p.kernel)
+            spec = load_kernel(p.kernel)  # a library kernel, or a captured launch (`LAUNCHES.json:ID`)
             target = get_target(p.target)
             key = harness.plan(spec, target, p.options)[0] if i not in remote_keys else (remote_keys[i] or "")
         except IrscopeError as e:

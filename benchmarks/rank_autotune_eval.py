@@ -1,0 +1,98 @@
+"""Score `irscope rank LAUNCHES.json` against a third-party library's own autotuner on the H200.
+
+A program's autotuned kernel, captured device-less (`irscope capture --as sm_90a`), is ranked from its
+launch file (`irscope rank LAUNCHES.json --gpu h200 --json`: docs/rank/autotune/ranking-*.json); the same
+call of the library's own wrapper, on the H200, made its autotuner time every config
+(benchmarks/autotune_timings.py: docs/rank/autotune/timings-*.json). Configs are joined by their
+constexprs, warps and stages; the scores are docs/rank.md's (Spearman, the measured best in the predicted
+top 1 / top 5, the slowdowns). A second timing pass of the same call gives how far the GPU's own order
+moves between runs, and `--retime`'s do_bench times check the autotuner's.
+
+    python benchmarks/rank_autotune_eval.py [--json docs/rank/autotune.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "docs" / "rank" / "autotune"
+# (row, ranking, first timing pass, second pass)
+ROWS = [("fla chunk_fwd_kernel_h, B=8 T=4096 H=16 K=V=128 bf16", "fla-B8-T4096"),
+        ("fla chunk_fwd_kernel_h, B=1 T=16384 H=16 K=V=128 bf16", "fla-B1-T16384"),
+        ("liger _swiglu_kernel_forward, 8192 x 4096 -> 2 x 11008 bf16", "liger-mlp")]
+
+
+def _key(kwargs: dict, warps: int, stages: int) -> str:
+    return json.dumps({"kwargs": {k: kwargs[k] for k in sorted(kwargs)}, "w": warps, "s": stages}, sort_keys=True)
+
+
+def predictions(ranking: dict) -> dict[str, float | None]:
+    """{config key: predicted ms, None if it cannot launch} from `irscope rank --json`'s first size."""
+    (entry,) = ranking["sizes"]
+    return {(r["facts"]["label"], r["facts"]["num_warps"], r["facts"]["num_stages"]): (
+        r["facts"]["constexprs"], r["estimate"]["ms"]) for r in entry["ranking"]}
+
+
+def joined(ranking: dict, timings: dict, field: str = "ms") -> tuple[dict, dict]:
+    """(predicted, measured) ms by config key, over the configs the autotuner had."""
+    names = {k for c in timings["configs"] for k in c["kwargs"]}
+    predicted = {}
+    for (_, warps, stages), (constexprs, ms) in predictions(ranking).items():
+        predicted[_key({k: v for k, v in constexprs.items() if k in names}, warps, stages)] = ms
+    measured = {}
+    for c in timings["configs"]:
+        value = c[field] if field == "ms" else (c.get("retimed") or {}).get("ms")
+        measured[_key(c["kwargs"], c["num_warps"], c["num_stages"])] = value
+    missing = set(measured) - set(predicted)
+    if missing:
+        raise SystemExit(f"{len(missing)} timed configs have no prediction, e.g. {sorted(missing)[0]}")
+    return predicted, measured
+
+
+def score(stem: str) -> dict:
+    from irscope.rank.evaluate import evaluate, spearman
+    ranking = json.loads((DATA / f"ranking-{stem}.json").read_text())
+    first = json.loads((DATA / f"timings-{stem}.json").read_text())
+    second = json.loads((DATA / f"timings-{stem}-2.json").read_text())
+    predicted, measured = joined(ranking, first)
+    ev = evaluate(predicted, measured)
+    _, again = joined(ranking, second)
+    _, retimed = joined(ranking, first, "retimed")
+    both = [k for k in measured if measured[k] is not None and again.get(k) is not None]
+    checked = [k for k in measured if measured[k] is not None and retimed.get(k) is not None]
+    ev2 = evaluate(predicted, again)
+    return {"configs": len(measured), "timed": sum(v is not None for v in measured.values()),
+            "predicted_unlaunchable": sum(v is None for v in predicted.values()),
+            "failed_on_gpu": sorted(k for k, v in measured.items() if v is None),
+            "evaluation": ev.as_dict(), "second_pass": ev2.as_dict(),
+            "gpu_run_to_run_spearman": round(spearman([measured[k] for k in both], [again[k] for k in both]), 4),
+            "autotuner_vs_do_bench_spearman": round(spearman([measured[k] for k in checked],
+                                                             [retimed[k] for k in checked]), 4),
+            "versions": first["versions"], "gpu": first["gpu"]["name"]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args(argv)
+    out = {}
+    print("| kernel and size | configs timed (refused at launch) | Spearman (2nd pass) | best in top-1 / top-5 "
+          "| predicted top-1 slower | best of top-5 slower | GPU run to run |")
+    print("|---|---|---|---|---|---|---|")
+    for title, stem in ROWS:
+        r = out[stem] = {"title": title, **score(stem)}
+        e, e2 = r["evaluation"], r["second_pass"]
+        print(f"| {title} | {r['timed']} ({len(r['failed_on_gpu'])}) | {e['spearman']:.3f} ({e2['spearman']:.3f}) "
+              f"| {'yes' if e['best_in_top1'] else 'no'} / {'yes' if e['best_in_top5'] else 'no'} "
+              f"| {e['top1_slowdown']:.1%} | {e['top5_slowdown']:.1%} | {r['gpu_run_to_run_spearman']:.3f} |")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""A captured launch as a problem to rank at: its grid, its work and its least DRAM traffic.
+
+A kernel with an irscope workload is planned at a size by its own `build` and `launch` (spec/problem.py).
+A kernel captured from a real program (`irscope capture`, docs/capture.md) has no workload, but each of
+its launches recorded what the model needs: the grid it ran on, its scalar arguments and the shape and
+strides of each tensor. So a program's own launch of an autotuned kernel, one launch per config its
+autotuner tried, is a space to rank at exactly the size the program ran:
+
+- the main loop's trip count is evaluated from the TTGIR with the launch's scalar arguments (trips.py);
+- the work of the launch is the grid's programs times one program's (its straight-line work plus that
+  many iterations);
+- the least DRAM traffic is what its tensors span (each once; an in-place op's aliased tensor once), or
+  what its programs load and store when that is less (a kernel that touches part of a larger buffer).
+
+Reading a launch file runs nothing (store/launches.py checks it as JSON).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import UsageError
+from ..spec.problem import Problem
+from .facts import Facts, Work, top_loops
+from .trips import loop_trips
+
+# bytes per element of the dtype names a launch file records (Triton's: fp16, bf16, fp8e4nv, i32...)
+_WIDTHS = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "tf32": 4, "fp16": 2, "bf16": 2,
+           "i16": 2, "u16": 2}
+
+
+def element_bytes(dtype: str) -> int:
+    """Bytes per element of a launch file's dtype name (fp8 variants, i8, u8, i1: one)."""
+    return _WIDTHS.get(dtype, 1 if dtype.startswith(("fp8", "i8", "u8", "i1", "u1")) else 4)
+
+
+def scalar_args(launch: Mapping[str, Any]) -> dict[str, int]:
+    """The launch's integer arguments by name, and each descriptor's shape and strides as the TTGIR names
+    them (`desc.shape.0`, `desc.stride.1`); stand-in values (`value_known: false`) are left out."""
+    out: dict[str, int] = {}
+    for a in launch["args"]:
+        if a.get("value_known") is False:
+            continue
+        if a["kind"] in ("int", "bool") and isinstance(a.get("value"), (int, bool)):
+            out[a["name"]] = int(a["value"])
+        elif a["kind"] == "descriptor":
+            for i, n in enumerate(a.get("shape") or ()):
+                out[f"{a['name']}.shape.{i}"] = int(n)
+            for i, n in enumerate(a.get("strides") or ()):
+                out[f"{a['name']}.stride.{i}"] = int(n)
+    return out
+
+
+def tensor_bytes(launch: Mapping[str, Any]) -> float | None:
+    """What the launch's tensors span, each counted once (an aliased one with the tensor it aliases, at
+    the larger of the two); None when a tensor's shape was not recorded (a capture by an older irscope)."""
+    spans: dict[str, float] = {}
+    for a in launch["args"]:
+        if a["kind"] not in ("tensor", "descriptor"):
+            continue
+        shape, strides = a.get("shape"), a.get("strides")
+        if shape is None or strides is None or len(shape) != len(strides):
+            return None
+        if any(int(n) == 0 for n in shape):
+            span = 0.0
+        else:
+            span = float(1 + sum((int(n) - 1) * abs(int(s)) for n, s in zip(shape, strides)))
+        key = a.get("alias") or a["name"]
+        spans[key] = max(spans.get(key, 0.0), span * element_bytes(a.get("dtype") or "fp32"))
+    return sum(spans.values())
+
+
+def size_name(launch: Mapping[str, Any]) -> str:
+    """A launch's size in words: its integer arguments (`M=4096,N=4096,K=4096`), else its tensors' shapes."""
+    ints = [f"{a['name']}={a['value']}" for a in launch["args"]
+            if a["kind"] == "int" and a.get("value_known") is not False and isinstance(a.get("value"), int)]
+    if ints:
+        return ",".join(ints)
+    shapes = [f"{a['name']}[{'x'.join(str(n) for n in a['shape'])}]" for a in launch["args"]
+              if a["kind"] in ("tensor", "descriptor") and a.get("shape") is not None]
+    return ",".join(shapes) or "as captured"
+
+
+def launch_problem(launch: Mapping[str, Any], kernel: str, facts: Facts, ttgir: str) -> Problem:
+    """The problem `launch` poses to the config compiled from it (`facts`, its TTGIR `ttgir`)."""
+    grid = launch.get("grid")
+    if not grid:
+        raise UsageError(f"launch {launch['id']} has no grid (it was compiled outside the JIT, e.g. by "
+                         "PyTorch Inductor), so irscope cannot plan its programs",
+                         "rank launches captured through the JIT: @triton.jit kernels launched by the program")
+    programs = 1
+    for g in grid:
+        programs *= max(1, int(g))
+    spanned = tensor_bytes(launch)
+    loop = _work(facts.loop)
+    work = _work(facts.straight)  # with every loop but the main one once (facts.py)
+    # A loop that multiplies runs the trips its bounds give (what a workload's flops give). One that only
+    # moves data is sized, as a workload's is, by the least traffic: what its tensors span, or what its
+    # programs move over the trips its bounds give when that is less (a kernel that touches part of a
+    # buffer); without recorded shapes, by its bounds alone.
+    trips = _trips(launch, facts, ttgir, grid, strict=bool(loop.dot_flops) or spanned is None) \
+        if facts.loop else None
+    if trips is not None:
+        work.add(loop, trips)
+    moved = programs * float(work.load_bytes + work.store_bytes)
+    least = moved if spanned is None else min(spanned, moved) if moved and (trips is not None or not facts.loop) \
+        else spanned
+    return Problem(kernel, size_name(launch), scalar_args(launch), tuple(int(g) for g in grid),
+                   flops=programs * float(work.dot_flops), min_bytes=least,
+                   trips=trips if loop.dot_flops else None)
+
+
+def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid, strict: bool = True) -> float | None:
+    """The main loop's trip count as the model takes it: the loop's own, plus the other top-level loops'
+    iterations beyond the one the model counts them for, in units of a main-loop iteration (by matrix flops
+    when the main loop multiplies, else by bytes), so that a program's work is what it runs. (A FlashAttention
+    kernel's masked loop runs 0 times unless causal: counted once, it would add an iteration.)"""
+    loops, main = top_loops(ttgir)
+    counts = loop_trips(ttgir, scalar_args(launch), grid)
+    if main is None or len(counts) != len(loops) or counts[main] is None:
+        if not strict:
+            return None
+        raise UsageError(f"cannot count the main loop's iterations of {launch['id']}: its bounds are not "
+                         "integer arithmetic of the launch's scalar arguments and program ids",
+                         "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
+                         "docs/kernel-spec.md)")
+
+    def size(w: Work) -> float:
+        return float(w.dot_flops) if loops[main].dot_flops else float(w.load_bytes + w.store_bytes)
+
+    unit = size(loops[main])
+    extra = sum((n - 1) * size(w) for i, (w, n) in enumerate(zip(loops, counts)) if i != main and n is not None)
+    return max(0.0, counts[main] + (extra / unit if unit else 0.0))
+
+
+def _work(d: Mapping[str, Any]) -> Work:
+    return Work(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}) if d else Work()

@@ -1,0 +1,208 @@
+"""irscope rank of a captured launch file: the main loop's trip count read from the TTGIR with a launch's
+arguments, the problem a launch poses (equal to the workload's for the built-in kernels), and the CLI on a
+real capture of an autotuned kernel (docs/rank.md, "Ranking a captured kernel")."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from irscope.cli import main
+from irscope.rank import chip_for, estimate, facts_of
+from irscope.rank.captured import launch_problem, tensor_bytes
+from irscope.rank.facts import _scan, top_loops
+from irscope.rank.trips import loop_trips
+from irscope.spec import library
+from irscope.spec.problem import problem_at
+from irscope.store.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "snapshots"
+PROGRAMS = Path(__file__).parent / "capture_programs"
+H200 = chip_for("sm_90a", "h200")
+
+
+def _irscope(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _ttgir(kernel: str, target: str = "sm_90a") -> str:
+    return load_snapshot(GOLDEN / kernel / "default" / target).read("ttgir")
+
+
+def test_the_matmul_loop_runs_k_over_block_k_times_read_from_its_bounds():
+    text = _ttgir("matmul")
+    block_k = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a")).constexprs["BLOCK_K"]
+    for k in (4096, 1000, 64):
+        assert loop_trips(text, {"M": 512, "N": 512, "K": k}, (16, 1, 1)) == [-(-k // block_k)]
+    assert loop_trips(text, {"M": 512, "N": 512}, (16, 1, 1)) == [None]  # K unknown: no guess
+
+
+def test_a_causal_loop_that_ends_at_the_programs_own_row_block_is_averaged_over_the_grid():
+    text = _ttgir("attention_ws.causal")
+    f = facts_of(load_snapshot(GOLDEN / "attention_ws.causal" / "default" / "sm_90a"))
+    n_ctx, block_m = 4096, f.constexprs["BLOCK_M"]
+    args = {"N_CTX": n_ctx, "ZH": 32} | {f"{d}_desc.shape.{i}": s for d in "qkvo" for i, s in
+                                         enumerate((32, n_ctx, 128))}
+    grid = (n_ctx // block_m, 32, 1)
+    full, diagonal = loop_trips(text, args, grid)[:2]  # the default partition's; the workers' follow
+    # program m runs its full blocks below the diagonal: the mean over m of m * BLOCK_M / BLOCK_N
+    block_n = f.constexprs["BLOCK_N"]
+    assert full == pytest.approx(sum(m * block_m / block_n for m in range(grid[0])) / grid[0], rel=0.1)
+    assert diagonal == pytest.approx(block_m / block_n, abs=1)
+
+
+def test_an_else_region_does_not_end_the_loop_that_holds_it():
+    text = """tt.func public @k(%n: i32) {
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %a = tt.load %p : tensor<128x!tt.ptr<f32>, #blocked>
+      scf.if %c {
+        %b = arith.addf %a, %a : tensor<128xf32, #blocked>
+      } else {
+        %b = arith.mulf %a, %a : tensor<128xf32, #blocked>
+      }
+      tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+    }
+    tt.return
+  }"""
+    loop, straight, loops, *_ = _scan(text)
+    assert loops == 1 and loop.load_bytes == 512 and loop.store_bytes == 512 and straight.store_bytes == 0
+    assert loop_trips(text, {"n": 10}, (1,)) == [None]  # %c0, %c1 are not defined in this fragment
+
+
+def test_a_tma_copy_counts_its_tiles_bytes_not_its_barriers():
+    loops, main = top_loops(_ttgir("matmul.tma"))
+    f = facts_of(load_snapshot(GOLDEN / "matmul.tma" / "default" / "sm_90a"))
+    m, n, k = (f.constexprs[x] for x in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+    assert loops[main].load_bytes == 2 * (m * k + k * n)  # an fp16 A and B tile an iteration
+
+
+def _launch_of(call) -> dict:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rank_captured", ROOT / "benchmarks" / "rank_captured.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.launch_of(call)
+
+
+@pytest.mark.parametrize("kernel,sizes", [("matmul", ["bench", "M=1024,N=2048,K=512"]),
+                                          ("attention", ["n4096.d128", "n1024.d128"]),
+                                          ("add", ["bench", "n=16777216"]), ("softmax", ["bench"])])
+def test_a_launch_of_a_builtin_kernel_poses_the_problem_its_workload_does(kernel, sizes):
+    """The launch `irscope capture` would record for the workload's own call (grid, scalars, tensors'
+    shapes) gives the prediction the workload gives: benchmarks/rank_captured.py checks the same over every
+    config and size of the H200 evaluation (docs/rank/captured.json)."""
+    snap = load_snapshot(GOLDEN / kernel / "default" / "sm_90a")
+    f, spec = facts_of(snap), library.load_kernel(kernel)
+    for size in sizes:
+        p = problem_at(spec, size, f.constexprs, sms=H200.sms)
+        q = launch_problem(_launch_of(p.call), kernel, f, snap.read("ttgir"))
+        assert q.grid == p.grid and q.min_bytes == p.min_bytes
+        assert estimate(f, q, H200).ms == pytest.approx(estimate(f, p, H200).ms, rel=1e-12)
+
+
+def test_an_in_place_tensor_counts_once_and_a_missing_shape_is_unknown():
+    x = {"name": "x", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [64, 1]}
+    y = {"name": "y", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [32, 1], "alias": "x"}
+    assert tensor_bytes({"args": [x]}) == (63 * 64 + 31 + 1) * 2  # a view spans its rows' stride
+    assert tensor_bytes({"args": [x, y]}) == tensor_bytes({"args": [x]})
+    assert tensor_bytes({"args": [x, {"name": "z", "kind": "tensor", "dtype": "fp32"}]}) is None
+
+
+@pytest.fixture(scope="module")
+def loop_capture(tmp_path_factory):
+    out = tmp_path_factory.mktemp("captured")
+    code, _, err = _irscope("capture", "--target", "sm_90a", "--out", str(out), "--", "python",
+                            str(PROGRAMS / "autotuned_loop.py"), "4096x8192")
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.slow
+def test_rank_of_a_capture_ranks_each_config_the_autotuner_tried_at_the_programs_size(loop_capture):
+    out = loop_capture
+    code, stdout, err = _irscope("rank", str(out / "launches.json"), "--gpu", "h200", "--out", str(out), "--json")
+    assert code == 0, err
+    report = json.loads(stdout)
+    (entry,) = report["sizes"]
+    assert report["kernel"] == "row_sums" and report["target"] == "sm_90a"  # the target it was captured for
+    assert entry["problem"]["grid"] == [4096, 1, 1] and entry["problem"]["size"]["n_cols"] == 8192
+    assert entry["problem"]["min_bytes"] == pytest.approx(4096 * 8192 * 4, rel=1e-3)  # x once (and out)
+    blocks = sorted(r["facts"]["constexprs"]["BLOCK"] for r in entry["ranking"])
+    assert blocks == [256, 1024, 4096]
+    code, table, _ = _irscope("rank", str(out / "launches.json"), "--gpu", "h200", "--out", str(out))
+    assert code == 0 and "w2.s3.BLOCK=256" in table and "row_sums on H200" in table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv,words", [
+    (["--size", "bench"], "ranked at the size the program launched it with"),
+    (["--measured"], "cannot run a captured launch"),
+    (["--kernel", "nope"], "has no kernel 'nope'"),
+])
+def test_rank_of_a_capture_refuses_what_it_cannot_do_in_one_line(loop_capture, argv, words):
+    out = loop_capture
+    code, _, err = _irscope("rank", str(out / "launches.json"), "--out", str(out), *argv)
+    assert code == 2 and words in err and "Traceback" not in err
+    assert err.startswith("irscope: error:") and "irscope: hint:" in err
+
+
+def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankings_and_timings():
+    """docs/rank.md's table for FLA and Liger-Kernel on the H200: the committed `irscope rank --json` of each
+    capture against its library's own autotuner's timings, scored again here without a GPU."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = json.loads((ROOT / "docs" / "rank" / "autotune.json").read_text())
+    for _, stem in module.ROWS:
+        fresh = module.score(stem)
+        assert fresh["evaluation"] == committed[stem]["evaluation"]
+        assert fresh["evaluation"]["best_in_top5"] and fresh["evaluation"]["top5_slowdown"] <= 0.03
+        assert fresh["gpu_run_to_run_spearman"] >= 0.99
+    liger = committed["liger-mlp"]["evaluation"]
+    assert liger["unlaunchable_predicted"] == liger["unlaunchable_agreed"] == 8  # refused by the GPU too
+    assert [committed[s]["evaluation"]["spearman"] >= 0.8 for _, s in module.ROWS] == [False, True, True]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("fla") is None, reason="needs fla-core (pip install -e '.[test]')")
+def test_a_library_kernel_captured_from_its_own_wrapper_ranks_as_committed(tmp_path):
+    """FLA's chunk_fwd_kernel_h, 48 autotune configs, captured through FLA's chunk_fwd_h under `--as sm_90a`
+    and ranked: the predictions docs/rank.md's table scores, made again from nothing but the capture."""
+    code, stdout, err = _irscope("capture", "--as", "sm_90a", "--no-compile", "--out", str(tmp_path), "--",
+                                 "python", str(PROGRAMS / "autotuned_lib.py"))
+    assert code == 0, err
+    code, stdout, err = _irscope("rank", str(tmp_path / "launches.json"), "--gpu", "h200", "--out", str(tmp_path),
+                                 "--json")
+    assert code == 0, err
+    fresh = json.loads(stdout)["sizes"][0]["ranking"]
+    committed = json.loads((ROOT / "docs/rank/autotune/ranking-fla-B8-T4096.json").read_text())["sizes"][0]["ranking"]
+
+    def by_config(ranking):
+        return {(json.dumps(r["facts"]["constexprs"], sort_keys=True), r["facts"]["num_warps"],
+                 r["facts"]["num_stages"]): r["estimate"]["ms"] for r in ranking}
+    assert len(fresh) == 48
+    want, got = by_config(committed), by_config(fresh)
+    assert got.keys() == want.keys()
+    assert all(got[k] == pytest.approx(want[k], rel=1e-9) for k in want)
+
+
+@pytest.mark.slow
+def test_a_capture_without_tensor_shapes_still_ranks_and_says_what_it_assumed(loop_capture):
+    out = loop_capture
+    data = json.loads((out / "launches.json").read_text())
+    for launch in data["launches"]:
+        for a in launch["args"]:
+            a.pop("shape", None), a.pop("strides", None)
+    (out / "older.json").write_text(json.dumps(data))
+    code, stdout, err = _irscope("rank", str(out / "older.json"), "--out", str(out), "--json")
+    assert code == 0, err
+    assert "records no tensor shapes" in err and "capture the program again" in err
+    (entry,) = json.loads(stdout)["sizes"]
+    assert entry["problem"]["min_bytes"] == pytest.approx(4096 * 8192 * 4, rel=1e-3)  # loaded once: the same here
