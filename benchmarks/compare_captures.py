@@ -22,7 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _args(launch: dict) -> list:
-    return [{k: v for k, v in a.items() if k != "value_known"} for a in launch["args"]]
+    # value_known, and the tensors' shape, strides and alias (which older launch files lack), are left out
+    return [{k: v for k, v in a.items() if k != "value_known" and (a["kind"] != "tensor" or
+                                                                 k not in ("shape", "strides", "alias"))}
+            for a in launch["args"]]
 
 
 def compare(a: dict, b: dict) -> tuple[list[tuple[str, str, str, str]], bool]:

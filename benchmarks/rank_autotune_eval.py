@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATA = ROOT / "docs" / "rank" / "autotune"
-# (row, ranking, first timing pass, second pass)
+# (the row's title, the stem of its ranking-STEM.json, timings-STEM.json and timings-STEM-2.json)
 ROWS = [("fla chunk_fwd_kernel_h, B=8 T=4096 H=16 K=V=128 bf16", "fla-B8-T4096"),
         ("fla chunk_fwd_kernel_h, B=1 T=16384 H=16 K=V=128 bf16", "fla-B1-T16384"),
         ("liger _swiglu_kernel_forward, 8192 x 4096 -> 2 x 11008 bf16", "liger-mlp")]

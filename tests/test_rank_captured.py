@@ -1,6 +1,6 @@
 """irscope rank of a captured launch file: the main loop's trip count read from the TTGIR with a launch's
 arguments, the problem a launch poses (equal to the workload's for the built-in kernels), and the CLI on a
-real capture of an autotuned kernel (docs/rank.md, "Ranking a captured kernel")."""
+real capture of an autotuned kernel (docs/rank.md, "A kernel your program launches")."""
 from __future__ import annotations
 
 import importlib.util
@@ -57,6 +57,80 @@ def test_a_causal_loop_that_ends_at_the_programs_own_row_block_is_averaged_over_
     assert diagonal == pytest.approx(block_m / block_n, abs=1)
 
 
+def test_a_grid_past_the_sample_is_sampled_along_every_axis():
+    """A causal loop ends at the program's row block (pid.x): a grid of 64 x 4096 programs sampled by a
+    stride through the linear index would see one column of it."""
+    text = """tt.func public @k(%n: i32 loc("n"(#loc))) {
+    %pid = tt.get_program_id x : i32
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    scf.for %i = %c0 to %pid step %c1 : i32 {
+      tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+    }
+    tt.return
+  }"""
+    assert loop_trips(text, {}, (64, 4096, 1)) == [pytest.approx(31.5)]  # the mean of 0..63
+    assert loop_trips(text, {}, (10, 1, 1)) == [pytest.approx(4.5)]
+
+
+def test_a_loop_in_a_branch_counts_only_where_the_branch_is_taken_and_a_partitions_not_at_all():
+    text = """tt.func public @k(%n: i32 loc("n"(#loc)), %m: i32 loc("m"(#loc))) {
+    %pid = tt.get_program_id x : i32
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %small = arith.cmpi slt, %pid, %m : i32
+    scf.if %small {
+      scf.for %i = %c0 to %n step %c1 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+    } else {
+      scf.for %i = %c0 to %m step %c1 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+    }
+    ttg.warp_specialize(%n)
+    default {
+      ttg.warp_yield
+    }
+    partition0(%arg1: i32) num_warps(4) {
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      scf.for %j = %c0 to %arg1 step %c1 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+      ttg.warp_return
+    }
+    tt.return
+  }"""
+    then, other, partition = loop_trips(text, {"n": 100, "m": 3}, (10, 1, 1))
+    assert then == pytest.approx(3 * 100 / 10) and other == pytest.approx(7 * 3 / 10) and partition is None
+
+
+def test_a_warp_specialized_kernel_whose_partitions_multiply_is_refused_not_guessed():
+    from irscope.errors import UsageError
+    snap = load_snapshot(GOLDEN / "attention_ws" / "default" / "sm_90a")
+    f, spec = facts_of(snap), library.load_kernel("attention_ws")
+    p = problem_at(spec, None, f.constexprs, sms=H200.sms)
+    with pytest.raises(UsageError, match="which multiplies"):
+        launch_problem(_launch_of(p.call), "attention_ws", f, snap.read("ttgir"))
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda x: x.update(grid=[0, 1, 1]), "grid"), (lambda x: x.update(grid=[10 ** 12, 1, 1]), "grid"),
+    (lambda x: x.update(grid=[2, 2, 2, 2]), "grid"),
+    (lambda x: x["args"][0].update(shape=[-4, 8]), "shape"), (lambda x: x["args"][0].update(shape=[10 ** 400]), "shape"),
+])
+def test_a_hostile_launch_is_refused_as_damaged(change, words):
+    from irscope.errors import SnapshotError
+    from irscope.rank.captured import check_launch
+    launch = {"id": "k/w4", "grid": [4, 1, 1], "args": [
+        {"name": "x", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [32, 1]}]}
+    check_launch(launch, "l.json")
+    change(launch)
+    with pytest.raises(SnapshotError, match=words):
+        check_launch(launch, "l.json")
+
+
 def test_an_else_region_does_not_end_the_loop_that_holds_it():
     text = """tt.func public @k(%n: i32) {
     scf.for %i = %c0 to %n step %c1 : i32 {
@@ -83,7 +157,6 @@ def test_a_tma_copy_counts_its_tiles_bytes_not_its_barriers():
 
 
 def _launch_of(call) -> dict:
-    import importlib.util
     spec = importlib.util.spec_from_file_location("rank_captured", ROOT / "benchmarks" / "rank_captured.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -109,9 +182,12 @@ def test_a_launch_of_a_builtin_kernel_poses_the_problem_its_workload_does(kernel
 def test_an_in_place_tensor_counts_once_and_a_missing_shape_is_unknown():
     x = {"name": "x", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [64, 1]}
     y = {"name": "y", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [32, 1], "alias": "x"}
-    assert tensor_bytes({"args": [x]}) == (63 * 64 + 31 + 1) * 2  # a view spans its rows' stride
+    assert tensor_bytes({"args": [x]}) == 64 * 32 * 2  # a column slice: its elements, not the rows it spans
+    broadcast = {"name": "b", "kind": "tensor", "dtype": "fp16", "shape": [64, 32], "strides": [0, 1]}
+    assert tensor_bytes({"args": [broadcast]}) == 32 * 2  # one row read by all 64
     assert tensor_bytes({"args": [x, y]}) == tensor_bytes({"args": [x]})
     assert tensor_bytes({"args": [x, {"name": "z", "kind": "tensor", "dtype": "fp32"}]}) is None
+    assert tensor_bytes({"args": [{"name": "n", "kind": "int", "value": 3}]}) is None  # no tensor: unknown
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +231,6 @@ def test_rank_of_a_capture_refuses_what_it_cannot_do_in_one_line(loop_capture, a
 def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankings_and_timings():
     """docs/rank.md's table for FLA and Liger-Kernel on the H200: the committed `irscope rank --json` of each
     capture against its library's own autotuner's timings, scored again here without a GPU."""
-    import importlib.util
     spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -206,3 +281,16 @@ def test_a_capture_without_tensor_shapes_still_ranks_and_says_what_it_assumed(lo
     assert "records no tensor shapes" in err and "capture the program again" in err
     (entry,) = json.loads(stdout)["sizes"]
     assert entry["problem"]["min_bytes"] == pytest.approx(4096 * 8192 * 4, rel=1e-3)  # loaded once: the same here
+
+
+@pytest.mark.slow
+def test_a_hostile_launch_file_is_refused_before_its_source_runs(loop_capture, tmp_path):
+    data = json.loads((loop_capture / "launches.json").read_text())
+    marker = tmp_path / "ran"
+    for kernel in data["kernels"].values():  # what compiling would run: it must not get that far
+        kernel["module_source"] = f"open({str(marker)!r}, 'w').close()\n" + (kernel.get("module_source") or "")
+    data["launches"][0]["grid"] = [10 ** 12, 1, 1]
+    (tmp_path / "hostile.json").write_text(json.dumps(data))
+    code, _, err = _irscope("rank", str(tmp_path / "hostile.json"), "--out", str(tmp_path))
+    assert code == 4 and "is damaged" in err and "grid" in err and "Traceback" not in err
+    assert not marker.exists()

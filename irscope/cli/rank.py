@@ -98,9 +98,7 @@ def run(args, ui) -> int:
     from ..sweep import run_points
 
     from .rank_launches import captured_space, is_capture
-    captured = captured_space(args, _one_target(args.target) if args.target else None) \
-        if is_capture(args.space) else None
-    if captured is not None:  # a program's own launches (irscope capture): ranked at the size it ran
+    if is_capture(args.space):  # the flags are checked before a launch's source runs (compiling runs it)
         if args.size:
             raise UsageError("--size: a captured kernel is ranked at the size the program launched it with",
                              "capture the program at the size you want ranked")
@@ -109,6 +107,9 @@ def run(args, ui) -> int:
                              "launch (it builds inputs from a workload)",
                              "time the configs with the program's own autotuner (benchmarks/autotune_timings.py "
                              "shows how) and compare")
+    captured = captured_space(args, _one_target(args.target) if args.target else None) \
+        if is_capture(args.space) else None
+    if captured is not None:  # a program's own launches (irscope capture): ranked at the size it ran
         points, tuned, target, name, spec = captured.points, captured.tuned, captured.target, captured.name, None
         for launch_id, why in captured.skipped:
             ui.warn(f"not ranked: {launch_id}: {why}")
@@ -195,7 +196,7 @@ def run(args, ui) -> int:
     if args.measured and all(m is None for *_, m in planned):
         raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
     report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "sizes": []}
-    for size, first, problems, measured in planned:
+    for index, (size, first, problems, measured) in enumerate(planned):
         ranking = []
         for label, (s, f) in facts.items():
             if label in problems:  # a captured kernel's launches at other sizes are ranked in their own table
@@ -214,7 +215,7 @@ def run(args, ui) -> int:
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None)
-        if emit is not None and size == sizes[0]:
+        if emit is not None and index == 0:  # the first size's (or the first captured size's) ranking
             configs = top_configs(ranking, tuned, args.top)
             try:
                 write_module(emit, configs, f"{name} for {target} on {chip.product} at {first.size_name}")

@@ -20,8 +20,6 @@ OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "num_buffers_warp_s
 
 def is_capture(space: str) -> bool:
     """Whether `space` names a launch file (`irscope capture`'s launches.json), not a sweep or a kernel."""
-    if not space.endswith(".json"):
-        return False
     from ..store.launches import is_launch_file
     return is_launch_file(Path(space))
 
@@ -76,6 +74,10 @@ def captured_space(args, target: str | None) -> CapturedSpace:
         raise UsageError(f"the launches of {name} have no grid (compiled outside the JIT, e.g. by PyTorch "
                          "Inductor), so irscope cannot plan their programs",
                          "rank a kernel the program launched through the JIT (@triton.jit)")
+    from ..rank.captured import check_launch
+    for x in data["launches"]:  # before any of the kernel's source runs (compiling a launch runs it)
+        if x["id"] in ids:
+            check_launch(x, args.space)
     points, skipped = launch_points(path, [get_target(target)], only=ids - set(ungridded))
     skipped = [(i, "it has no grid (compiled outside the JIT)") for i in ungridded] + \
         [(launch_id, why) for launch_id, _, why in skipped]

@@ -16,6 +16,7 @@ Reading a launch file runs nothing (store/launches.py checks it as JSON).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from ..errors import UsageError
@@ -51,22 +52,45 @@ def scalar_args(launch: Mapping[str, Any]) -> dict[str, int]:
 
 
 def tensor_bytes(launch: Mapping[str, Any]) -> float | None:
-    """What the launch's tensors span, each counted once (an aliased one with the tensor it aliases, at
-    the larger of the two); None when a tensor's shape was not recorded (a capture by an older irscope)."""
+    """The bytes the launch's tensors hold, each counted once (an aliased one with the tensor it aliases,
+    at the larger of the two): a tensor's elements, or what its strides span when that is less (a
+    broadcast view, stride 0); None when a tensor's shape was not recorded (a capture by an older
+    irscope) or the launch has no tensor."""
     spans: dict[str, float] = {}
     for a in launch["args"]:
         if a["kind"] not in ("tensor", "descriptor"):
             continue
         shape, strides = a.get("shape"), a.get("strides")
-        if shape is None or strides is None or len(shape) != len(strides):
+        if shape is None or strides is None:
             return None
         if any(int(n) == 0 for n in shape):
-            span = 0.0
+            held = 0.0
         else:
-            span = float(1 + sum((int(n) - 1) * abs(int(s)) for n, s in zip(shape, strides)))
+            numel = math.prod(int(n) for n in shape)
+            held = float(min(numel, 1 + sum((int(n) - 1) * abs(int(s)) for n, s in zip(shape, strides))))
         key = a.get("alias") or a["name"]
-        spans[key] = max(spans.get(key, 0.0), span * element_bytes(a.get("dtype") or "fp32"))
-    return sum(spans.values())
+        spans[key] = max(spans.get(key, 0.0), held * element_bytes(a.get("dtype") or "fp32"))
+    return sum(spans.values()) if spans else None
+
+
+def check_launch(launch: Mapping[str, Any], source: str) -> None:
+    """SnapshotError unless the launch's grid and tensor shapes are ones a GPU launch can have (a launch
+    file is untrusted: a grid of 10^12 programs or a negative shape would be priced, not refused)."""
+    from ..errors import SnapshotError
+
+    def damaged(what: str):
+        return SnapshotError(f"{source} is damaged: launch {launch['id']}: {what}",
+                             "capture the program again with irscope capture")
+    grid = launch.get("grid")
+    if grid is not None and not (1 <= len(grid) <= 3 and all(1 <= int(g) < 1 << 31 for g in grid)):
+        raise damaged(f"grid {grid} is not 1-3 dimensions of 1 to 2^31-1 programs")
+    for a in launch["args"]:
+        shape, strides = a.get("shape"), a.get("strides")
+        if a["kind"] not in ("tensor", "descriptor") or shape is None:
+            continue
+        if strides is None or len(shape) != len(strides) or any(not 0 <= int(n) < 1 << 48 for n in shape) or \
+                any(abs(int(x)) >= 1 << 48 for x in strides):
+            raise damaged(f"argument '{a['name']}' has shape {shape} and strides {strides}")
 
 
 def size_name(launch: Mapping[str, Any]) -> str:
@@ -82,6 +106,7 @@ def size_name(launch: Mapping[str, Any]) -> str:
 
 def launch_problem(launch: Mapping[str, Any], kernel: str, facts: Facts, ttgir: str) -> Problem:
     """The problem `launch` poses to the config compiled from it (`facts`, its TTGIR `ttgir`)."""
+    check_launch(launch, "the launch file")
     grid = launch.get("grid")
     if not grid:
         raise UsageError(f"launch {launch['id']} has no grid (it was compiled outside the JIT, e.g. by "
@@ -127,6 +152,15 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid, strict: bo
     def size(w: Work) -> float:
         return float(w.dot_flops) if loops[main].dot_flops else float(w.load_bytes + w.store_bytes)
 
+    unknown = [i for i, (w, n) in enumerate(zip(loops, counts)) if n is None and w.dot_flops]
+    if unknown:  # a loop that multiplies and runs an unknown number of times (a warp_specialize partition's)
+        if not strict:
+            return None
+        raise UsageError(f"cannot count the iterations of {launch['id']}'s loop {unknown[0] + 1} (of "
+                         f"{len(loops)}), which multiplies: its bounds are not integer arithmetic of the launch's "
+                         "scalar arguments and program ids (a warp_specialize partition's are not read)",
+                         "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
+                         "docs/kernel-spec.md)")
     unit = size(loops[main])
     extra = sum((n - 1) * size(w) for i, (w, n) in enumerate(zip(loops, counts)) if i != main and n is not None)
     return max(0.0, counts[main] + (extra / unit if unit else 0.0))

@@ -21,7 +21,9 @@ SAMPLE = 4096
 _DEF = re.compile(r"^(%[\w.$-]+) = ([a-z_]+\.[a-z_0-9]+) (.*?)(?: loc\(.*)?$")
 _FOR = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?scf\.for %[\w.$-]+ = (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)")
 _ARG = re.compile(r"(%[\w.$-]+): (i\d+|index)\b(?: \{[^}]*\})?(?: loc\(\"([^\"]+)\")?")
-_INT_TYPE = re.compile(r"^(?:i\d+|index)$")
+_IF = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?scf\.if (%[\w.$-]+)")
+_PARTITION = re.compile(r"^partition\d+\(")  # a warp_specialize partition: a region isolated from above
+LIMIT = 1 << 63  # a value past this is not a loop bound a GPU runs: unknown
 _AXES = {"x": 0, "y": 1, "z": 2}
 
 
@@ -51,55 +53,81 @@ _CASTS = ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "ari
 
 
 class _Program:
-    """The scalar straight-line code of a kernel up to its loops, as (name, op, operands text) steps."""
+    """The scalar straight-line code of a kernel, as (name, op, operands text) steps, and its top-level loops
+    (those not inside another loop: facts.top_loops' list), each with where in the steps its bounds are read
+    and the scf.if branches it sits in."""
 
     def __init__(self, text: str):
         self.args: dict[str, str] = {}  # SSA name of each scalar argument -> the parameter's name
         self.steps: list[tuple[str, str, str]] = []
-        self.loops: list[tuple[str, str, str]] = []  # top-level scf.for bounds: (lb, ub, step) names
-        depth_in_for = 0  # scf.for regions the current line is in
-        stack: list[bool] = []  # per open region: is it an scf.for's
+        # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch)...]), or
+        # None for one whose bounds cannot be read (a warp_specialize partition's: isolated from the kernel)
+        self.loops: list[tuple | None] = []
+        stack: list[list] = []  # per open region: [kind, condition, then-branch?]
         in_func = False
         for line in text.splitlines():
             s = line.strip()
-            if s.startswith("tt.func"):
-                in_func = True
-                head = s[s.index("(") + 1:]
-                for m in _ARG.finditer(head):
-                    if _INT_TYPE.match(m.group(2).strip()):
+            if not in_func:
+                if s.startswith("tt.func"):
+                    in_func = True
+                    for m in _ARG.finditer(s[s.index("(") + 1:]):
                         self.args[m.group(1)] = m.group(3) or m.group(1)[1:]
-                stack.append(False)  # the function's body
+                    stack.append(["func", None, True])
                 continue
-            if not in_func or not s:
+            if not s:
                 continue
             if s.startswith("}"):
-                if s.endswith("{"):
-                    continue  # `} else {`
-                if stack and stack.pop():
-                    depth_in_for -= 1
+                if s.endswith("{"):  # `} else {`: the same op's other region
+                    if stack and stack[-1][0] == "if":
+                        stack[-1][2] = False
+                    continue
+                if stack:
+                    stack.pop()
                 if not stack:
                     break  # the function's end
                 continue
-            opens = s.endswith("{")
+            kinds = [k for k, _, _ in stack]
             f = _FOR.match(s)
-            if depth_in_for == 0:
+            if "for" not in kinds:
                 if f:
-                    self.loops.append((f.group(1), f.group(2), f.group(3)))
-                elif (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
+                    guards = [(c, then) for k, c, then in stack if k == "if"]
+                    self.loops.append(None if "isolated" in kinds else
+                                      (f.group(1), f.group(2), f.group(3), len(self.steps), guards))
+                elif "isolated" not in kinds and (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
                     self.steps.append((m.group(1), m.group(2), m.group(3)))
-            if opens:
-                is_for = f is not None
-                stack.append(is_for)
-                depth_in_for += is_for
-        if not in_func:
-            self.args = {}
+            if s.endswith("{"):
+                if f:
+                    stack.append(["for", None, True])
+                elif (m := _IF.match(s)):
+                    stack.append(["if", m.group(1), True])
+                elif _PARTITION.match(s):
+                    stack.append(["isolated", None, True])
+                else:
+                    stack.append(["other", None, True])
 
-    def run(self, env: dict[str, int | None], pid: Sequence[int], grid: Sequence[int]) -> dict:
-        """Every step's value (None where unknown), from the arguments' values in `env`."""
+    def bounds(self, env: dict[str, int | None], pid: Sequence[int], grid: Sequence[int]) -> list[int | None]:
+        """Each top-level loop's trip count for one program (0 in a branch not taken; None if unknown)."""
         values = dict(env)
-        for name, op, rest in self.steps:
-            values[name] = _value(op, rest, values, pid, grid)
-        return values
+        out: list[int | None] = []
+        pending = [(i, loop) for i, loop in enumerate(self.loops) if loop is not None]
+        counts: dict[int, int | None] = {}
+        at = 0
+        for i, (lb, ub, step, position, guards) in pending:
+            while at < position:
+                name, op, rest = self.steps[at]
+                values[name] = _value(op, rest, values, pid, grid)
+                at += 1
+            lo, hi, st = values.get(lb), values.get(ub), values.get(step)
+            taken = [values.get(c) for c, _ in guards]
+            if any(t is None for t in taken):
+                counts[i] = None
+            elif any(bool(t) != then for t, (_, then) in zip(taken, guards)):
+                counts[i] = 0  # its branch is not the one this program takes
+            else:
+                counts[i] = None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st))
+        for i in range(len(self.loops)):
+            out.append(counts.get(i))
+        return out
 
 
 def _operands(rest: str) -> list[str]:
@@ -122,10 +150,13 @@ def _value(op: str, rest: str, values: dict, pid: Sequence[int], grid: Sequence[
     if any(v is None for v in got):
         return None
     if op in _BINARY and len(got) == 2:
-        try:
-            return _BINARY[op](got[0], got[1])
-        except (ZeroDivisionError, ValueError):
+        if op == "arith.shli" and not 0 <= got[1] < 64:
             return None
+        try:
+            v = _BINARY[op](got[0], got[1])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        return v if -LIMIT <= v <= LIMIT else None
     if op in _CASTS and len(got) == 1:
         return got[0]
     if op == "arith.cmpi" and len(got) == 2:
@@ -138,32 +169,31 @@ def _value(op: str, rest: str, values: dict, pid: Sequence[int], grid: Sequence[
 
 def loop_trips(ttgir: str, args: Mapping[str, int], grid: Sequence[int]) -> list[float | None]:
     """Each top-level loop's trip count (text order, as facts.top_loops lists them), averaged over the
-    launch's programs; None for a loop whose bounds are not plain integer arithmetic of `args` (the
-    scalar arguments by parameter name) and the program ids."""
+    launch's programs; None for a loop whose bounds, or the scf.if conditions around it, are not plain
+    integer arithmetic of `args` (the scalar arguments by parameter name) and the program ids."""
     prog = _Program(ttgir)
     if not prog.loops:
         return []
-    env = {ssa: (int(args[name]) if name in args and isinstance(args[name], (int, bool)) else None)
+    env = {ssa: (int(args[name]) if name in args and isinstance(args[name], (int, bool))
+                 and -LIMIT <= int(args[name]) <= LIMIT else None)
            for ssa, name in prog.args.items()}
     grid3 = [max(1, int(g)) for g in (list(grid) + [1, 1, 1])[:3]]
-
-    def trips(pid: Sequence[int]) -> list[int | None]:
-        v = prog.run(env, pid, grid3)
-        out: list[int | None] = []
-        for lb, ub, step in prog.loops:
-            lo, hi, st = v.get(lb), v.get(ub), v.get(step)
-            out.append(None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st)))
-        return out
-
     if not any(op == "tt.get_program_id" for _, op, _ in prog.steps):
-        return [None if n is None else float(n) for n in trips((0, 0, 0))]  # the same for every program
-    total = grid3[0] * grid3[1] * grid3[2]
-    stride = max(1, total // SAMPLE)  # an even sample of a large grid: the average is what counts
+        return [None if n is None else float(n) for n in prog.bounds(env, (0, 0, 0), grid3)]  # every program's
+    # Past SAMPLE programs, evenly spaced ids along each axis (a stride through the linear index could
+    # land on one column of the grid).
+    picks = []
+    room = SAMPLE
+    for g in grid3:
+        k = min(g, max(1, room))
+        picks.append(sorted({(2 * i + 1) * g // (2 * k) for i in range(k)}))
+        room //= len(picks[-1])
     sums: list[float | None] = [0.0] * len(prog.loops)
     seen = 0
-    for linear in range(0, total, stride):
-        pid = (linear % grid3[0], linear // grid3[0] % grid3[1], linear // (grid3[0] * grid3[1]))
-        for i, n in enumerate(trips(pid)):
-            sums[i] = None if n is None or sums[i] is None else sums[i] + n
-        seen += 1
+    for x in picks[0]:
+        for y in picks[1]:
+            for z in picks[2]:
+                for i, n in enumerate(prog.bounds(env, (x, y, z), grid3)):
+                    sums[i] = None if n is None or sums[i] is None else sums[i] + n
+                seen += 1
     return [None if t is None else t / seen for t in sums]

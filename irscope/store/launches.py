@@ -67,7 +67,12 @@ def check_launches(data: Any, source: Path) -> dict:
     if data["version"] > VERSION:
         raise SnapshotError(f"{source} is a launch file of version {data['version']}; this irscope reads "
                             f"version {VERSION}", "upgrade irscope, or capture again with this one")
+    seen: set[str] = set()
     for i, launch in enumerate(data["launches"]):
+        if launch["id"] in seen:  # a compile or a ranking finds a launch by its id
+            raise SnapshotError(f"{source} is damaged: launches[{i}] repeats the id '{launch['id']}'",
+                                "capture it again with irscope capture")
+        seen.add(launch["id"])
         if launch["kernel"] not in data["kernels"]:
             raise SnapshotError(f"{source} is damaged: launches[{i}] names kernel '{launch['kernel']}', "
                                 "which the file does not hold", "capture it again with irscope capture")
