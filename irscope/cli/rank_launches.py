@@ -58,8 +58,11 @@ def captured_space(args, target: str | None) -> CapturedSpace:
     counts = {n: sum(1 for x in data["launches"] if x["kernel"] == k) for n, k in names.items()}
     listing = ", ".join(f"{n} ({c} launch{'es' if c > 1 else ''})" for n, c in sorted(counts.items()))
     if args.kernel:
-        by_function = {data["kernels"][k]["function"]: n for n, k in names.items()}
-        name = args.kernel if args.kernel in names else by_function.get(args.kernel)
+        by_function = [n for n, k in names.items() if data["kernels"][k]["function"] == args.kernel]
+        if args.kernel not in names and len(by_function) > 1:
+            raise UsageError(f"{args.space} holds {len(by_function)} kernels named '{args.kernel}'",
+                             f"pass one of their folder names: {', '.join(sorted(by_function))}")
+        name = args.kernel if args.kernel in names else (by_function[0] if by_function else None)
         if name is None:
             raise UsageError(f"{args.space} has no kernel '{args.kernel}'", f"it holds: {listing}")
     elif len(names) == 1:

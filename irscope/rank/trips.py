@@ -68,7 +68,7 @@ class _Program:
         for line in text.splitlines():
             s = line.strip()
             if not in_func:
-                if s.startswith("tt.func"):
+                if s.startswith("tt.func public"):  # the kernel (a noinline helper is private)
                     in_func = True
                     for m in _ARG.finditer(s[s.index("(") + 1:]):
                         self.args[m.group(1)] = m.group(3) or m.group(1)[1:]
