@@ -86,18 +86,17 @@ def _points(args):
 
 def run(args, ui) -> int:
     from ..errors import CompileError
-    from ..gpu.replay import SpecialisationMismatch, check_call
     from ..rank import chip_for, facts_of, rank
     from ..rank.export import top_configs, write_module
     from ..rank.chips import CHIPS
-    from ..rank.measured import measured_at, names_chip, no_runs_error, recorded_devices
+    from ..rank.measured import names_chip, no_runs_error, recorded_devices
     from ..spec import library
-    from ..spec.problem import problem_at
     from ..store.roots import default_out, ensure_root
     from ..store.snapshot import load_snapshot
     from ..sweep import run_points
 
     from .rank_launches import captured_space, is_capture
+    captured = None
     if is_capture(args.space):  # the flags are checked before a launch's source runs (compiling runs it)
         if args.size:
             raise UsageError("--size: a captured kernel is ranked at the size the program launched it with",
@@ -107,8 +106,7 @@ def run(args, ui) -> int:
                              "launch (it builds inputs from a workload)",
                              "time the configs with the program's own autotuner (benchmarks/autotune_timings.py "
                              "shows how) and compare")
-    captured = captured_space(args, _one_target(args.target) if args.target else None) \
-        if is_capture(args.space) else None
+        captured = captured_space(args, _one_target(args.target) if args.target else None)
     if captured is not None:  # a program's own launches (irscope capture): ranked at the size it ran
         points, tuned, target, name, spec = captured.points, captured.tuned, captured.target, captured.name, None
         for launch_id, why in captured.skipped:
@@ -176,23 +174,10 @@ def run(args, ui) -> int:
                 and any(names_chip(d, c.name) for d in recorded_devices(snaps))]
         chip = fits[0] if len(fits) == 1 else chip
     facts = {s.label: (s, facts_of(s)) for s in snaps}
-    sizes = args.size or [None]
     # Every size is planned and checked against every snapshot before anything is printed, so a size the
     # space was not compiled for stops the command before the first table, not after it.
-    planned = []
-    if captured is not None:
-        planned = _captured_plans(captured, facts, ref_of)
-        sizes = [p[0] for p in planned]
-    for size in sizes if captured is None else ():
-        problems = {label: problem_at(spec, size, f.constexprs, sms=chip.sms) for label, (_, f) in facts.items()}
-        first = next(iter(problems.values()))
-        for label, (s, _) in facts.items():
-            try:
-                check_call(s, spec.fn, problems[label].call)
-            except SpecialisationMismatch as e:
-                raise UsageError(f"size {first.size_name}: {e.message}", _mismatch_hint(e, args.space)) from None
-        measured = measured_at([s for s, _ in facts.values()], first.size, chip.name) if args.measured else None
-        planned.append((size, first, problems, measured))
+    planned = _captured_plans(captured, facts, ref_of) if captured is not None else \
+        _workload_plans(args, spec, facts, chip)
     if args.measured and all(m is None for *_, m in planned):
         raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
     report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "sizes": []}
@@ -231,6 +216,25 @@ def run(args, ui) -> int:
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
+
+
+def _workload_plans(args, spec, facts, chip) -> list:
+    """(size, a problem, {label: problem}, measured runs or None) per --size, from the kernel's workload."""
+    from ..gpu.replay import SpecialisationMismatch, check_call
+    from ..rank.measured import measured_at
+    from ..spec.problem import problem_at
+    planned = []
+    for size in args.size or [None]:
+        problems = {label: problem_at(spec, size, f.constexprs, sms=chip.sms) for label, (_, f) in facts.items()}
+        first = next(iter(problems.values()))
+        for label, (s, _) in facts.items():
+            try:
+                check_call(s, spec.fn, problems[label].call)
+            except SpecialisationMismatch as e:
+                raise UsageError(f"size {first.size_name}: {e.message}", _mismatch_hint(e, args.space)) from None
+        measured = measured_at([s for s, _ in facts.values()], first.size, chip.name) if args.measured else None
+        planned.append((size, first, problems, measured))
+    return planned
 
 
 def _captured_plans(captured, facts, ref_of) -> list:
