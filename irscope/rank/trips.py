@@ -109,24 +109,24 @@ class _Program:
         """Each top-level loop's trip count for one program (0 in a branch not taken; None if unknown)."""
         values = dict(env)
         out: list[int | None] = []
-        pending = [(i, loop) for i, loop in enumerate(self.loops) if loop is not None]
-        counts: dict[int, int | None] = {}
         at = 0
-        for i, (lb, ub, step, position, guards) in pending:
-            while at < position:
+        for loop in self.loops:
+            if loop is None:
+                out.append(None)
+                continue
+            lb, ub, step, position, guards = loop
+            while at < position:  # the steps before the loop: its bounds as they are where it starts
                 name, op, rest = self.steps[at]
                 values[name] = _value(op, rest, values, pid, grid)
                 at += 1
             lo, hi, st = values.get(lb), values.get(ub), values.get(step)
             taken = [values.get(c) for c, _ in guards]
             if any(t is None for t in taken):
-                counts[i] = None
+                out.append(None)
             elif any(bool(t) != then for t, (_, then) in zip(taken, guards)):
-                counts[i] = 0  # its branch is not the one this program takes
+                out.append(0)  # its branch is not the one this program takes
             else:
-                counts[i] = None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st))
-        for i in range(len(self.loops)):
-            out.append(counts.get(i))
+                out.append(None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st)))
         return out
 
 
