@@ -73,7 +73,7 @@ def test_a_grid_past_the_sample_is_sampled_along_every_axis():
     assert loop_trips(text, {}, (10, 1, 1)) == [pytest.approx(4.5)]
 
 
-def test_a_loop_in_a_branch_counts_only_where_the_branch_is_taken_and_a_partitions_not_at_all():
+def test_a_loop_in_a_branch_counts_only_where_the_branch_is_taken_and_a_partitions_through_its_arguments():
     text = """tt.func public @k(%n: i32 loc("n"(#loc)), %m: i32 loc("m"(#loc))) {
     %pid = tt.get_program_id x : i32
     %c0 = arith.constant 0 : i32
@@ -94,25 +94,56 @@ def test_a_loop_in_a_branch_counts_only_where_the_branch_is_taken_and_a_partitio
     }
     partition0(%arg1: i32) num_warps(4) {
       %c0 = arith.constant 0 : i32
-      %c1 = arith.constant 1 : i32
-      scf.for %j = %c0 to %arg1 step %c1 : i32 {
+      %c2 = arith.constant 2 : i32
+      scf.for %j = %c0 to %arg1 step %c2 : i32 {
         tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
       }
       ttg.warp_return
     }
+    partition1(%arg1: i32, %arg2: i32) num_warps(1) {
+      scf.for %j = %c0 to %arg2 step %c1 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+      ttg.warp_return
+    }
+    scf.for %i = %c0 to %m step %c2 : i32 {
+      tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+    }
     tt.return
   }"""
-    then, other, partition = loop_trips(text, {"n": 100, "m": 3}, (10, 1, 1))
-    assert then == pytest.approx(3 * 100 / 10) and other == pytest.approx(7 * 3 / 10) and partition is None
+    then, other, partition, unbound, after = loop_trips(text, {"n": 100, "m": 3}, (10, 1, 1))
+    assert then == pytest.approx(3 * 100 / 10) and other == pytest.approx(7 * 3 / 10)
+    # a partition sees the operand bound to its argument (%arg1 is %n); an argument the op does not bind, and
+    # its names once the partition ends (its %c2 was 2, the kernel's is not defined), are unknown
+    assert partition == 50 and unbound is None and after is None
 
 
-def test_a_warp_specialized_kernel_whose_partitions_multiply_is_refused_not_guessed():
+def test_a_warp_specialized_kernel_poses_the_problem_its_workload_does_through_its_partitions_loops():
+    """attention_ws's consumers loop in the default region and in a partition, whose bounds arrive as the
+    partition's arguments: read through them, a launch poses the workload's problem at each size whose
+    N_CTX is a multiple of the key block (at a ragged one the launch counts the masked block's products,
+    which the kernel runs, and the workload only the useful ones)."""
+    snap = load_snapshot(GOLDEN / "attention_ws" / "default" / "sm_90a")
+    f, spec = facts_of(snap), library.load_kernel("attention_ws")
+    assert f.warp_specialized
+    for size in ("n1024", "n4096"):
+        p = problem_at(spec, size, f.constexprs, sms=H200.sms)
+        q = launch_problem(_launch_of(p.call), "attention_ws", f, snap.read("ttgir"))
+        assert q.grid == p.grid and q.flops == p.flops and q.min_bytes == p.min_bytes
+        assert estimate(f, q, H200).ms == pytest.approx(estimate(f, p, H200).ms, rel=1e-12)
+    p = problem_at(spec, "ragged", f.constexprs, sms=H200.sms)
+    assert launch_problem(_launch_of(p.call), "attention_ws", f, snap.read("ttgir")).flops > p.flops
+
+
+def test_a_loop_that_multiplies_with_bounds_it_cannot_read_is_refused_not_guessed():
     from irscope.errors import UsageError
     snap = load_snapshot(GOLDEN / "attention_ws" / "default" / "sm_90a")
     f, spec = facts_of(snap), library.load_kernel("attention_ws")
-    p = problem_at(spec, None, f.constexprs, sms=H200.sms)
-    with pytest.raises(UsageError, match="which multiplies"):
-        launch_problem(_launch_of(p.call), "attention_ws", f, snap.read("ttgir"))
+    launch = _launch_of(problem_at(spec, None, f.constexprs, sms=H200.sms).call)
+    # the kernel's N_CTX is what every loop's bounds come from: a launch without it cannot be counted
+    launch["args"] = [a for a in launch["args"] if a.get("name") != "N_CTX"]
+    with pytest.raises(UsageError, match="cannot count"):
+        launch_problem(launch, "attention_ws", f, snap.read("ttgir"))
 
 
 @pytest.mark.parametrize("change,words", [
@@ -294,3 +325,28 @@ def test_a_hostile_launch_file_is_refused_before_its_source_runs(loop_capture, t
     code, _, err = _irscope("rank", str(tmp_path / "hostile.json"), "--out", str(tmp_path))
     assert code == 4 and "is damaged" in err and "grid" in err and "Traceback" not in err
     assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_an_autotuned_warp_specialized_kernel_captured_for_blackwell_ranks_with_its_partitions_loops(tmp_path):
+    """tests/capture_programs/autotuned_ws.py: `tl.range(warp_specialize=True)` has Triton split the K loop
+    into a loading and a matrix partition (sm_100a), each loop bounded by a partition argument. Captured and
+    ranked: every config, the K loop's trips read through the partitions (K / BLOCK_K), the loading
+    partition's tiles counted in the main loop every iteration, and the warps the config asked for."""
+    code, _, err = _irscope("capture", "--target", "sm_100a", "--out", str(tmp_path), "--", "python",
+                            str(PROGRAMS / "autotuned_ws.py"), "4096x2048x2048")
+    assert code == 0, err
+    code, stdout, err = _irscope("rank", str(tmp_path / "launches.json"), "--gpu", "b200", "--out", str(tmp_path),
+                                 "--json")
+    assert code == 0, err
+    (entry,) = json.loads(stdout)["sizes"]
+    assert entry["problem"]["trips"] == 2048 / 64 and entry["problem"]["grid"][:2] in ([32, 32], [32, 16])
+    ranking = entry["ranking"]
+    assert len(ranking) == 4 and all(r["estimate"]["ms"] for r in ranking)
+    for r in ranking:
+        f = r["facts"]
+        assert f["warp_specialized"] and f["loops"] == 2
+        bn = f["constexprs"]["BLOCK_N"]
+        assert f["loop"]["load_bytes"] == (128 + bn) * 64 * 2 and f["loop"]["dot_flops"] == 2 * 128 * bn * 64
+    code, stdout, _ = _irscope("rank", str(tmp_path / "launches.json"), "--gpu", "b200", "--out", str(tmp_path))
+    assert code == 0 and "w4.s2.BLOCK_K=64.BLOCK_M=128.BLOCK_N=128" in stdout and "w8." not in stdout

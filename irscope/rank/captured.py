@@ -153,12 +153,12 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid, strict: bo
         return float(w.dot_flops) if loops[main].dot_flops else float(w.load_bytes + w.store_bytes)
 
     unknown = [i for i, (w, n) in enumerate(zip(loops, counts)) if n is None and w.dot_flops]
-    if unknown:  # a loop that multiplies and runs an unknown number of times (a warp_specialize partition's)
+    if unknown:  # a loop that multiplies and runs an unknown number of times
         if not strict:
             return None
         raise UsageError(f"cannot count the iterations of {launch['id']}'s loop {unknown[0] + 1} (of "
                          f"{len(loops)}), which multiplies: its bounds are not integer arithmetic of the launch's "
-                         "scalar arguments and program ids (a warp_specialize partition's are not read)",
+                         "scalar arguments and program ids",
                          "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
                          "docs/kernel-spec.md)")
     unit = size(loops[main])

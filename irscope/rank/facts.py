@@ -183,6 +183,7 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 _WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
 _BLOCKED = re.compile(r"^(#\w+) = #(?:ttg|ttng|amdg?)\.\w+<\{.*warpsPerCTA = \[([0-9, ]+)\]")
 _AXIS = re.compile(r"\baxis = (\d+)")
+_SPLIT_LOOP = re.compile(r"^\}.*\{tt\.warp_specialize\}")
 # a reduce's first operand's layout, where its region closes: an alias (`#blocked`) or a slice of one,
 # which Triton prints inline (`#ttg.slice<{dim = 1, parent = #mma}>`)
 _OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (?:(#\w+)>|#ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>)")
@@ -234,6 +235,7 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "reduce", "other"
     current: Work | None = None
+    split: list[int] = []  # the top-level loops that are partitions of one loop (automatic warp specialisation)
     warps = _warps_per_cta(text)
     axes: list[int] = []  # the axis of each tt.reduce whose region is open
     for line in text.splitlines():
@@ -245,6 +247,8 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
                 kind = stack.pop()
                 if kind == "for" and "for" not in stack:
                     current = None
+                    if _SPLIT_LOOP.search(s):
+                        split.append(len(loops) - 1)
             continue
         if s.startswith("})"):
             if stack and stack.pop() == "reduce":
@@ -279,8 +283,19 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
                 axes.append(int(m.group(1)) if (m := _AXIS.search(s)) else 0)
             stack.append("for" if op == "scf.for" else "reduce" if op == "tt.reduce" else "other")
     main = max(loops, key=lambda w: (w.dot_flops, w.load_bytes + w.store_bytes), default=Work())
+    index = next((i for i, w in enumerate(loops) if w is main), None)
+    # Triton's automatic warp specialisation splits one loop into a loop per partition (each closed by
+    # `} {tt.warp_specialize}`), which run iteration for iteration: the main loop's siblings' work is the
+    # main loop's, every iteration (their loads are its loads).
+    siblings = [i for i in split if i != index] if index in split else []
+    merged = Work()
+    merged.add(main)
+    for i in siblings:
+        merged.add(loops[i])
     prefetch = 0
-    for other, (num, groups) in zip(loops, waits):
+    for i, (other, (num, groups)) in enumerate(zip(loops, waits)):
+        if i in siblings:
+            continue
         if other is not main:
             straight.add(other)  # a tail loop runs a few times at most: count it once
         elif groups:
@@ -288,8 +303,9 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
             # num / groups iterations after this one. So a copy is issued that many iterations, plus
             # the one it is issued in, before it is waited for.
             prefetch = (num if num < 1 << 30 else 0) // groups + 1
-    index = next((i for i, w in enumerate(loops) if w is main), None)
-    return main, straight, len(loops), dtype, prefetch, loops, index
+    if siblings:
+        loops = [merged if i == index else Work() if i in siblings else w for i, w in enumerate(loops)]
+    return loops[index] if index is not None else main, straight, len(loops), dtype, prefetch, loops, index
 
 
 def instruction_of(counters: dict) -> str:

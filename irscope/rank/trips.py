@@ -4,7 +4,8 @@ A workload says how much work a launch does, and the model divides (docs/rank.md
 (`irscope capture`) has no workload: it has the kernel's scalar arguments and its grid. The main loop's
 bounds are scalar SSA values computed in the straight-line code before it (`arith.addi %K, %c63_i32`,
 `arith.divsi`, `tt.get_program_id`), so they are evaluated here, per program where they depend on the
-program's id (a causal attention's loop ends at its own row block), and averaged over the grid.
+program's id (a causal attention's loop ends at its own row block), and averaged over the grid. A
+warp_specialize partition's loops are read through its arguments, each the op's operand in its place.
 
 Only integer arithmetic the compiler emits for such bounds is understood; anything else makes the count
 unknown (None), never a guess. Nothing is run: the TTGIR is read as text.
@@ -22,7 +23,11 @@ _DEF = re.compile(r"^(%[\w.$-]+) = ([a-z_]+\.[a-z_0-9]+) (.*?)(?: loc\(.*)?$")
 _FOR = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?scf\.for %[\w.$-]+ = (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)")
 _ARG = re.compile(r"(%[\w.$-]+): (i\d+|index)\b(?: \{[^}]*\})?(?: loc\(\"([^\"]+)\")?")
 _IF = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?scf\.if (%[\w.$-]+)")
-_PARTITION = re.compile(r"^partition\d+\(")  # a warp_specialize partition: a region isolated from above
+# A warp_specialize op and its partitions: regions isolated from above, whose block arguments are the op's
+# operands, in order (`ttg.warp_specialize(%a, %n) ... partition0(%arg9: ..., %arg10: i32) num_warps(4) {`)
+_WARP_SPECIALIZE = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?ttg\.warp_specialize\(([^)]*)\)")
+_PARTITION = re.compile(r"^partition\d+\((.*)\) num_warps\(\d+\) \{$")
+_NAME = re.compile(r"%[\w.$-]+")
 LIMIT = 1 << 63  # a value past this is not a loop bound a GPU runs: unknown
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -60,10 +65,10 @@ class _Program:
     def __init__(self, text: str):
         self.args: dict[str, str] = {}  # SSA name of each scalar argument -> the parameter's name
         self.steps: list[tuple[str, str, str]] = []
-        # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch)...]), or
-        # None for one whose bounds cannot be read (a warp_specialize partition's: isolated from the kernel)
-        self.loops: list[tuple | None] = []
+        # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch)...])
+        self.loops: list[tuple] = []
         stack: list[list] = []  # per open region: [kind, condition, then-branch?]
+        captured: list[str] = []  # the operands of the warp_specialize op whose regions come next
         in_func = False
         for line in text.splitlines():
             s = line.strip()
@@ -81,8 +86,8 @@ class _Program:
                     if stack and stack[-1][0] == "if":
                         stack[-1][2] = False
                     continue
-                if stack:
-                    stack.pop()
+                if stack and stack.pop()[0] == "partition":
+                    self.steps.append(("", "scope.end", ""))  # its names (sibling partitions reuse them) go
                 if not stack:
                     break  # the function's end
                 continue
@@ -91,17 +96,25 @@ class _Program:
             if "for" not in kinds:
                 if f:
                     guards = [(c, then) for k, c, then in stack if k == "if"]
-                    self.loops.append(None if "isolated" in kinds else
-                                      (f.group(1), f.group(2), f.group(3), len(self.steps), guards))
-                elif "isolated" not in kinds and (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
+                    self.loops.append((f.group(1), f.group(2), f.group(3), len(self.steps), guards))
+                elif (m := _WARP_SPECIALIZE.match(s)):
+                    captured = _NAME.findall(m.group(1))
+                elif (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
                     self.steps.append((m.group(1), m.group(2), m.group(3)))
             if s.endswith("{"):
                 if f:
                     stack.append(["for", None, True])
                 elif (m := _IF.match(s)):
                     stack.append(["if", m.group(1), True])
-                elif _PARTITION.match(s):
-                    stack.append(["isolated", None, True])
+                elif "for" not in kinds and (m := _PARTITION.match(s)):
+                    # A partition sees the kernel's values only through its arguments: each bound to the
+                    # warp_specialize operand in its place (a partition with more arguments than the op
+                    # has operands binds the rest to nothing: unknown).
+                    params = re.findall(r"(%[\w.$-]+):", m.group(1))
+                    self.steps.append(("", "scope.begin", ""))
+                    for i, param in enumerate(params):
+                        self.steps.append((param, "ttg.warp_specialize.arg", captured[i] if i < len(captured) else ""))
+                    stack.append(["partition", None, True])
                 else:
                     stack.append(["other", None, True])
 
@@ -109,15 +122,18 @@ class _Program:
         """Each top-level loop's trip count for one program (0 in a branch not taken; None if unknown)."""
         values = dict(env)
         out: list[int | None] = []
+        scopes: list[dict] = []  # the values outside each partition the steps are in
         at = 0
         for loop in self.loops:
-            if loop is None:
-                out.append(None)
-                continue
             lb, ub, step, position, guards = loop
             while at < position:  # the steps before the loop: its bounds as they are where it starts
                 name, op, rest = self.steps[at]
-                values[name] = _value(op, rest, values, pid, grid)
+                if op == "scope.begin":
+                    scopes.append(dict(values))
+                elif op == "scope.end":
+                    values = scopes.pop()
+                else:
+                    values[name] = _value(op, rest, values, pid, grid)
                 at += 1
             lo, hi, st = values.get(lb), values.get(ub), values.get(step)
             taken = [values.get(c) for c, _ in guards]
@@ -140,6 +156,8 @@ def _value(op: str, rest: str, values: dict, pid: Sequence[int], grid: Sequence[
         if text in ("true", "false"):
             return int(text == "true")
         return int(text) if re.fullmatch(r"-?\d+", text) else None
+    if op == "ttg.warp_specialize.arg":  # a partition's argument: the operand bound to it, outside
+        return values.get(rest) if rest else None
     if op in ("tt.get_program_id", "tt.get_num_programs"):
         axis = _AXES.get(rest.split()[0]) if rest else None
         if axis is None:
