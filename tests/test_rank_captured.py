@@ -350,3 +350,32 @@ def test_an_autotuned_warp_specialized_kernel_captured_for_blackwell_ranks_with_
         assert f["loop"]["load_bytes"] == (128 + bn) * 64 * 2 and f["loop"]["dot_flops"] == 2 * 128 * bn * 64
     code, stdout, _ = _irscope("rank", str(tmp_path / "launches.json"), "--gpu", "b200", "--out", str(tmp_path))
     assert code == 0 and "w4.s2.BLOCK_K=64.BLOCK_M=128.BLOCK_N=128" in stdout and "w8." not in stdout
+
+
+@pytest.mark.slow
+def test_a_persistent_kernels_loop_inside_its_loop_over_tiles_counts_as_it_runs(tmp_path):
+    """tests/capture_programs/persistent_matmul.py: a program an SM loops over tiles, and inside over K.
+    The TTGIR holds the K loop once an outer iteration; its bounds (independent of the tile) give how
+    often it runs, so the launch's flops are the matmul's (as for the same kernel with the loops fused by
+    tl.range(flatten=True)), the main loop's iteration is the K step with the tile's epilogue spread over
+    it, and the pipeline's depth is read from the K loop's waits."""
+    ranked = {}
+    for mode in ("nested", "flatten"):
+        out = tmp_path / mode
+        code, _, err = _irscope("capture", "--target", "sm_90a", "--out", str(out), "--", "python",
+                                str(PROGRAMS / "persistent_matmul.py"), mode)
+        assert code == 0, err
+        code, stdout, err = _irscope("rank", str(out / "launches.json"), "--gpu", "h200", "--out", str(out), "--json")
+        assert code == 0, err
+        (entry,) = json.loads(stdout)["sizes"]
+        ranked[mode] = entry
+    for mode, entry in ranked.items():
+        assert entry["problem"]["flops"] == 2 * 4096 * 4096 * 2048, mode
+    for r in ranked["nested"]["ranking"]:
+        f, problem = r["facts"], r["problem"]
+        tiles = 4096 * 4096 / (128 * f["constexprs"]["BLOCK_N"])
+        assert problem["flops"] == 2 * 4096 * 4096 * 2048
+        assert problem["trips"] == pytest.approx(tiles / 132 * 2048 / 64)  # K steps a program runs
+        assert problem["loop"]["dot_flops"] == f["loop"]["dot_flops"]  # one K step's products
+        assert f["prefetch"] == 2 and f["loops"] == 1  # 3 stages: copies two iterations ahead
+        assert r["estimate"]["ms"] is not None

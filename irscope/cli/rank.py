@@ -190,7 +190,9 @@ def run(args, ui) -> int:
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
-                              "programs": problems[r.facts.label].programs} for i, r in enumerate(ranking)]}
+                              "programs": problems[r.facts.label].programs,
+                              # each config's own (its grid, its trips): "problem" above is the first's
+                              "problem": problems[r.facts.label].as_dict()} for i, r in enumerate(ranking)]}
         scored = _score(ranking, measured) if measured is not None else None
         if args.measured:
             entry["measured"] = None if measured is None else {

@@ -21,8 +21,8 @@ from typing import Any, Mapping
 
 from ..errors import UsageError
 from ..spec.problem import Problem
-from .facts import Facts, Work, top_loops
-from .trips import loop_trips
+from .facts import Facts, Work, nested_loops, top_loops
+from .trips import loop_counts
 
 # bytes per element of the dtype names a launch file records (Triton's: fp16, bf16, fp8e4nv, i32...)
 _WIDTHS = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "tf32": 4, "fp16": 2, "bf16": 2,
@@ -122,8 +122,10 @@ def launch_problem(launch: Mapping[str, Any], kernel: str, facts: Facts, ttgir: 
     # moves data is sized, as a workload's is, by the least traffic: what its tensors span, or what its
     # programs move over the trips its bounds give when that is less (a kernel that touches part of a
     # buffer); without recorded shapes, by its bounds alone.
-    trips = _trips(launch, facts, ttgir, grid, strict=bool(loop.dot_flops) or spanned is None) \
-        if facts.loop else None
+    trips, runs = _trips(launch, facts, ttgir, grid, strict=bool(loop.dot_flops) or spanned is None) \
+        if facts.loop else (None, None)
+    if runs is not None:
+        loop = runs  # the main loop's iteration as it runs, loops inside it counted as they run
     if trips is not None:
         work.add(loop, trips)
     moved = programs * float(work.load_bytes + work.store_bytes)
@@ -131,19 +133,28 @@ def launch_problem(launch: Mapping[str, Any], kernel: str, facts: Facts, ttgir: 
         else spanned
     return Problem(kernel, size_name(launch), scalar_args(launch), tuple(int(g) for g in grid),
                    flops=programs * float(work.dot_flops), min_bytes=least,
-                   trips=trips if loop.dot_flops else None)
+                   trips=trips if loop.dot_flops else None,
+                   loop=runs.as_dict() if runs is not None and loop.dot_flops else None)
 
 
-def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid, strict: bool = True) -> float | None:
+def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid,
+           strict: bool = True) -> tuple[float | None, Work | None]:
     """The main loop's trip count as the model takes it: the loop's own, plus the other top-level loops'
     iterations beyond the one the model counts them for, in units of a main-loop iteration (by matrix flops
     when the main loop multiplies, else by bytes), so that a program's work is what it runs. (A FlashAttention
-    kernel's masked loop runs 0 times unless causal: counted once, it would add an iteration.)"""
+    kernel's masked loop runs 0 times unless causal: counted once, it would add an iteration.)
+
+    Where a loop holds loops of its own (a persistent kernel's K loop inside its loop over tiles), the
+    TTGIR's work holds each inner loop once an outer iteration; the inner loops' real counts replace that.
+    When the main loop is such a loop, its iteration becomes its heaviest inner loop's (the K step), with
+    the rest of its work (the tile's epilogue) spread over those: (trips, that iteration's work); else
+    (trips, None) and the facts' own iteration stands."""
     loops, main = top_loops(ttgir)
-    counts = loop_trips(ttgir, scalar_args(launch), grid)
+    inner = nested_loops(ttgir)
+    counts, inner_counts = loop_counts(ttgir, scalar_args(launch), grid)
     if main is None or len(counts) != len(loops) or counts[main] is None:
         if not strict:
-            return None
+            return None, None
         raise UsageError(f"cannot count the main loop's iterations of {launch['id']}: its bounds are not "
                          "integer arithmetic of the launch's scalar arguments and program ids",
                          "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
@@ -152,18 +163,38 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid, strict: bo
     def size(w: Work) -> float:
         return float(w.dot_flops) if loops[main].dot_flops else float(w.load_bytes + w.store_bytes)
 
-    unknown = [i for i, (w, n) in enumerate(zip(loops, counts)) if n is None and w.dot_flops]
+    unknown = [f"loop {i + 1} (of {len(loops)})" for i, (w, n) in enumerate(zip(loops, counts))
+               if n is None and w.dot_flops]
+    unknown += [f"loop {j + 1} inside loop {i + 1}" for i, (ws, ns) in enumerate(zip(inner, inner_counts))
+                if counts[i] is not None for j, (w, n) in enumerate(zip(ws, ns)) if n is None and w.dot_flops]
     if unknown:  # a loop that multiplies and runs an unknown number of times
         if not strict:
-            return None
-        raise UsageError(f"cannot count the iterations of {launch['id']}'s loop {unknown[0] + 1} (of "
-                         f"{len(loops)}), which multiplies: its bounds are not integer arithmetic of the launch's "
-                         "scalar arguments and program ids",
+            return None, None
+        raise UsageError(f"cannot count the iterations of {launch['id']}'s {unknown[0]}, which multiplies: its "
+                         "bounds are not integer arithmetic of the launch's scalar arguments and program ids",
                          "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
                          "docs/kernel-spec.md)")
-    unit = size(loops[main])
-    extra = sum((n - 1) * size(w) for i, (w, n) in enumerate(zip(loops, counts)) if i != main and n is not None)
-    return max(0.0, counts[main] + (extra / unit if unit else 0.0))
+
+    def runs(i: int) -> Work:
+        """What a program runs of top-level loop i: its own work each of its iterations, and each loop
+        inside it as many times as that loop runs (once an outer iteration where unknown: it moves data)."""
+        out = Work()
+        out.add(loops[i], counts[i])
+        for w, n in zip(inner[i], inner_counts[i]):
+            out.add(w, (n if n is not None else counts[i]) - counts[i])
+        return out
+
+    trips, iteration = counts[main], None
+    steps = [(size(w), n) for w, n in zip(inner[main], inner_counts[main]) if n]
+    if steps:  # the main loop's iteration becomes its heaviest inner loop's
+        trips = max(steps)[1]
+        iteration = Work()
+        iteration.add(runs(main), 1.0 / trips)
+        for flag in ("async_loads", "sync_loads", "warp_reductions"):  # what it issues, not how much
+            setattr(iteration, flag, getattr(loops[main], flag))
+    unit = size(iteration if iteration is not None else loops[main])
+    extra = sum(size(runs(i)) - size(w) for i, (w, n) in enumerate(zip(loops, counts)) if i != main and n is not None)
+    return max(0.0, trips + (extra / unit if unit else 0.0)), iteration
 
 
 def _work(d: Mapping[str, Any]) -> Work:

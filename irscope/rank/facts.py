@@ -231,7 +231,20 @@ def top_loops(text: str) -> tuple[list[Work], int | None]:
 
 def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | None]:
     """_scan's figures, each top-level loop's work per iteration, and the main one's index among them."""
+    return _scan_all(text)[:7]
+
+
+def nested_loops(text: str) -> list[list[Work]]:
+    """Per top-level loop (top_loops' order), the work per iteration of each loop directly inside it (a
+    persistent kernel's K loop inside its loop over tiles), which the top-level loop's work holds once."""
+    return _scan_all(text)[7]
+
+
+def _scan_all(text: str):
     straight, loops, dtype = Work(), [], ""
+    children: list[list[Work]] = []  # per top-level loop: the loops directly inside it
+    child_waits: list[list[list[int]]] = []  # their async_wait nums and commit groups, as `waits`
+    child: Work | None = None
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "reduce", "other"
     current: Work | None = None
@@ -249,6 +262,8 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
                     current = None
                     if _SPLIT_LOOP.search(s):
                         split.append(len(loops) - 1)
+                elif kind == "for" and stack.count("for") == 1:
+                    child = None
             continue
         if s.startswith("})"):
             if stack and stack.pop() == "reduce":
@@ -257,6 +272,8 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
                 spans = _operand_warps(s, warps)
                 if axis < len(spans) and spans[axis] > 1:
                     (current if "for" in stack else straight).warp_reductions += 1
+                    if child is not None:
+                        child.warp_reductions += 1
             continue
         m = _OP.match(s)
         op = m.group(1) if m else ""
@@ -268,17 +285,28 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
             dtype = dtype or dt
             if "for" in stack:
                 current.add(w)
-                if op == "ttg.async_wait" and (n := _WAIT_NUM.search(s)):
-                    waits[-1][0] = min(waits[-1][0], int(n.group(1)))
-                elif op == "ttg.async_commit_group":
-                    waits[-1][1] += 1
+                if child is not None:
+                    child.add(w)
+                for wait in (waits[-1], child_waits[-1][-1] if child is not None else None):
+                    if wait is None:
+                        continue
+                    if op == "ttg.async_wait" and (n := _WAIT_NUM.search(s)):
+                        wait[0] = min(wait[0], int(n.group(1)))
+                    elif op == "ttg.async_commit_group":
+                        wait[1] += 1
             else:
                 straight.add(w)
         if s.endswith("{"):
             if op == "scf.for" and "for" not in stack:
                 current = Work()
                 loops.append(current)
+                children.append([])
+                child_waits.append([])
                 waits.append([1 << 30, 0])
+            elif op == "scf.for" and stack.count("for") == 1:
+                child = Work()
+                children[-1].append(child)
+                child_waits[-1].append([1 << 30, 0])
             if op == "tt.reduce":
                 axes.append(int(m.group(1)) if (m := _AXIS.search(s)) else 0)
             stack.append("for" if op == "scf.for" else "reduce" if op == "tt.reduce" else "other")
@@ -298,14 +326,23 @@ def scan_loops(text: str) -> tuple[Work, Work, int, str, int, list[Work], int | 
             continue
         if other is not main:
             straight.add(other)  # a tail loop runs a few times at most: count it once
-        elif groups:
-            # The wait at the top of an iteration lets `num` groups stay in flight: the copies of the
-            # num / groups iterations after this one. So a copy is issued that many iterations, plus
-            # the one it is issued in, before it is waited for.
-            prefetch = (num if num < 1 << 30 else 0) // groups + 1
+        else:
+            if children[i]:
+                # A loop that holds the pipelined one (a persistent kernel's loop over tiles around its K
+                # loop): the heaviest inner loop's waits say how far ahead it copies; the outer body's
+                # prologue copies do not.
+                j = max(range(len(children[i])), key=lambda j: (children[i][j].dot_flops,
+                                                                  children[i][j].load_bytes + children[i][j].store_bytes))
+                if child_waits[i][j][1]:
+                    num, groups = child_waits[i][j]
+            if groups:
+                # The wait at the top of an iteration lets `num` groups stay in flight: the copies of the
+                # num / groups iterations after this one. So a copy is issued that many iterations, plus
+                # the one it is issued in, before it is waited for.
+                prefetch = (num if num < 1 << 30 else 0) // groups + 1
     if siblings:
         loops = [merged if i == index else Work() if i in siblings else w for i, w in enumerate(loops)]
-    return loops[index] if index is not None else main, straight, len(loops), dtype, prefetch, loops, index
+    return loops[index] if index is not None else main, straight, len(loops), dtype, prefetch, loops, index, children
 
 
 def instruction_of(counters: dict) -> str:

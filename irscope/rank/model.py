@@ -128,7 +128,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     # A captured launch's problem knows its trip count (its loop bounds, evaluated: captured.py)
     n = problem.trips if getattr(problem, "trips", None) is not None and facts.loop else \
         iterations(facts, problem.flops, problem.min_bytes, programs)
-    loop, straight = _work(facts.loop), _work(facts.straight)
+    # (a captured launch may know the main loop's iteration better: loops inside it counted as they run)
+    loop, straight = _work(getattr(problem, "loop", None) or facts.loop), _work(facts.straight)
     total = Work()
     total.add(straight)
     total.add(loop, n)

@@ -67,6 +67,10 @@ class _Program:
         self.steps: list[tuple[str, str, str]] = []
         # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch)...])
         self.loops: list[tuple] = []
+        # per top-level loop, the loops directly inside it, the same way (their bounds read from the steps
+        # in the outer loop's body too: a bound that depends on its induction variable is unknown)
+        self.nested: list[list[tuple]] = []
+        self.order: list[tuple[int, int | None]] = []  # (top-level loop, nested loop or None), in text order
         stack: list[list] = []  # per open region: [kind, condition, then-branch?]
         captured: list[str] = []  # the operands of the warp_specialize op whose regions come next
         in_func = False
@@ -93,10 +97,19 @@ class _Program:
                 continue
             kinds = [k for k, _, _ in stack]
             f = _FOR.match(s)
-            if "for" not in kinds:
+            depth = kinds.count("for")
+            if depth == 1 and f:
+                guards = [(c, then) for k, c, then in stack if k == "if"]
+                self.nested[-1].append((f.group(1), f.group(2), f.group(3), len(self.steps), guards))
+                self.order.append((len(self.loops) - 1, len(self.nested[-1]) - 1))
+            elif depth == 1 and (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
+                self.steps.append((m.group(1), m.group(2), m.group(3)))
+            if depth == 0:
                 if f:
                     guards = [(c, then) for k, c, then in stack if k == "if"]
                     self.loops.append((f.group(1), f.group(2), f.group(3), len(self.steps), guards))
+                    self.nested.append([])
+                    self.order.append((len(self.loops) - 1, None))
                 elif (m := _WARP_SPECIALIZE.match(s)):
                     captured = _NAME.findall(m.group(1))
                 elif (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
@@ -120,12 +133,20 @@ class _Program:
 
     def bounds(self, env: dict[str, int | None], pid: Sequence[int], grid: Sequence[int]) -> list[int | None]:
         """Each top-level loop's trip count for one program (0 in a branch not taken; None if unknown)."""
+        counts = self.counts(env, pid, grid)
+        return [counts[(i, None)] for i in range(len(self.loops))]
+
+    def counts(self, env: dict[str, int | None], pid: Sequence[int],
+               grid: Sequence[int]) -> dict[tuple[int, int | None], int | None]:
+        """Every top-level loop's trip count for one program, and each loop directly inside one's count
+        for one iteration of it, keyed as self.order is."""
         values = dict(env)
-        out: list[int | None] = []
+        out: dict[tuple[int, int | None], int | None] = {}
         scopes: list[dict] = []  # the values outside each partition the steps are in
         at = 0
-        for loop in self.loops:
-            lb, ub, step, position, guards = loop
+        for key in self.order:
+            top, inner = key
+            lb, ub, step, position, guards = self.loops[top] if inner is None else self.nested[top][inner]
             while at < position:  # the steps before the loop: its bounds as they are where it starts
                 name, op, rest = self.steps[at]
                 if op == "scope.begin":
@@ -138,11 +159,11 @@ class _Program:
             lo, hi, st = values.get(lb), values.get(ub), values.get(step)
             taken = [values.get(c) for c, _ in guards]
             if any(t is None for t in taken):
-                out.append(None)
+                out[key] = None
             elif any(bool(t) != then for t, (_, then) in zip(taken, guards)):
-                out.append(0)  # its branch is not the one this program takes
+                out[key] = 0  # its branch is not the one this program takes
             else:
-                out.append(None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st)))
+                out[key] = None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st))
         return out
 
 
@@ -189,15 +210,37 @@ def loop_trips(ttgir: str, args: Mapping[str, int], grid: Sequence[int]) -> list
     """Each top-level loop's trip count (text order, as facts.top_loops lists them), averaged over the
     launch's programs; None for a loop whose bounds, or the scf.if conditions around it, are not plain
     integer arithmetic of `args` (the scalar arguments by parameter name) and the program ids."""
+    return loop_counts(ttgir, args, grid)[0]
+
+
+def loop_counts(ttgir: str, args: Mapping[str, int],
+                grid: Sequence[int]) -> tuple[list[float | None], list[list[float | None]]]:
+    """loop_trips' counts, and per top-level loop the iterations a program runs of each loop directly
+    inside it (facts.nested_loops' order): over all of the outer loop's iterations, averaged over the
+    launch's programs; None where either count is unknown."""
     prog = _Program(ttgir)
     if not prog.loops:
-        return []
+        return [], []
     env = {ssa: (int(args[name]) if name in args and isinstance(args[name], (int, bool))
                  and -LIMIT <= int(args[name]) <= LIMIT else None)
            for ssa, name in prog.args.items()}
     grid3 = [max(1, int(g)) for g in (list(grid) + [1, 1, 1])[:3]]
-    if not any(op == "tt.get_program_id" for _, op, _ in prog.steps):
-        return [None if n is None else float(n) for n in prog.bounds(env, (0, 0, 0), grid3)]  # every program's
+    def totals(counts: dict) -> list:
+        # a nested loop's iterations in one program: its count (the same every outer iteration: its bounds
+        # do not depend on the outer loop's variables, or they are unknown) times the outer loop's
+        out = [counts[(i, None)] for i in range(len(prog.loops))]
+        for i, inner in enumerate(prog.nested):
+            for j in range(len(inner)):
+                n = counts[(i, j)]
+                out.append(None if n is None or out[i] is None else n * out[i])
+        return out
+
+    def split(flat: list) -> tuple[list, list[list]]:
+        top, rest = flat[:len(prog.loops)], iter(flat[len(prog.loops):])
+        return top, [[next(rest) for _ in inner] for inner in prog.nested]
+
+    if not any(op == "tt.get_program_id" for _, op, _ in prog.steps):  # every program's the same
+        return split([None if n is None else float(n) for n in totals(prog.counts(env, (0, 0, 0), grid3))])
     # Past SAMPLE programs, evenly spaced ids along each axis (a stride through the linear index could
     # land on one column of the grid).
     picks = []
@@ -206,12 +249,12 @@ def loop_trips(ttgir: str, args: Mapping[str, int], grid: Sequence[int]) -> list
         k = min(g, max(1, room))
         picks.append(sorted({(2 * i + 1) * g // (2 * k) for i in range(k)}))
         room //= len(picks[-1])
-    sums: list[float | None] = [0.0] * len(prog.loops)
+    sums: list[float | None] = [0.0] * (len(prog.loops) + sum(len(inner) for inner in prog.nested))
     seen = 0
     for x in picks[0]:
         for y in picks[1]:
             for z in picks[2]:
-                for i, n in enumerate(prog.bounds(env, (x, y, z), grid3)):
+                for i, n in enumerate(totals(prog.counts(env, (x, y, z), grid3))):
                     sums[i] = None if n is None or sums[i] is None else sums[i] + n
                 seen += 1
-    return [None if t is None else t / seen for t in sums]
+    return split([None if t is None else t / seen for t in sums])

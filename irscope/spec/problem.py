@@ -26,6 +26,9 @@ class Problem:
     # The main loop's trip count a program runs, when it is known from the launch itself (a captured
     # launch: irscope.rank.captured); None: the model derives it from the work (model.iterations).
     trips: float | None = None
+    # The main loop's work an iteration, when the launch knows it better than the TTGIR's text does (a
+    # captured launch whose main loop holds loops of its own: each counted as it runs); None: the facts'.
+    loop: Mapping[str, Any] | None = None
 
     @property
     def programs(self) -> int:
@@ -37,7 +40,8 @@ class Problem:
     def as_dict(self) -> dict:
         return {"kernel": self.kernel, "size_name": self.size_name, "size": dict(self.size), "grid": list(self.grid),
                 "programs": self.programs, "flops": self.flops, "min_bytes": self.min_bytes,
-                **({"trips": self.trips} if self.trips is not None else {})}
+                **({"trips": self.trips} if self.trips is not None else {}),
+                **({"loop": dict(self.loop)} if self.loop is not None else {})}
 
 
 def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None = None, *,
