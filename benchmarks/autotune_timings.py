@@ -1,6 +1,6 @@
 """Time every autotune config of a real third-party kernel on the GPU, through its library's own wrapper.
 
-Runs ON the GPU machine (torch + Triton + the library; irscope is not needed there). Two kernels
+Runs ON the GPU machine (torch + Triton + the library; irscope is not needed there). Three kernels
 (`--kernel`), each launched once by its library's own Python wrapper, with the autotuner made to
 benchmark every config:
 
@@ -12,6 +12,11 @@ benchmark every config:
   (`liger_kernel.ops.mlp`, host-side TMA descriptors whose block shapes its config pre_hooks set), through
   `gemm_swiglu` (B=4, S=2048, dim=4096, hidden=11008, bf16): 32 configs (BLOCK_M 64/128, BLOCK_K 64/128,
   GROUP_SIZE_M 1/8, num_warps 4/8, num_stages 2/3). Needs the wheel liger-kernel.
+- `flaggems_mm`: FlagGems 5.0.2's Hopper matmul `mm_kernel_general_host_tma` (host-side TMA descriptors
+  set by a pre_hook, GROUP_M 8), through `flag_gems.mm` (M=N=K=4096 unless `--size`, bf16): its whole menu
+  less what its own shared-memory estimate drops (tests/capture_programs/flaggems_mm.py). Needs the wheels
+  flag-gems and sqlalchemy (and PyYAML where the machine lacks it). `--prewarm 14` compiles the menu in 14
+  processes first.
 
 The configs timed here are the launches `irscope capture --as sm_90a` records for the same call
 (tests/capture_programs/autotuned_lib.py for fla_chunk_h), joined by `index` (the launch file's
@@ -131,7 +136,47 @@ def setup_liger_mlp(a, torch):
             {"name": "liger-kernel", "version": dist_version("liger-kernel", liger_kernel)})
 
 
-KERNELS = {"fla_chunk_h": setup_fla_chunk_h, "liger_mlp": setup_liger_mlp}
+def setup_flaggems_mm(a, torch):
+    # FlagGems' own settings: its vendor without probing, and a fresh cache folder (its LibTuner keeps tuned
+    # configs and timings in an sqlite file there: an earlier run's would skip the benchmark).
+    os.environ.setdefault("GEMS_VENDOR", "nvidia")
+    os.environ["FLAGGEMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="flaggems-cache-")
+    import flag_gems
+    from flag_gems.runtime.backend._nvidia.hopper.ops import mm as module
+
+    dtype = getattr(torch, a.dtype)
+    size = {"M": 4096, "N": 4096, "K": 4096}
+    size.update({k: int(v) for k, v in (kv.split("=") for kv in a.size.split(","))} if a.size else {})
+    M, N, K = (size[n] for n in "MNK")
+    torch.manual_seed(0)
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    y = torch.randn(K, N, device="cuda", dtype=dtype)
+
+    def call():
+        return [list(flag_gems.mm(x, y).shape)]
+
+    problem = {"M": M, "N": N, "K": K, "dtype": a.dtype}
+    kernel = {"id": "flag_gems.runtime.backend._nvidia.hopper.ops.mm:mm_kernel_general_host_tma",
+              "wrapper": "flag_gems.mm"}
+    return (module.mm_kernel_general_host_tma, call, problem, kernel,
+            {"name": "flag-gems", "version": dist_version("flag-gems", flag_gems)})
+
+
+KERNELS = {"fla_chunk_h": setup_fla_chunk_h, "liger_mlp": setup_liger_mlp, "flaggems_mm": setup_flaggems_mm}
+
+
+def prewarm(n, args):
+    """Compile every config before timing, in `n` processes at once: each runs this script on every n-th
+    config (`--slice i/n`), so Triton's cache (shared by TRITON_CACHE_DIR) holds them all when the timed
+    run's autotuner asks. The timed run still benchmarks every config itself."""
+    import subprocess
+    base = ["--kernel", args.kernel, "--dtype", args.dtype] + (["--wheels", args.wheels] if args.wheels else []) + \
+        (["--size", args.size] if args.size else [])
+    procs = [subprocess.Popen([sys.executable, __file__, os.devnull, *base, "--slice", f"{i}/{n}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(n)]
+    failed = [(i, p.communicate()[1][-400:]) for i, p in enumerate(procs) if p.wait() != 0]
+    for i, err in failed:
+        print(f"prewarm slice {i}/{n} failed: {err}", file=sys.stderr)
 
 
 def timing_triple(value):
@@ -165,8 +210,16 @@ def main():
                     help="also time every config with triton.testing.do_bench, as a check on the autotuner's numbers")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16"])
     ap.add_argument("--size", help="fla_chunk_h's sizes other than B=8,T=4096,H=16,K=128,V=128, e.g. B=1,T=16384 "
-                                   "(as tests/capture_programs/autotuned_lib.py takes them)")
+                                   "(as tests/capture_programs/autotuned_lib.py takes them); flaggems_mm's "
+                                   "M=,N=,K= (4096 each by default)")
+    ap.add_argument("--prewarm", type=int, default=0, metavar="N",
+                    help="compile every config first in N processes at once (Triton's cache then holds them)")
+    ap.add_argument("--slice", help=argparse.SUPPRESS)  # i/n: a prewarm process's share of the configs
     args = ap.parse_args()
+    if args.prewarm:
+        t = time.time()
+        prewarm(args.prewarm, args)
+        print(f"prewarmed in {time.time() - t:.0f} s ({args.prewarm} processes)")
 
     wheels = unpack_wheels(args.wheels) if args.wheels else []
 
@@ -179,6 +232,12 @@ def main():
 
     kernel_obj, call, problem, kernel_info, library = KERNELS[args.kernel](args, torch)
     tuner = find_autotuner(kernel_obj)
+    if args.slice:  # a prewarm process: its share of the configs, compiled (and benchmarked) by the wrapper
+        i, n = (int(x) for x in args.slice.split("/"))
+        tuner.configs = tuner.configs[i::n]
+        call()
+        torch.cuda.synchronize()
+        return
     tuner.cache.clear()            # forget any earlier tuning of this key in this process
     tuner.cache_results = False    # and never read a disk-cached one (cache_results=True, TRITON_CACHE_AUTOTUNING)
     tuner.__dict__.pop("configs_timings", None)
