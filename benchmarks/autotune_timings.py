@@ -142,7 +142,13 @@ def setup_flaggems_mm(a, torch):
     os.environ.setdefault("GEMS_VENDOR", "nvidia")
     os.environ["FLAGGEMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="flaggems-cache-")
     import flag_gems
-    from flag_gems.runtime.backend._nvidia.hopper.ops import mm as module
+    # FlagGems imports its arch modules under names of their own ("hopper.ops.mm"): the kernel flag_gems.mm
+    # launches is the one in the module loaded from that file, whatever its name
+    path = os.path.join(os.path.dirname(flag_gems.__file__), "runtime", "backend", "_nvidia", "hopper", "ops", "mm.py")
+    module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == path
+                   and hasattr(m, "mm_kernel_general_host_tma")), None)
+    if module is None:
+        raise SystemExit(f"FlagGems did not load its Hopper matmul ({path}): is this GPU a Hopper?")
 
     dtype = getattr(torch, a.dtype)
     size = {"M": 4096, "N": 4096, "K": 4096}
@@ -238,7 +244,8 @@ def main():
         call()
         torch.cuda.synchronize()
         return
-    tuner.cache.clear()            # forget any earlier tuning of this key in this process
+    if hasattr(tuner.cache, "clear"):  # (FlagGems' LibTuner keeps its own, in a fresh folder here)
+        tuner.cache.clear()            # forget any earlier tuning of this key in this process
     tuner.cache_results = False    # and never read a disk-cached one (cache_results=True, TRITON_CACHE_AUTOTUNING)
     tuner.__dict__.pop("configs_timings", None)
 

@@ -260,8 +260,8 @@ def test_rank_of_a_capture_refuses_what_it_cannot_do_in_one_line(loop_capture, a
 
 
 def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankings_and_timings():
-    """docs/rank.md's table for FLA and Liger-Kernel on the H200: the committed `irscope rank --json` of each
-    capture against its library's own autotuner's timings, scored again here without a GPU."""
+    """docs/rank.md's table for FLA, Liger-Kernel and FlagGems on the H200: the committed `irscope rank --json`
+    of each capture against its library's own autotuner's timings, scored again here without a GPU."""
     spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -273,7 +273,7 @@ def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankin
         assert fresh["gpu_run_to_run_spearman"] >= 0.99
     liger = committed["liger-mlp"]["evaluation"]
     assert liger["unlaunchable_predicted"] == liger["unlaunchable_agreed"] == 8  # refused by the GPU too
-    assert [committed[s]["evaluation"]["spearman"] >= 0.8 for _, s in module.ROWS] == [False, True, True]
+    assert [committed[s]["evaluation"]["spearman"] >= 0.8 for _, s in module.ROWS] == [False, True, True, True, True]
 
 
 @pytest.mark.slow
@@ -379,3 +379,27 @@ def test_a_persistent_kernels_loop_inside_its_loop_over_tiles_counts_as_it_runs(
         assert problem["loop"]["dot_flops"] == f["loop"]["dot_flops"]  # one K step's products
         assert f["prefetch"] == 2 and f["loops"] == 1  # 3 stages: copies two iterations ahead
         assert r["estimate"]["ms"] is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("flag_gems") is None or importlib.util.find_spec("sqlalchemy") is None,
+                    reason="FlagGems is not installed: pip install --no-deps flag-gems==5.0.2 sqlalchemy==2.0.48")
+def test_flaggems_matmul_captured_through_flag_gems_mm_ranks_as_committed_before_its_timing(tmp_path):
+    """FlagGems' Hopper matmul, its 162 configs, captured through flag_gems.mm under `--as sm_90a` at 4096^3
+    and ranked: the predictions committed before the H200 timed it (docs/rank.md), made again from nothing
+    but the capture."""
+    code, _, err = _irscope("capture", "--as", "sm_90a", "--no-compile", "--out", str(tmp_path), "--", "python",
+                            str(PROGRAMS / "flaggems_mm.py"), "4096x4096x4096")
+    assert code == 0, err
+    code, stdout, err = _irscope("rank", str(tmp_path / "launches.json"), "--gpu", "h200", "--out", str(tmp_path),
+                                 "--json")
+    assert code == 0, err
+    fresh = json.loads(stdout)["sizes"][0]["ranking"]
+    committed = json.loads((ROOT / "docs/rank/autotune/ranking-flaggems-mm-M4096-N4096-K4096.json").read_text())
+
+    def by_config(ranking):
+        return {(json.dumps(r["facts"]["constexprs"], sort_keys=True), r["facts"]["num_warps"],
+                 r["facts"]["num_stages"]): r["estimate"]["ms"] for r in ranking}
+    want, got = by_config(committed["sizes"][0]["ranking"]), by_config(fresh)
+    assert len(got) == 162 and got.keys() == want.keys()
+    assert all(got[k] == pytest.approx(want[k], rel=1e-9) for k in want)
