@@ -94,9 +94,11 @@ def check_launch(launch: Mapping[str, Any], source: str) -> None:
 
 
 def size_name(launch: Mapping[str, Any]) -> str:
-    """A launch's size in words: its integer arguments (`M=4096,N=4096,K=4096`), else its tensors' shapes."""
+    """A launch's size in words: its integer arguments (`M=4096,N=4096,K=4096`) but its strides (which the
+    shapes imply), else its tensors' shapes."""
     ints = [f"{a['name']}={a['value']}" for a in launch["args"]
-            if a["kind"] == "int" and a.get("value_known") is not False and isinstance(a.get("value"), int)]
+            if a["kind"] == "int" and a.get("value_known") is not False and isinstance(a.get("value"), int)
+            and "stride" not in a["name"].lower()]
     if ints:
         return ",".join(ints)
     shapes = [f"{a['name']}[{'x'.join(str(n) for n in a['shape'])}]" for a in launch["args"]
