@@ -35,7 +35,7 @@ def _key(kwargs: dict, warps: int, stages: int) -> str:
 def predictions(ranking: dict) -> dict[str, float | None]:
     """{config key: predicted ms, None if it cannot launch} from `irscope rank --json`'s first size."""
     (entry,) = ranking["sizes"]
-    return {(r["facts"]["label"], r["facts"]["num_warps"], r["facts"]["num_stages"]): (
+    return {(r["facts"]["label"], r["facts"].get("config_warps") or r["facts"]["num_warps"], r["facts"]["num_stages"]): (
         r["facts"]["constexprs"], r["estimate"]["ms"]) for r in entry["ranking"]}
 
 

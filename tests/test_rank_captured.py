@@ -13,7 +13,7 @@ import pytest
 from irscope.cli import main
 from irscope.rank import chip_for, estimate, facts_of
 from irscope.rank.captured import launch_problem, tensor_bytes
-from irscope.rank.facts import _scan, top_loops
+from irscope.rank.facts import Facts, _scan, top_loops
 from irscope.rank.trips import loop_trips
 from irscope.spec import library
 from irscope.spec.problem import problem_at
@@ -403,3 +403,136 @@ def test_flaggems_matmul_captured_through_flag_gems_mm_ranks_as_committed_before
     want, got = by_config(committed["sizes"][0]["ranking"]), by_config(fresh)
     assert len(got) == 162 and got.keys() == want.keys()
     assert all(got[k] == pytest.approx(want[k], rel=1e-9) for k in want)
+
+
+def _ws_kernel(loops: str) -> str:
+    return """tt.func public @k(%K: i32 loc("K"(#loc)), %K2: i32 loc("K2"(#loc))) {
+""" + loops + """
+    tt.return
+  }"""
+
+
+_WS_OP = """    ttg.warp_specialize({bound})
+    default {{
+      ttg.warp_yield
+    }}
+    partition0(%arg1: i32) num_warps(1) {{
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      scf.for %i = %c0 to %arg1 step %c1 : i32 {{
+        %d = ttng.tc_gen5_mma %a, %b, %acc : !ttg.memdesc<128x{k}xf16, #shared, #smem> * !ttg.memdesc<{k}x128xf16, #shared, #smem> -> tensor<128x128xf32, #blocked>
+      }} {{tt.num_stages = 3 : i32, tt.warp_specialize}}
+      ttg.warp_return
+    }}
+    partition1(%arg1: i32) num_warps(1) {{
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      scf.for %i = %c0 to %arg1 step %c1 : i32 {{
+        %x = ttg.async_copy_global_to_local %p, %buf : tensor<128x{k}x!tt.ptr<f16>, #blocked> -> <128x{k}xf16, #shared, #smem, mutable>
+        %y = ttg.async_copy_global_to_local %q, %buf2 : tensor<{k}x128x!tt.ptr<f16>, #blocked> -> <{k}x128xf16, #shared, #smem, mutable>
+      }} {{tt.warp_specialize, tt.num_stages = 3 : i32}}
+      ttg.warp_return
+    }}"""
+
+
+def test_an_automatically_split_loop_runs_its_partitions_loads_in_its_own_iterations_and_no_other_ops():
+    """Triton's automatic warp specialisation closes each partition's loop with its attributes, among them
+    tt.warp_specialize (in any place): the loading partition's tiles are the main loop's every iteration.
+    A second split loop (its own warp_specialize op) stays a loop of its own."""
+    text = _ws_kernel(_WS_OP.format(bound="%K", k=64) + "\n" + _WS_OP.format(bound="%K2", k=16))
+    loops, main = top_loops(text)
+    assert main == 0 and len(loops) == 4
+    assert loops[0].dot_flops == 2 * 128 * 128 * 64 and loops[0].load_bytes == 2 * 128 * 64 * 2
+    assert loops[1].load_bytes == 0 and loops[1].dot_flops == 0  # merged into the main loop
+    assert loops[2].dot_flops == 2 * 128 * 128 * 16 and loops[3].load_bytes == 2 * 128 * 16 * 2  # not merged
+    assert loop_trips(text, {"K": 64, "K2": 4}, (1, 1, 1)) == [64, 64, 4, 4]
+
+
+def test_a_partition_sees_only_its_arguments_and_a_nested_op_binds_its_own():
+    text = """tt.func public @k(%n: i32 loc("n"(#loc)), %m: i32 loc("m"(#loc))) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    ttg.warp_specialize(%n, %m)
+    default {
+      ttg.warp_specialize(%m)
+      default {
+        ttg.warp_yield
+      }
+      partition0(%arg9: i32) num_warps(1) {
+        %c0_1 = arith.constant 0 : i32
+        %c1_1 = arith.constant 1 : i32
+        scf.for %j = %c0_1 to %arg9 step %c1_1 : i32 {
+          tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+        }
+        ttg.warp_return
+      }
+      ttg.warp_yield
+    }
+    partition0(%arg1: i32, %arg2: i32) num_warps(4) {
+      %c0_2 = arith.constant 0 : i32
+      %c1_2 = arith.constant 1 : i32
+      scf.for %j = %c0_2 to %arg1 step %c1_2 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+      scf.for %j = %c0 to %n step %c1 : i32 {
+        tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+      }
+      ttg.warp_return
+    }
+    tt.return
+  }"""
+    # the inner op's partition binds %m (3); the outer op's partition binds %n (100), not the inner op's
+    # operands; a partition that names the kernel's %n, %c0 or %c1 directly sees nothing (isolated)
+    assert loop_trips(text, {"n": 100, "m": 3}, (1, 1, 1)) == [3, 100, None]
+
+
+def test_a_loop_inside_a_loop_that_runs_no_time_runs_no_time_and_one_it_cannot_count_is_refused():
+    from irscope.errors import UsageError
+    from irscope.rank.trips import loop_counts
+    text = """tt.func public @k(%n: i32 loc("n"(#loc)), %m: i32 loc("m"(#loc))) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    scf.for %t = %c0 to %n step %c1 : i32 {
+      %e = arith.addi %t, %m : i32
+      scf.for %k = %c0 to %e step %c1 : i32 {
+        %d = tt.dot %a, %b, %acc : tensor<64x32xf16, #dot0> * tensor<32x64xf16, #dot1> -> tensor<64x64xf32, #mma>
+      }
+    }
+    tt.return
+  }"""
+    assert loop_counts(text, {"n": 0, "m": 8}, (1, 1, 1)) == ([0.0], [[0.0]])  # the outer loop runs no time
+    assert loop_counts(text, {"n": 5, "m": 8}, (1, 1, 1)) == ([5.0], [[None]])  # bounds on the outer variable
+    facts = Facts(label="k/w4/sm_90a", target="sm_90a", launchable=True, launch_reasons=(), num_warps=4,
+                  num_stages=1, registers=64, spill_bytes=0, shared_bytes=0, blocks_per_sm=1,
+                  occupancy_limiter="", instruction="mma", dot_dtype="fp16", loop=_scan(text)[0].as_dict(), loops=1)
+    launch = {"id": "k/w4", "grid": [4, 1, 1], "args": [{"name": "n", "kind": "int", "value": 5},
+                                                         {"name": "m", "kind": "int", "value": 8}]}
+    with pytest.raises(UsageError, match="loop 1 inside loop 1, which multiplies"):
+        launch_problem(launch, "k", facts, text)
+
+
+def test_a_light_loop_inside_the_main_loop_keeps_the_main_loops_iterations_and_counts_as_it_runs():
+    """An inner loop that holds none of the products (a few loads each iteration) does not become the step:
+    the main loop keeps its K / BK iterations, each with the inner loop's loads as often as they run."""
+    text = """tt.func public @k(%K: i32 loc("K"(#loc)), %G: i32 loc("G"(#loc))) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %n = arith.divsi %K, %c64 : i32
+    scf.for %k = %c0 to %n step %c1 : i32 {
+      %a = tt.load %pa : tensor<128x64x!tt.ptr<f16>, #blocked>
+      scf.for %g = %c0 to %G step %c1 : i32 {
+        %s = tt.load %ps : tensor<128x!tt.ptr<f32>, #blocked1>
+      }
+      %d = tt.dot %a, %b, %acc : tensor<128x64xf16, #dot0> * tensor<64x128xf16, #dot1> -> tensor<128x128xf32, #mma>
+    }
+    tt.return
+  }"""
+    facts = Facts(label="k/w4/sm_90a", target="sm_90a", launchable=True, launch_reasons=(), num_warps=4,
+                  num_stages=1, registers=64, spill_bytes=0, shared_bytes=0, blocks_per_sm=1,
+                  occupancy_limiter="", instruction="mma", dot_dtype="fp16", loop=_scan(text)[0].as_dict(), loops=1)
+    launch = {"id": "k/w4", "grid": [8, 1, 1], "args": [{"name": "K", "kind": "int", "value": 4096},
+                                                         {"name": "G", "kind": "int", "value": 4}]}
+    p = launch_problem(launch, "k", facts, text)
+    assert p.trips == 64 and p.flops == 8 * 64 * 2 * 128 * 128 * 64
+    assert p.loop["load_bytes"] == 128 * 64 * 2 + 4 * 128 * 4 and p.loop["dot_flops"] == 2 * 128 * 128 * 64

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from ..errors import UsageError
@@ -358,11 +357,8 @@ def _config_name(facts, tuned) -> str:
     if tuned is None:
         return variant
     values = [f"{k}={facts.constexprs[k]}" for k in sorted(tuned) if k in facts.constexprs]
-    # the warps and stages the config asked for, as its variant names them (a warp-specialised kernel's
-    # facts count its partitions' warps too)
-    asked = [p for p in variant.split(".")[:2] if re.fullmatch(r"[ws]\d+", p)]
-    return ".".join((asked if len(asked) == 2 else [f"w{facts.num_warps}", f"s{facts.num_stages}"]) + values) \
-        if values else variant
+    # (the warps the config asked for: a warp-specialised kernel runs its partitions' warps too)
+    return ".".join([f"w{facts.asked_warps}", f"s{facts.num_stages}"] + values) if values else variant
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,

@@ -94,11 +94,12 @@ def check_launch(launch: Mapping[str, Any], source: str) -> None:
 
 
 def size_name(launch: Mapping[str, Any]) -> str:
-    """A launch's size in words: its integer arguments (`M=4096,N=4096,K=4096`) but its strides (which the
-    shapes imply), else its tensors' shapes."""
+    """A launch's size in words: its integer arguments (`M=4096,N=4096,K=4096`) but its tensors' strides
+    (`stride_am`, `x_stride`: the shapes imply them; a convolution's own `stride` stays), else its tensors'
+    shapes."""
     ints = [f"{a['name']}={a['value']}" for a in launch["args"]
             if a["kind"] == "int" and a.get("value_known") is not False and isinstance(a.get("value"), int)
-            and "stride" not in a["name"].lower()]
+            and (a["name"].lower() == "stride" or "stride" not in a["name"].lower())]
     if ints:
         return ",".join(ints)
     shapes = [f"{a['name']}[{'x'.join(str(n) for n in a['shape'])}]" for a in launch["args"]
@@ -187,9 +188,14 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid,
         return out
 
     trips, iteration = counts[main], None
-    steps = [(size(w), n) for w, n in zip(inner[main], inner_counts[main]) if n]
-    if steps:  # the main loop's iteration becomes its heaviest inner loop's
+    # An inner loop that holds the main loop's work (its products: at least half of them) is the step the
+    # program repeats: the main loop's iteration becomes its. A lighter one (a few loads an iteration)
+    # leaves the main loop's iterations as they are, with its real count folded into each.
+    steps = [(size(w), n) for w, n in zip(inner[main], inner_counts[main])
+             if n and size(w) and size(w) >= 0.5 * size(loops[main])]
+    if steps:
         trips = max(steps)[1]
+    if inner[main] and trips:
         iteration = Work()
         iteration.add(runs(main), 1.0 / trips)
         for flag in ("async_loads", "sync_loads", "warp_reductions"):  # what it issues, not how much

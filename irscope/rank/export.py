@@ -30,7 +30,7 @@ def top_configs(ranking: Iterable[Ranked], tuned: Iterable[str], k: int) -> list
         if not r.estimate.launchable or len(out) >= k:
             continue
         kwargs = {n: v for n, v in r.facts.constexprs.items() if n in tuned}
-        out.append({"kwargs": kwargs, "num_warps": r.facts.num_warps, "num_stages": r.facts.num_stages,
+        out.append({"kwargs": kwargs, "num_warps": r.facts.asked_warps, "num_stages": r.facts.num_stages,
                     "predicted_ms": round(r.estimate.ms, 6), "bound": r.estimate.bound, "label": r.facts.label})
     return out
 

@@ -95,6 +95,9 @@ class Facts:
     loops: int = 0  # scf.for loops at the top of the kernel (the main one is the heaviest)
     constexprs: dict = field(default_factory=dict)
     warp_specialized: bool = False  # ttg.warp_specialize partitions: producer and consumer warps overlap
+    # The num_warps the config asked for, where the kernel runs more (a warp-specialised kernel's partitions
+    # add theirs to num_warps); 0: num_warps is the config's. `asked_warps` gives either.
+    config_warps: int = 0
     mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
     # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
     # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
@@ -107,6 +110,11 @@ class Facts:
     # and outside it; -1: no SASS read (model 11 then keeps model 10's count of the TTGIR's element work).
     loop_instructions: int = -1
     other_instructions: int = -1
+
+    @property
+    def asked_warps(self) -> int:
+        """The num_warps of the config (what an autotune config names), not counting partitions' warps."""
+        return self.config_warps or self.num_warps
 
     def as_dict(self) -> dict:
         d = dict(vars(self))
@@ -183,7 +191,8 @@ def _op_work(op: str, line: str) -> tuple[Work, str]:
 _WAIT_NUM = re.compile(r"ttg\.async_wait\b.*\{num = (\d+)")
 _BLOCKED = re.compile(r"^(#\w+) = #(?:ttg|ttng|amdg?)\.\w+<\{.*warpsPerCTA = \[([0-9, ]+)\]")
 _AXIS = re.compile(r"\baxis = (\d+)")
-_SPLIT_LOOP = re.compile(r"^\}.*\{tt\.warp_specialize\}")
+# a loop closed with its attributes, among them tt.warp_specialize: `} {tt.num_stages = 3 : i32, tt.warp_specialize}`
+_SPLIT_LOOP = re.compile(r"^\}\s*\{[^{}]*\btt\.warp_specialize\b")
 # a reduce's first operand's layout, where its region closes: an alias (`#blocked`) or a slice of one,
 # which Triton prints inline (`#ttg.slice<{dim = 1, parent = #mma}>`)
 _OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (?:(#\w+)>|#ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>)")
@@ -248,7 +257,10 @@ def _scan_all(text: str):
     waits: list[list[int]] = []  # per top-level loop: the async_wait nums and the commit groups in its body
     stack: list[str] = []  # the regions the current line is in: "func", "for", "reduce", "other"
     current: Work | None = None
-    split: list[int] = []  # the top-level loops that are partitions of one loop (automatic warp specialisation)
+    # the top-level loops that are partitions of one loop (automatic warp specialisation), each with the
+    # warp_specialize op whose regions hold it (a kernel may split two loops, each with its own op)
+    split: dict[int, int] = {}
+    ws_op = 0
     warps = _warps_per_cta(text)
     axes: list[int] = []  # the axis of each tt.reduce whose region is open
     for line in text.splitlines():
@@ -261,7 +273,7 @@ def _scan_all(text: str):
                 if kind == "for" and "for" not in stack:
                     current = None
                     if _SPLIT_LOOP.search(s):
-                        split.append(len(loops) - 1)
+                        split[len(loops) - 1] = ws_op
                 elif kind == "for" and stack.count("for") == 1:
                     child = None
             continue
@@ -280,6 +292,8 @@ def _scan_all(text: str):
         if op == "tt.func":
             stack.append("func")
             continue
+        if op == "ttg.warp_specialize":
+            ws_op += 1
         if op and "func" in stack:
             w, dt = _op_work(op, s)
             dtype = dtype or dt
@@ -315,11 +329,19 @@ def _scan_all(text: str):
     # Triton's automatic warp specialisation splits one loop into a loop per partition (each closed by
     # `} {tt.warp_specialize}`), which run iteration for iteration: the main loop's siblings' work is the
     # main loop's, every iteration (their loads are its loads).
-    siblings = [i for i in split if i != index] if index in split else []
+    siblings = [i for i, op in split.items() if i != index and op == split[index]] if index in split else []
     merged = Work()
     merged.add(main)
     for i in siblings:
         merged.add(loops[i])
+    if siblings:  # and so do the loops inside them (a persistent kernel's K loops, one per partition)
+        inner = [Work() for _ in children[index]]
+        for i in [index] + siblings:
+            if len(children[i]) == len(inner):
+                for w, child in zip(inner, children[i]):
+                    w.add(child)
+                children[i] = []
+        children[index] = inner
     prefetch = 0
     for i, (other, (num, groups)) in enumerate(zip(loops, waits)):
         if i in siblings:
@@ -375,10 +397,12 @@ def facts_of(snapshot: Snapshot) -> Facts:
         blocks = max(1, occ.value * simds // max(1, res.num_warps or 1))
     constexprs = {e["name"]: e.get("value") for e in snapshot.meta.get("specialisation") or ()
                   if e.get("kind") == "constexpr"}
+    warps = int(res.num_warps or options.get("num_warps") or 4)
+    asked = options.get("num_warps")
     return Facts(
         label=snapshot.label, target=snapshot.target_name, launchable=a.launch.launchable and a.status == "ok",
         launch_reasons=tuple(a.launch.reasons) or (() if a.status == "ok" else ("the compile failed",)),
-        num_warps=int(res.num_warps or options.get("num_warps") or 4),
+        num_warps=warps, config_warps=int(asked) if isinstance(asked, int) and 0 < asked != warps else 0,
         num_stages=int(options.get("num_stages") or 1),
         registers=int(res.registers or 0), spill_bytes=int((res.spill_stores or 0) + (res.spill_loads or 0)),
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),

@@ -28,6 +28,15 @@ _IF = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?scf\.if (%[\w.$-]+)")
 _WARP_SPECIALIZE = re.compile(r"^(?:%[\w.$-]+(?::\d+)? = )?ttg\.warp_specialize\(([^)]*)\)")
 _PARTITION = re.compile(r"^partition\d+\((.*)\) num_warps\(\d+\) \{$")
 _NAME = re.compile(r"%[\w.$-]+")
+_NEXT_REGION = re.compile(r"^(default|partition\d+\()")  # another region of the same warp_specialize op
+
+
+def _peek(lines: list[str], index: int) -> str:
+    """The next line after `index` with something on it, stripped."""
+    for line in lines[index + 1:]:
+        if line.strip():
+            return line.strip()
+    return ""
 LIMIT = 1 << 63  # a value past this is not a loop bound a GPU runs: unknown
 _AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -72,9 +81,10 @@ class _Program:
         self.nested: list[list[tuple]] = []
         self.order: list[tuple[int, int | None]] = []  # (top-level loop, nested loop or None), in text order
         stack: list[list] = []  # per open region: [kind, condition, then-branch?]
-        captured: list[str] = []  # the operands of the warp_specialize op whose regions come next
+        captured: list[list[str]] = []  # the operands of each warp_specialize op whose regions are open
         in_func = False
-        for line in text.splitlines():
+        lines = text.splitlines()
+        for index, line in enumerate(lines):
             s = line.strip()
             if not in_func:
                 if s.startswith("tt.func public"):  # the kernel (a noinline helper is private)
@@ -92,6 +102,9 @@ class _Program:
                     continue
                 if stack and stack.pop()[0] == "partition":
                     self.steps.append(("", "scope.end", ""))  # its names (sibling partitions reuse them) go
+                if stack and stack[-1][0] == "ws" and not _NEXT_REGION.match(_peek(lines, index)):
+                    stack.pop()  # the op's last region has ended
+                    captured.pop()
                 if not stack:
                     break  # the function's end
                 continue
@@ -111,7 +124,8 @@ class _Program:
                     self.nested.append([])
                     self.order.append((len(self.loops) - 1, None))
                 elif (m := _WARP_SPECIALIZE.match(s)):
-                    captured = _NAME.findall(m.group(1))
+                    captured.append(_NAME.findall(m.group(1)))
+                    stack.append(["ws", None, True])  # its regions follow; it ends at the last one's end
                 elif (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
                     self.steps.append((m.group(1), m.group(2), m.group(3)))
             if s.endswith("{"):
@@ -124,9 +138,9 @@ class _Program:
                     # warp_specialize operand in its place (a partition with more arguments than the op
                     # has operands binds the rest to nothing: unknown).
                     params = re.findall(r"(%[\w.$-]+):", m.group(1))
-                    self.steps.append(("", "scope.begin", ""))
-                    for i, param in enumerate(params):
-                        self.steps.append((param, "ttg.warp_specialize.arg", captured[i] if i < len(captured) else ""))
+                    operands = captured[-1] if captured else []
+                    self.steps.append(("", "scope.begin", ",".join(
+                        f"{p}={operands[i] if i < len(operands) else ''}" for i, p in enumerate(params))))
                     stack.append(["partition", None, True])
                 else:
                     stack.append(["other", None, True])
@@ -149,8 +163,10 @@ class _Program:
             lb, ub, step, position, guards = self.loops[top] if inner is None else self.nested[top][inner]
             while at < position:  # the steps before the loop: its bounds as they are where it starts
                 name, op, rest = self.steps[at]
-                if op == "scope.begin":
-                    scopes.append(dict(values))
+                if op == "scope.begin":  # a partition sees only its arguments: the operands bound to them
+                    scopes.append(values)
+                    values = {p: scopes[-1].get(o) if o else None
+                              for p, o in (pair.split("=") for pair in rest.split(",") if pair)}
                 elif op == "scope.end":
                     values = scopes.pop()
                 else:
@@ -177,8 +193,6 @@ def _value(op: str, rest: str, values: dict, pid: Sequence[int], grid: Sequence[
         if text in ("true", "false"):
             return int(text == "true")
         return int(text) if re.fullmatch(r"-?\d+", text) else None
-    if op == "ttg.warp_specialize.arg":  # a partition's argument: the operand bound to it, outside
-        return values.get(rest) if rest else None
     if op in ("tt.get_program_id", "tt.get_num_programs"):
         axis = _AXES.get(rest.split()[0]) if rest else None
         if axis is None:
@@ -232,7 +246,7 @@ def loop_counts(ttgir: str, args: Mapping[str, int],
         for i, inner in enumerate(prog.nested):
             for j in range(len(inner)):
                 n = counts[(i, j)]
-                out.append(None if n is None or out[i] is None else n * out[i])
+                out.append(0 if out[i] == 0 else None if n is None or out[i] is None else n * out[i])
         return out
 
     def split(flat: list) -> tuple[list, list[list]]:
