@@ -536,3 +536,14 @@ def test_a_light_loop_inside_the_main_loop_keeps_the_main_loops_iterations_and_c
     p = launch_problem(launch, "k", facts, text)
     assert p.trips == 64 and p.flops == 8 * 64 * 2 * 128 * 128 * 64
     assert p.loop["load_bytes"] == 128 * 64 * 2 + 4 * 128 * 4 and p.loop["dot_flops"] == 2 * 128 * 128 * 64
+
+
+@pytest.mark.slow
+def test_a_launch_file_missing_a_value_compiling_needs_says_to_capture_again(loop_capture, tmp_path):
+    data = json.loads((loop_capture / "launches.json").read_text())
+    for launch in data["launches"]:
+        launch["args"] = [a for a in launch["args"] if a.get("name") != "n_cols"]
+    (tmp_path / "partial.json").write_text(json.dumps(data))
+    code, _, err = _irscope("rank", str(tmp_path / "partial.json"), "--out", str(tmp_path))
+    assert code == 2 and "needs a typical value for argument 'n_cols'" in err
+    assert "capture the program again" in err and "Traceback" not in err and len(err.strip().splitlines()) == 2
