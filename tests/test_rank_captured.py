@@ -547,3 +547,28 @@ def test_a_launch_file_missing_a_value_compiling_needs_says_to_capture_again(loo
     code, _, err = _irscope("rank", str(tmp_path / "partial.json"), "--out", str(tmp_path))
     assert code == 2 and "needs a typical value for argument 'n_cols'" in err
     assert "capture the program again" in err and "Traceback" not in err and len(err.strip().splitlines()) == 2
+
+
+def test_a_partitions_loop_under_a_kernels_branch_reads_the_condition_where_it_was_written():
+    text = """tt.func public @k(%n: i32 loc("n"(#loc)), %m: i32 loc("m"(#loc))) {
+    %pid = tt.get_program_id x : i32
+    %small = arith.cmpi slt, %pid, %m : i32
+    scf.if %small {
+      ttg.warp_specialize(%n)
+      default {
+        ttg.warp_yield
+      }
+      partition0(%arg1: i32) num_warps(4) {
+        %c0 = arith.constant 0 : i32
+        %c1 = arith.constant 1 : i32
+        %small = arith.constant true
+        scf.for %j = %c0 to %arg1 step %c1 : i32 {
+          tt.store %q, %a : tensor<128x!tt.ptr<f32>, #blocked>
+        }
+        ttg.warp_return
+      }
+    }
+    tt.return
+  }"""
+    # programs 0-2 of 10 take the branch (%pid < 3, the kernel's %small, not the partition's own name)
+    assert loop_trips(text, {"n": 100, "m": 3}, (10, 1, 1)) == [pytest.approx(3 * 100 / 10)]

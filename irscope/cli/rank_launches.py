@@ -86,9 +86,9 @@ def captured_space(args, target: str | None) -> CapturedSpace:
         [(launch_id, why) for launch_id, _, why in skipped]
     if not points:
         first = skipped[0][1] if skipped else "no launch to compile"
-        hint = ("rank for the target it was captured for" + (f" ({captured_for})" if captured_for else "")
-                if target != captured_for else
-                "the launch file lacks what compiling needs: capture the program again (irscope capture)")
+        hint = (f"rank for the target it was captured for ({captured_for})" if captured_for and target != captured_for
+                else "the launch file lacks what compiling needs, or its program's source: capture the program "
+                     "again (irscope capture)")
         raise UsageError(f"none of the {len(ids)} launches of {name} can be compiled for {target}: {first}", hint)
     launches = {f"{path}:{x['id']}": x for x in data["launches"] if x["id"] in ids}
     autotune = data["kernels"][kernel_id].get("autotune") or {}

@@ -398,11 +398,14 @@ def facts_of(snapshot: Snapshot) -> Facts:
     constexprs = {e["name"]: e.get("value") for e in snapshot.meta.get("specialisation") or ()
                   if e.get("kind") == "constexpr"}
     warps = int(res.num_warps or options.get("num_warps") or 4)
-    asked = options.get("num_warps")
+    try:
+        asked = int(options.get("num_warps") or 0)
+    except (TypeError, ValueError):
+        asked = 0
     return Facts(
         label=snapshot.label, target=snapshot.target_name, launchable=a.launch.launchable and a.status == "ok",
         launch_reasons=tuple(a.launch.reasons) or (() if a.status == "ok" else ("the compile failed",)),
-        num_warps=warps, config_warps=int(asked) if isinstance(asked, int) and 0 < asked != warps else 0,
+        num_warps=warps, config_warps=asked if 0 < asked != warps else 0,
         num_stages=int(options.get("num_stages") or 1),
         registers=int(res.registers or 0), spill_bytes=int((res.spill_stores or 0) + (res.spill_loads or 0)),
         shared_bytes=int(res.shared or 0), blocks_per_sm=max(0, int(blocks)),

@@ -31,6 +31,17 @@ _NAME = re.compile(r"%[\w.$-]+")
 _NEXT_REGION = re.compile(r"^(default|partition\d+\()")  # another region of the same warp_specialize op
 
 
+def _guards(stack: list[list]) -> list[tuple[str, bool, int]]:
+    """The scf.if branches a loop sits in: (condition, in its then-branch, partitions open around the if)."""
+    out, depth = [], 0
+    for kind, condition, then in stack:
+        if kind == "partition":
+            depth += 1
+        elif kind == "if":
+            out.append((condition, then, depth))
+    return out
+
+
 def _peek(lines: list[str], index: int) -> str:
     """The next line after `index` with something on it, stripped."""
     for line in lines[index + 1:]:
@@ -74,7 +85,8 @@ class _Program:
     def __init__(self, text: str):
         self.args: dict[str, str] = {}  # SSA name of each scalar argument -> the parameter's name
         self.steps: list[tuple[str, str, str]] = []
-        # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch)...])
+        # per top-level loop: (lb, ub, step, steps before it, [(if condition, in its then-branch, partitions
+        # open around the if)...])
         self.loops: list[tuple] = []
         # per top-level loop, the loops directly inside it, the same way (their bounds read from the steps
         # in the outer loop's body too: a bound that depends on its induction variable is unknown)
@@ -112,14 +124,14 @@ class _Program:
             f = _FOR.match(s)
             depth = kinds.count("for")
             if depth == 1 and f:
-                guards = [(c, then) for k, c, then in stack if k == "if"]
+                guards = _guards(stack)
                 self.nested[-1].append((f.group(1), f.group(2), f.group(3), len(self.steps), guards))
                 self.order.append((len(self.loops) - 1, len(self.nested[-1]) - 1))
             elif depth == 1 and (m := _DEF.match(s)) and "tensor<" not in s and "memdesc" not in s:
                 self.steps.append((m.group(1), m.group(2), m.group(3)))
             if depth == 0:
                 if f:
-                    guards = [(c, then) for k, c, then in stack if k == "if"]
+                    guards = _guards(stack)
                     self.loops.append((f.group(1), f.group(2), f.group(3), len(self.steps), guards))
                     self.nested.append([])
                     self.order.append((len(self.loops) - 1, None))
@@ -173,10 +185,11 @@ class _Program:
                     values[name] = _value(op, rest, values, pid, grid)
                 at += 1
             lo, hi, st = values.get(lb), values.get(ub), values.get(step)
-            taken = [values.get(c) for c, _ in guards]
+            # each condition in the scope it was written in (a partition's names, or the kernel's around it)
+            taken = [(scopes + [values])[depth].get(c) if depth <= len(scopes) else None for c, _, depth in guards]
             if any(t is None for t in taken):
                 out[key] = None
-            elif any(bool(t) != then for t, (_, then) in zip(taken, guards)):
+            elif any(bool(t) != then for t, (_, then, _) in zip(taken, guards)):
                 out[key] = 0  # its branch is not the one this program takes
             else:
                 out[key] = None if lo is None or hi is None or not st or st < 0 else max(0, _ceil_div(hi - lo, st))
