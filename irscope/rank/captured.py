@@ -152,16 +152,19 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid,
     When the main loop is such a loop, its iteration becomes its heaviest inner loop's (the K step), with
     the rest of its work (the tile's epilogue) spread over those: (trips, that iteration's work); else
     (trips, None) and the facts' own iteration stands."""
+    def uncountable(what: str) -> UsageError:
+        return UsageError(f"cannot count {what}: its bounds are not integer arithmetic of the launch's scalar "
+                          "arguments and program ids",
+                          "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
+                          "docs/kernel-spec.md)")
+
     loops, main = top_loops(ttgir)
     inner = nested_loops(ttgir)
     counts, inner_counts = loop_counts(ttgir, scalar_args(launch), grid)
     if main is None or len(counts) != len(loops) or counts[main] is None:
         if not strict:
             return None, None
-        raise UsageError(f"cannot count the main loop's iterations of {launch['id']}: its bounds are not "
-                         "integer arithmetic of the launch's scalar arguments and program ids",
-                         "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
-                         "docs/kernel-spec.md)")
+        raise uncountable(f"the main loop's iterations of {launch['id']}")
 
     def size(w: Work) -> float:
         return float(w.dot_flops) if loops[main].dot_flops else float(w.load_bytes + w.store_bytes)
@@ -173,10 +176,7 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid,
     if unknown:  # a loop that multiplies and runs an unknown number of times
         if not strict:
             return None, None
-        raise UsageError(f"cannot count the iterations of {launch['id']}'s {unknown[0]}, which multiplies: its "
-                         "bounds are not integer arithmetic of the launch's scalar arguments and program ids",
-                         "rank it through a workload instead (a KernelSpec with workload=Workload(...), "
-                         "docs/kernel-spec.md)")
+        raise uncountable(f"the iterations of {launch['id']}'s {unknown[0]}, which multiplies")
 
     def runs(i: int) -> Work:
         """What a program runs of top-level loop i: its own work each of its iterations, and each loop
