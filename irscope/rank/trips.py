@@ -157,15 +157,10 @@ class _Program:
                 else:
                     stack.append(["other", None, True])
 
-    def bounds(self, env: dict[str, int | None], pid: Sequence[int], grid: Sequence[int]) -> list[int | None]:
-        """Each top-level loop's trip count for one program (0 in a branch not taken; None if unknown)."""
-        counts = self.counts(env, pid, grid)
-        return [counts[(i, None)] for i in range(len(self.loops))]
-
     def counts(self, env: dict[str, int | None], pid: Sequence[int],
                grid: Sequence[int]) -> dict[tuple[int, int | None], int | None]:
-        """Every top-level loop's trip count for one program, and each loop directly inside one's count
-        for one iteration of it, keyed as self.order is."""
+        """Every top-level loop's trip count for one program (0 in a branch not taken; None if unknown), and
+        each loop directly inside one's count for one iteration of it, keyed as self.order is."""
         values = dict(env)
         out: dict[tuple[int, int | None], int | None] = {}
         scopes: list[dict] = []  # the values outside each partition the steps are in
