@@ -353,8 +353,8 @@ def _scan_all(text: str):
                 # A loop that holds the pipelined one (a persistent kernel's loop over tiles around its K
                 # loop): the heaviest inner loop's waits say how far ahead it copies; the outer body's
                 # prologue copies do not.
-                j = max(range(len(children[i])), key=lambda j: (children[i][j].dot_flops,
-                                                                  children[i][j].load_bytes + children[i][j].store_bytes))
+                kids = children[i]
+                j = max(range(len(kids)), key=lambda j: (kids[j].dot_flops, kids[j].load_bytes + kids[j].store_bytes))
                 if child_waits[i][j][1]:
                     num, groups = child_waits[i][j]
             if groups:

@@ -48,6 +48,8 @@ def _peek(lines: list[str], index: int) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
 LIMIT = 1 << 63  # a value past this is not a loop bound a GPU runs: unknown
 _AXES = {"x": 0, "y": 1, "z": 2}
 
