@@ -32,18 +32,42 @@ def _key(kwargs: dict, warps: int, stages: int) -> str:
     return json.dumps({"kwargs": {k: kwargs[k] for k in sorted(kwargs)}, "w": warps, "s": stages}, sort_keys=True)
 
 
-def predictions(ranking: dict) -> dict[str, float | None]:
-    """{config key: predicted ms, None if it cannot launch} from `irscope rank --json`'s first size."""
+def predictions(ranking: dict, model: int | None = None) -> dict[str, float | None]:
+    """{config key: predicted ms, None if it cannot launch} from `irscope rank --json`'s first size: the
+    ranking's own estimates, or, given a model, that model's estimates of the same facts and problems."""
     (entry,) = ranking["sizes"]
+    if model is not None and not recomputable(ranking):
+        raise ValueError("this ranking does not keep each config's problem")
     return {(r["facts"]["label"], r["facts"].get("config_warps") or r["facts"]["num_warps"], r["facts"]["num_stages"]): (
-        r["facts"]["constexprs"], r["estimate"]["ms"]) for r in entry["ranking"]}
+        r["facts"]["constexprs"], r["estimate"]["ms"] if model is None else _estimate(ranking, r, model))
+        for r in entry["ranking"]}
 
 
-def joined(ranking: dict, timings: dict, field: str = "ms") -> tuple[dict, dict]:
+def recomputable(ranking: dict) -> bool:
+    """Whether another model's estimates can be made from this ranking: `irscope rank --json` keeps each
+    config's own problem since 2026-12-02 (FLA's and Liger's rankings are older: their grids and trip
+    counts per config are not in them, and the size's are not every config's)."""
+    return all("problem" in r for entry in ranking["sizes"] for r in entry["ranking"])
+
+
+def _estimate(ranking: dict, r: dict, model: int) -> float | None:
+    from irscope.rank import chip_for, estimate
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+    p = r["problem"]
+
+
+    problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"],
+                      trips=p.get("trips"), loop=p.get("loop"))
+    e = estimate(Facts.from_dict(r["facts"]), problem, chip_for(ranking["target"], ranking["gpu"]), model)
+    return e.ms if e.launchable else None
+
+
+def joined(ranking: dict, timings: dict, field: str = "ms", model: int | None = None) -> tuple[dict, dict]:
     """(predicted, measured) ms by config key, over the configs the autotuner had."""
     names = {k for c in timings["configs"] for k in c["kwargs"]}
     predicted = {}
-    for (_, warps, stages), (constexprs, ms) in predictions(ranking).items():
+    for (_, warps, stages), (constexprs, ms) in predictions(ranking, model).items():
         predicted[_key({k: v for k, v in constexprs.items() if k in names}, warps, stages)] = ms
     measured = {}
     for c in timings["configs"]:
@@ -55,12 +79,14 @@ def joined(ranking: dict, timings: dict, field: str = "ms") -> tuple[dict, dict]
     return predicted, measured
 
 
-def score(stem: str) -> dict:
+def score(stem: str, model: int | None = None) -> dict:
     from irscope.rank.evaluate import evaluate, spearman
     ranking = json.loads((DATA / f"ranking-{stem}.json").read_text())
+    if model is not None and not recomputable(ranking):
+        model = None  # scored on the estimates it was ranked with (the row says so)
     first = json.loads((DATA / f"timings-{stem}.json").read_text())
     second = json.loads((DATA / f"timings-{stem}-2.json").read_text())
-    predicted, measured = joined(ranking, first)
+    predicted, measured = joined(ranking, first, model=model)
     ev = evaluate(predicted, measured)
     _, again = joined(ranking, second)
     _, retimed = joined(ranking, first, "retimed")
@@ -74,20 +100,24 @@ def score(stem: str) -> dict:
             "gpu_run_to_run_spearman": round(spearman([measured[k] for k in both], [again[k] for k in both]), 4),
             "autotuner_vs_do_bench_spearman": round(spearman([measured[k] for k in checked],
                                                              [retimed[k] for k in checked]), 4),
-            "versions": first["versions"], "gpu": first["gpu"]["name"]}
+            "versions": first["versions"], "gpu": first["gpu"]["name"], **({"model": model} if model else {})}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--model", type=int, help="score this model's estimates of the rankings' facts instead of "
+                                              "the estimates they were ranked with")
     args = ap.parse_args(argv)
     out = {}
     print("| kernel and size | configs timed (refused at launch) | Spearman (2nd pass) | best in top-1 / top-5 "
           "| predicted top-1 slower | best of top-5 slower | GPU run to run |")
     print("|---|---|---|---|---|---|---|")
     for title, stem in ROWS:
-        r = out[stem] = {"title": title, **score(stem)}
+        r = out[stem] = {"title": title, **score(stem, args.model)}
         e, e2 = r["evaluation"], r["second_pass"]
+        if args.model is not None and "model" not in r:
+            title += " (its ranking's own estimates: it keeps no problem a config)"
         print(f"| {title} | {r['timed']} ({len(r['failed_on_gpu'])}) | {e['spearman']:.3f} ({e2['spearman']:.3f}) "
               f"| {'yes' if e['best_in_top1'] else 'no'} / {'yes' if e['best_in_top5'] else 'no'} "
               f"| {e['top1_slowdown']:.1%} | {e['top5_slowdown']:.1%} | {r['gpu_run_to_run_spearman']:.3f} |")
