@@ -7,8 +7,10 @@ what a program holding one row waits for (`rows`), the L2 feed a tiled matrix lo
 spills inside a matrix loop cost (`wspill`), the L2 feed when both operands are each program's own
 tiles (`tiles`), `spill`'s row loop pipelined at one to four programs an SM (`prows`), and the row
 loop at few rows a program, with and without an exp2 of every value (`frows`), with more instructions
-a value (`hrows`) and at other row lengths (`hwidths`; both kept as `frows` rows), and what a warp's
-instruction costs as a loop's body outgrows the instruction caches (`icache`).
+a value (`hrows`) and at other row lengths (`hwidths`; both kept as `frows` rows), what a warp's
+instruction costs as a loop's body outgrows the instruction caches (`icache`), `tiles`' loop launched
+1-16 waves deep (`waves`), and the SM clock and power nvidia-smi samples while such launches are timed
+(`clocks`, `clocks16`; model 12).
 
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,...,prows,frows,hrows,hwidths,icache] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
@@ -22,6 +24,9 @@ instruction costs as a loop's body outgrows the instruction caches (`icache`).
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v6.json --kinds rows  # one-row programs
     python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows [--model 11]  # model 10's (11's) figures from those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v1[123].json --kinds frows  # few rows a program
+    python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v14.json --kinds waves   # many waves
+    python3 benchmarks/rank_calibrate.py FACTS.json --check-waves calibrate-h200-v15.json calibrate-h200-v17.json
+    python3 benchmarks/rank_calibrate.py WAVES_FACTS.json --fit-power calibration-facts.json  # model 12's figures
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -100,6 +105,20 @@ TILES_K, TILES_PANELS = 2048, (8, 32)
 # programs per SM, K).
 WSPILL = [(w, bm, bn, bk, 3, 1, LOOP_K) for (bm, bn, bk) in ((128, 256, 64), (256, 128, 64), (128, 256, 32))
           for w in (4, 8)]
+# Many waves (`waves`): `tiles`' loop launched 1, 4 or 16 full waves deep at K 1,024 and 2,048 (every
+# operand L2-resident: at most 40 MB), unmasked and with its loads masked along K: what a program's start,
+# fill and epilogue cost in a long launch's steady state, beside the SM's other programs, where every
+# calibration row before it ran one wave: (warps, BM, BN, BK, stages, programs per SM, waves, K, masked).
+WAVES = [(w, bm, bn, bk, s, b, wv, k, m) for (w, bm, bn, bk, s, b) in (
+    (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2), (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1),
+    (8, 256, 128, 64, 3, 1), (8, 128, 256, 32, 4, 1), (8, 256, 128, 32, 4, 1), (4, 64, 128, 64, 3, 3))
+    for k in (1024, 2048) for wv in (1, 4, 16) for m in (0, 1) if m == 0 or wv == 16]
+# The SM clock under `waves`' launches of 1 to 16 waves (`clocks`): is the steady state's slower
+# iteration the card's clock?
+CLOCKS = [(8, 128, 256, 64, 3, 1, wv, 2048, 0) for wv in (1, 4, 16)] + \
+    [(4, 128, 128, 64, 3, 2, 16, 1024, 0), (8, 128, 256, 64, 3, 1, 16, 1024, 0), (4, 64, 128, 64, 3, 3, 16, 2048, 0)]
+# and every `waves` shape at 16 waves (a second run): does the clock each keeps order them?
+CLOCKS_ALL = [r for r in WAVES if r[6] == 16 and not r[8]]
 # and at shorter K (one program an SM, BK 64): what a program pays once, beyond its iterations.
 LOOP += [(w, bm, bn, 64, 3, 1, k) for (w, bm, bn) in ((4, 64, 128), (4, 128, 128), (8, 128, 256)) for k in (256, 512, 1024, 2048)]
 
@@ -240,6 +259,26 @@ def _kernels():
         tl.store(c_ptr + pid * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
 
     @triton.jit
+    def mma_tiles_masked(a_ptr, b_ptr, c_ptr, K, GA: tl.constexpr, GB: tl.constexpr, BM: tl.constexpr,
+                         BN: tl.constexpr, BK: tl.constexpr):
+        # `mma_tiles` with K a run-time value and both loads masked along K every iteration (other=0), as
+        # a matmul guarding K's tail masks them: what the masks' predicates and address arithmetic add.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pid = tl.program_id(0)
+        a_ptrs = a_ptr + (pid % GA) * BM * K + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + ((pid // GA) % GB) * BN + rk[:, None] * (GB * BN) + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BK
+            b_ptrs += BK * GB * BN
+        tl.store(c_ptr + pid * BM * BN + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+    @triton.jit
     def piped_rows(x_ptr, out_ptr, n_rows, COLS: tl.constexpr, STAGES: tl.constexpr):
         # `spill_rows` with its row loop software-pipelined STAGES deep (the next rows' loads copied to
         # shared memory while this one is reduced and stored).
@@ -291,7 +330,7 @@ def _kernels():
         tl.store(out_ptr + offs, a + b + c + d)
 
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows, exp_rows, heavy_rows, icache)
+            piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -337,7 +376,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows, exp_rows, heavy_rows, icache) = _kernels()
+     mma_tiles, piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -465,6 +504,51 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "waves":
+        # `tiles` (or its masked twin) launched `waves` full waves deep: a program's start, fill and
+        # epilogue beside the other programs' loops in the steady state of a many-wave launch
+        warps, bm, bn, bk, stages, per_sm, waves, kk, masked = params
+        fn = mma_tiles_masked if masked else mma_tiles
+        a = torch.randn(TILES_PANELS[0] * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * TILES_PANELS[1] * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm * waves
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        run = (a, b, c, kk, *TILES_PANELS, bm, bn, bk)
+        k = fn.warmup(*run, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: fn[(progs,)](*run, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "waves": waves, "k": kk, "masked": masked, "panels": list(TILES_PANELS), "ms": ms,
+                "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
+                "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
+    if kind == "clocks":
+        # A `waves` row timed as do_bench times it (L2 flushed between launches) for 1.5 s, while
+        # nvidia-smi samples the SM clock and the board's power every 20 ms: the clock a launch of that
+        # length keeps under load, against the table's 1.83 GHz
+        warps, bm, bn, bk, stages, per_sm, waves, kk, masked = params
+        a = torch.randn(TILES_PANELS[0] * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * TILES_PANELS[1] * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm * waves
+        c = torch.empty(progs * bm * bn, device="cuda", dtype=torch.float16)
+        run = (a, b, c, kk, *TILES_PANELS, bm, bn, bk)
+        mma_tiles.warmup(*run, grid=(progs,), num_warps=warps, num_stages=stages)
+        import triton
+        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+                                "--format=csv,noheader,nounits", "-lms", "20"], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        ms = float(triton.testing.do_bench(lambda: mma_tiles[(progs,)](*run, num_warps=warps, num_stages=stages),
+                                           warmup=200, rep=1500, return_mode="median"))
+        smi.terminate()
+        out, _ = smi.communicate()
+        samples = [[float(x) for x in line.split(",")] for line in out.splitlines() if line.count(",") == 2]
+        busy = [s for s in samples[15:]] or samples  # after the first 0.3 s (idle) on
+        mhz = sorted(s[0] for s in busy)
+        watts = sorted(s[1] for s in busy)
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "waves": waves, "k": kk, "ms": ms, "samples": len(busy), "idle_mhz": samples[0][0] if samples else None,
+                "sm_mhz_median": mhz[len(mhz) // 2] if mhz else None, "sm_mhz_min": mhz[0] if mhz else None,
+                "power_w_median": watts[len(watts) // 2] if watts else None,
+                "temperature_c_last": busy[-1][2] if busy else None}
     if kind in ("feed", "tiles"):
         # feed: A panel p % 16 and one shared B; tiles: A panel p % 8 and B panel (p // 8) % 32
         warps, bm, bn, bk, stages, per_sm = params
@@ -573,17 +657,21 @@ def _matrix_point(kind: str, r: dict) -> tuple[dict, tuple]:
     ce = {"K": r["k"], "BM": r["bm"], "BN": r["bn"], "BK": r["bk"]}
     if kind == "feed":
         ce["G"] = r["panels"]
-    if kind == "tiles":
+    if kind in ("tiles", "waves"):
         ce["GA"], ce["GB"] = r["panels"]
     from irscope.spec.kernel import Tensor
-    return ce, tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr"))
+    ptrs = tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr"))
+    if r.get("masked"):  # mma_tiles_masked: K is a run-time argument
+        return {k: v for k, v in ce.items() if k != "K"}, ptrs + (("K", r["k"]),)
+    return ce, ptrs
 
 
 def _matrix_problem(kind: str, r: dict, sms: int) -> dict:
-    programs = sms * r["programs_per_sm"]
-    ga, gb = r["panels"] if kind == "tiles" else (r.get("panels", 1), 1)
+    programs = sms * r["programs_per_sm"] * r.get("waves", 1)
+    tiled = kind in ("tiles", "waves")
+    ga, gb = r["panels"] if tiled else (r.get("panels", 1), 1)
     # the panels the programs touch: A's p % ga, B's (p // ga) % gb (feed and loop: one B)
-    ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if kind == "tiles" else gb
+    ga, gb = min(ga, programs), min(gb, -(-programs // ga)) if tiled else gb
     least = ga * r["bm"] * r["k"] * 2 + r["k"] * gb * r["bn"] * 2 + programs * r["bm"] * r["bn"] * 2
     return {"programs": programs, "flops": 2 * r["bm"] * r["bn"] * r["k"] * programs, "min_bytes": least}
 
@@ -610,10 +698,14 @@ def _chain_point(kind: str, r: dict) -> tuple[dict, tuple]:
 
 
 MATRIX_LOOPS = {"loop": "mma_stream", "feed": "mma_feed", "tiles": "mma_tiles"}
+# (not a default --kinds: the `waves` run came after model 11; --kinds waves reads it)
+WAVES_PARAMS = ("warps", "bm", "bn", "bk", "stages", "programs_per_sm", "waves", "k", "masked")
+WAVES_KERNEL = lambda r: "mma_tiles_masked" if r.get("masked") else "mma_tiles"  # noqa: E731
 # The calibration kernels whose facts a model can be checked on: kind -> (kernel, point, problem).
 FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
               "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem),
               "rows": ("row_chain", _chain_point, _rows_problem),
+              "waves": (WAVES_KERNEL, _matrix_point, _matrix_problem),
               "frows": (lambda r: ("spill_rows", "exp_rows", "heavy_rows")[r["exp"]], _rows_point, _rows_problem)}
 # The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
 LAUNCH_STAGES = {"spill": 1, "prows": 3, "frows": 1}
@@ -664,7 +756,8 @@ def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> 
         if o.path is None:
             raise SystemExit(f"rank_calibrate: {kind} {r} did not compile: {o.error}")
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
-                    "problem": FACT_KINDS[kind][2](kind, r, run["sms"])})
+                    "problem": FACT_KINDS[kind][2](kind, r, run["sms"]),
+                    **({"params": {k: v for k, v in r.items() if k in WAVES_PARAMS}} if kind == "waves" else {})})
     return {"gpu": "h200", "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
 
 
@@ -729,6 +822,102 @@ def check_chain(doc: dict) -> dict:
     return out
 
 
+def check_waves(doc: dict, clocks: list[dict]) -> dict:
+    """Model 11 on the `waves` rows of a --facts-of file (--kinds waves): the mean and root-mean-square
+    log error of the predicted time by the launch's waves (1, 4, 16), and on the rows of `clocks` runs
+    (their times with the SM clock nvidia-smi sampled while they ran), the same error in cycles: each
+    row's time at the clock it kept against the model's at the table's clock."""
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+
+    def key(r: dict) -> tuple:
+        return tuple(r[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm", "waves", "k"))
+
+    predicted, by_waves = {}, {}
+    for r in doc["rows"]:
+        if r["kind"] != "waves":
+            continue
+        p, f = r["problem"], Facts.from_dict(r["facts"])
+        ms = estimate(f, Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"]), h200, 11).ms
+        if not r["params"]["masked"]:
+            predicted[key(r["params"])] = ms
+        w = r["params"]["waves"]
+        name = f"{w}_waves_masked" if r["params"]["masked"] else f"{w}_waves"
+        by_waves.setdefault(name, []).append(math.log(ms / r["ms"]))
+
+    def figures(errs: list[float]) -> dict:
+        return {"rows": len(errs), "mean_log_error": round(sum(errs) / len(errs), 4),
+                "rms_log_error": round(math.sqrt(sum(e * e for e in errs) / len(errs)), 4)}
+
+    out = {w: figures(e) for w, e in sorted(by_waves.items(), key=lambda kv: (len(kv[0]), kv[0]))}
+    clock_ghz = h200.clock_ghz
+    timed, cycles = [], []
+    for run in clocks:
+        for r in run.get("clocks", []):
+            if "error" in r or key(r) not in predicted:
+                continue
+            ms = predicted[key(r)]
+            timed.append(math.log(ms / r["ms"]))
+            cycles.append(math.log(ms * clock_ghz * 1e3 / (r["ms"] * r["sm_mhz_median"])))
+    if timed:
+        out["clocked_rows_in_time"] = figures(timed)
+        out["clocked_rows_in_cycles"] = figures(cycles)
+    return out
+
+
+POWER_GRID = {"power_bytes_flops": (0, 5, 10, 15, 20, 25, 30, 40, 60),
+              "power_exponent": (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0),
+              "power_activity": tuple(range(3000, 8000, 100)),
+              "power_ramp_us": (10, 25, 50, 75, 100, 150, 200, 300, 500)}
+BOOST_GHZ = 1.98  # the SM clock nvidia-smi saw under one-wave launches (docs/rank/calibrate-h200-v15.json)
+
+
+def fit_power(docs: list[dict]) -> dict:
+    """Model 12's figures: on POWER_GRID, the least root-mean-square log error of model 12's time over the
+    matrix-loop rows of these --facts-of files (the `waves` run's and the `loop`, `feed` and `tiles`
+    runs'): model 11's estimate of each, at the clock model 12 gives its launch."""
+    import dataclasses
+    import itertools
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.rank.model import activity, clock_factor
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = []
+    for doc in docs:
+        for r in doc["rows"]:
+            p, f = r["problem"], Facts.from_dict(r["facts"])
+            problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
+            ms = estimate(f, problem, h200, 11).ms
+            flops, per_byte = activity(f, problem, h200, ms, 0.0), activity(f, problem, h200, ms, 1.0)
+            rows.append((ms, flops, per_byte - flops, r["ms"]))
+
+    def rms(m) -> float:
+        errs = [math.log(ms * clock_factor(a + m.power_bytes_flops * b, ms, m)[0] / t) for ms, a, b, t in rows]
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    base = dataclasses.replace(h200.measured_11, boost_ghz=BOOST_GHZ)
+    best, best_rms = None, float("inf")
+    for values in itertools.product(*POWER_GRID.values()):
+        m = dataclasses.replace(base, **dict(zip(POWER_GRID, values)))
+        e = rms(m)
+        if e < best_rms:
+            best, best_rms = m, e
+    model_11 = math.sqrt(sum(math.log(ms / t) ** 2 for ms, _, _, t in rows) / len(rows))
+    return {**{k: getattr(best, k) for k in POWER_GRID}, "boost_ghz": BOOST_GHZ, "rows": len(rows),
+            "rms_log_error": round(best_rms, 4), "rms_log_error_11": round(model_11, 4)}
+
+
 ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
@@ -788,7 +977,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows",
-                    help="kinds to measure (also frows, hrows, hwidths, icache)")
+                    help="kinds to measure (also frows, hrows, hwidths, icache, waves, clocks, clocks16)")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -804,6 +993,11 @@ def main() -> int:
                     help="print model 10's figures from OUT.json's one-row programs, a --facts-of --kinds rows file")
     ap.add_argument("--model", type=int, default=10, choices=(10, 11),
                     help="with --fit-rows: whose figures (10, or 11: the same two with SASS issue)")
+    ap.add_argument("--fit-power", nargs="*", metavar="FACTS.json",
+                    help="print model 12's figures from OUT.json's rows and these --facts-of files' (matrix loops)")
+    ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
+                    help="print model 11's error on OUT.json's waves rows (a --facts-of --kinds waves file), and in "
+                         "cycles on these clocks runs' rows")
     ap.add_argument("--check-chain", action="store_true",
                     help="print models 8-11's error on OUT.json's row loops, a --facts-of --kinds spill,prows (or frows) file")
     args = ap.parse_args()
@@ -818,6 +1012,22 @@ def main() -> int:
         with open(args.out, "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)
         print(f"{len(doc['rows'])} calibration rows' facts -> {args.out}")
+        return 0
+    if args.fit_power is not None:
+        docs = []
+        for path in [args.out, *args.fit_power]:
+            with open(path) as f:
+                docs.append(json.load(f))
+        print(json.dumps(fit_power(docs)))
+        return 0
+    if args.check_waves is not None:
+        with open(args.out) as f:
+            doc = json.load(f)
+        runs = []
+        for path in args.check_waves:
+            with open(path) as f:
+                runs.append(json.load(f))
+        print(json.dumps(check_waves(doc, runs)))
         return 0
     fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
            else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
@@ -841,9 +1051,11 @@ def main() -> int:
             "icache": [list(s) for s in ICACHE], "hwidths": [list(s) for s in FROWS_WIDTHS],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
-            "wspill": [list(s) for s in WSPILL]}
-    # hrows, hwidths: more frows rows (heavy_rows), measured and kept as frows
-    todo = [[{"hrows": "frows", "hwidths": "frows"}.get(kind, kind), *p] for kind in args.only.split(",")
+            "wspill": [list(s) for s in WSPILL], "waves": [list(s) for s in WAVES],
+            "clocks": [list(s) for s in CLOCKS], "clocks16": [list(s) for s in CLOCKS_ALL]}
+    # hrows, hwidths: more frows rows (heavy_rows), measured and kept as frows; clocks16: more clocks rows
+    kept_as = {"hrows": "frows", "hwidths": "frows", "clocks16": "clocks"}
+    todo = [[kept_as.get(kind, kind), *p] for kind in args.only.split(",")
             for p in plan[kind]]
     began = time.time()
     # One child measures the items in turn; one that makes no progress for 60 s is killed and the next

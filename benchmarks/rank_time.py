@@ -2,7 +2,8 @@
 measured side of docs/rank.md. Runs each config's own cubin (compiled device-less by Triton 3.9, packed by
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
-    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--heldout | --heldout3 | ... | --heldout11 | --heldout11w | --rerun | --rerunw]
+    python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--size S]...
+        [--heldout | --heldout3 | ... | --heldout12 | --rerun | --rerunw]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -29,7 +30,8 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 # What each held-out run timed: one list, rank_eval.py's, which scores them (this script's folder is on
 # sys.path when it runs).
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
-                       HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, RERUN, RERUN_W)
+                       HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, HELDOUT_12,
+                       RERUN, RERUN_W)
 
 # Each later run's flag, what it times and its words in --help: one flag a run, in the order they were made.
 RUNS = [("heldout", HELDOUT, "the held-out sizes"),
@@ -45,6 +47,7 @@ RUNS = [("heldout", HELDOUT, "the held-out sizes"),
         ("heldout10w", HELDOUT_10W, "model 10's held-out sizes (softmax-wide root)"),
         ("heldout11", HELDOUT_11, "model 11's held-out sizes (first root)"),
         ("heldout11w", HELDOUT_11W, "model 11's held-out sizes (softmax-wide root)"),
+        ("heldout12", HELDOUT_12, "model 12's held-out sizes (the matmul)"),
         ("rerun", RERUN, "every size already timed again (the first root's spaces without matrix products; for "
                          "rank_eval.py noise)"),
         ("rerunw", RERUN_W, "the softmax-wide root's sizes already timed again")]
@@ -56,6 +59,7 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--only", default="")
+    ap.add_argument("--size", action="append", default=[], help="time only this size of the set (repeatable)")
     for flag, _, words in RUNS:
         ap.add_argument(f"--{flag}", action="store_true", help=f"time {words} instead")
     args = ap.parse_args()
@@ -93,6 +97,8 @@ def main() -> int:
                 binaries[s.label] = e
         space = result["spaces"].setdefault(kernel, {})
         for size in sizes:
+            if args.size and size not in args.size:
+                continue
             started = time.time()
             p = runner.prepare(runner.Request(kernel, size=size), "cuda")
             want = p.workload.reference({**p.x, **p.inputs}, p.size)
@@ -138,6 +144,7 @@ def main() -> int:
                   f"{best['label'] if best else '-'} {min(best['times_ms']) if best else 0:.4f} ms", flush=True)
             del p, want
             torch.cuda.empty_cache()
+            Path(args.out).write_text(json.dumps(result, indent=1))  # each size as it is done
     Path(args.out).write_text(json.dumps(result, indent=1))
     return 0
 

@@ -249,6 +249,14 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                      "rows=16384,cols=8192", "rows=2048,cols=16384", "rows=2048,cols=8192", "rows=3072,cols=14336",
                      "rows=32768,cols=8192", "rows=4096,cols=16384", "rows=4096,cols=8192", "rows=8192,cols=12288",
                      "rows=8192,cols=16384", "rows=8192,cols=6144", "rows=8192,cols=8192"}),
+    (12, "matmul", {"bench", "M=1024,N=1024,K=1024", "M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192",
+                    "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
+                    "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
+                    "M=4096,N=2048,K=1024", "M=8192,N=4096,K=4096", "M=2560,N=2560,K=2560",
+                    "M=16384,N=1024,K=2048", "M=4096,N=4096,K=4096", "M=3072,N=8192,K=2048",
+                    "M=1024,N=4096,K=8192", "M=12288,N=2048,K=1024", "M=8192,N=8192,K=2048",
+                    "M=6144,N=6144,K=1024", "M=16384,N=4096,K=1024", "M=4096,N=4096,K=2048",
+                    "M=10240,N=10240,K=1024", "M=2048,N=8192,K=4096"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -671,6 +679,41 @@ def test_model_11s_figures_are_what_fit_rows_derives_and_it_changes_only_kernels
     wide10 = ten["softmax"]["rows=4096,cols=16384"]
     assert next(v for k, v in wide10.items() if ".w4.BLOCK_SIZE=16384/" in k) == \
         pytest.approx(next(v for k, v in wide10.items() if ".w8.BLOCK_SIZE=16384/" in k), rel=1e-5)
+
+
+def test_model_12s_figures_are_what_fit_power_derives_and_it_changes_only_launches_that_multiply():
+    """Model 12 is model 11 at the clock a long launch that multiplies keeps under its power: --fit-power
+    picks chips.py's figures on the `waves` run and the earlier matrix loops (its error below model
+    11's there); --check-waves gives the figures docs/rank.md quotes (model 11 low by 17% at sixteen
+    waves, nearer in cycles at the clock nvidia-smi saw). It leaves every kernel without matrix products
+    as model 11 predicts it, and a one-wave matrix launch nearly so."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    cal = _rank_calibrate()
+    waves = json.loads((EVAL / "calibration-facts-waves.json").read_text())
+    assert len(waves["rows"]) == 64 and {r["kind"] for r in waves["rows"]} == {"waves"}
+    fit = cal.fit_power([waves, json.loads((EVAL / "calibration-facts.json").read_text())])
+    m = H200.measured_12
+    assert (m.power_bytes_flops, m.power_exponent, m.power_activity, m.power_ramp_us, m.boost_ghz) == \
+        (fit["power_bytes_flops"], fit["power_exponent"], fit["power_activity"], fit["power_ramp_us"],
+         fit["boost_ghz"])
+    assert (fit["rows"], fit["rms_log_error"], fit["rms_log_error_11"]) == (153, 0.0667, 0.0928)
+    clocks = [json.loads((EVAL / f"calibrate-h200-v{n}.json").read_text()) for n in (15, 17)]
+    check = cal.check_waves(waves, clocks)
+    assert check["1_waves"]["mean_log_error"] == -0.0149 and check["16_waves"]["mean_log_error"] == -0.1708
+    assert check["clocked_rows_in_time"]["mean_log_error"] == -0.1868
+    assert check["clocked_rows_in_cycles"]["mean_log_error"] == -0.0628
+    facts = json.loads((EVAL / "facts.json").read_text())
+    eleven, twelve = rank_eval.predictions(facts, 11), rank_eval.predictions(facts, 12)
+    assert all(eleven[k] == twelve[k] for k in ("add", "softmax", "softmax.persistent", "softmax.fp16"))
+    # the ten fastest configs of a 1.1 TFLOP matmul (2 ms) at the lower clock; a 512 x 512 one nearly not
+    big11 = eleven["matmul"]["M=8192,N=8192,K=8192"]
+    fastest = sorted((k for k, v in big11.items() if v is not None), key=big11.get)[:10]
+    assert all(twelve["matmul"]["M=8192,N=8192,K=8192"][k] > 1.1 * big11[k] for k in fastest)
+    small = {k: v / eleven["matmul"]["M=512,N=512,K=8192"][k] for k, v in twelve["matmul"]["M=512,N=512,K=8192"].items()
+             if v is not None}
+    assert max(small.values()) < 1.05
 
 
 def test_the_run_to_run_figures_are_what_the_committed_timings_give():

@@ -48,12 +48,13 @@ class Chip:
     measured_8: "Measured | None" = None  # model 8's: the exponent the matrix loops' runs give
     measured_10: "Measured | None" = None  # model 10's: what a one-row program waits for (the rows run)
     measured_11: "Measured | None" = None  # model 11's: model 10's two figures refitted with SASS issue
+    measured_12: "Measured | None" = None  # model 12's: the clock a long matrix launch keeps (power)
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
                 7: self.measured_7, 8: self.measured_8, 9: self.measured_8,  # 9: no new figure
-                10: self.measured_10, 11: self.measured_11}.get(model)
+                10: self.measured_10, 11: self.measured_11, 12: self.measured_12}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -115,6 +116,16 @@ class Measured:
     warp_reduce_cycles: float | None = None
     # wgmma N between two measured ones: interpolated in log2(N) (model 3; model 2 takes only exact N)
     interpolate_n: bool = False
+    # Model 12 (fitted on the `waves` run and the matrix loops of the `loop`, `feed` and `tiles` runs): a
+    # launch that multiplies draws power by its activity A, the flops a second an SM it would do at the
+    # table's clock plus `power_bytes_flops` for each byte it copies from L2; the card keeps `boost_ghz`
+    # while A <= `power_activity`, beyond it boost x (power_activity / A) ** (1 / `power_exponent`), and
+    # a launch reaches that clock over `power_ramp_us` (a short one keeps most of the boost).
+    boost_ghz: float | None = None
+    power_activity: float | None = None  # GFLOP/s an SM
+    power_bytes_flops: float | None = None
+    power_exponent: float | None = None
+    power_ramp_us: float | None = None
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -283,6 +294,26 @@ H200_MEASURED_11 = dataclasses.replace(
     H200_MEASURED_10, warp_reduce_cycles=625.0,
     source="benchmarks/rank_calibrate.py on the H200, 2026-12-01/02, eight runs (docs/rank/calibrate-h200*.json)")
 
+# Model 12 (after model 11's held-out runs and FlagGems'): long matrix launches run slower than one wave
+# of the same programs predicts, because the card lowers its clock under their power. The `waves` run
+# (Triton 3.6.0, 2026-12-02 14:11 UTC; docs/rank/calibrate-h200-v14.json: `tiles`' loop launched 1, 4
+# and 16 full waves deep, 8 shapes, K 1,024 and 2,048, unmasked and masked) had model 11 at a mean log
+# error of -0.015 at one wave, -0.094 at four and -0.171 at sixteen (unmasked); the `clocks` runs (v15,
+# v17: nvidia-smi sampling while do_bench timed them) saw the SM clock at 1,980 MHz under one-wave
+# launches and 1,455-1,725 MHz under sixteen-wave ones at 600-670 W of a 700 W limit, the two-program
+# 128x128 tiles (which copy a third more bytes a flop) 4-5% below the 128x256 ones. Model 11's error on
+# those rows in cycles at the sampled clock: -0.063 mean. `rank_calibrate.py
+# docs/rank/calibration-facts-waves.json --fit-power docs/rank/calibration-facts.json` picks, on a grid,
+# the least RMS log error over the 64 `waves` rows and the 89 earlier matrix loops together:
+#   boost 1.98 GHz (v15's one-wave launches); the clock starts to fall at 5,700 GFLOP/s an SM of
+#   activity, counting 25 flops for each byte copied, as (5,700 / activity) ** (1 / 1.5); a launch reaches
+#   that clock over 100 us: RMS log error 0.0667 over the 153 rows (model 11: 0.0928).
+# Model 12 changes only launches that multiply.
+H200_MEASURED_12 = dataclasses.replace(
+    H200_MEASURED_11, boost_ghz=1.98, power_activity=5700.0, power_bytes_flops=25.0, power_exponent=1.5,
+    power_ramp_us=100.0, source="benchmarks/rank_calibrate.py on the H200, 2026-12-01/02, eleven runs "
+                                "(docs/rank/calibrate-h200*.json)")
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -300,7 +331,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
-         measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11),
+         measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

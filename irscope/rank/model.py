@@ -31,7 +31,11 @@ warps (both figures fitted on the `rows` run's one-row programs), and its progra
 SM's slots rather than run in waves: the busiest SM's programs at the slots' rate, then the last
 program's chain beyond its share. Model 11 keeps model 10 and has such a program's own work take at least
 the SASS instructions each of its warps issues (one a clock), where the TTGIR's element count leaves out
-the masks, the address arithmetic and the range checks around its special functions.
+the masks, the address arithmetic and the range checks around its special functions. Model 12 keeps
+model 11 and runs a launch that multiplies at the clock the card keeps under its power: its flops a
+second an SM plus a weight for each byte its programs copy, above a threshold, lower the clock (as a
+power of the load), reached over a ramp of the launch's length (fitted on the `waves` run: the same
+programs launched 1-16 waves deep, and the earlier matrix loops).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -93,7 +97,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 DEFAULT_MODEL = 11  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -117,19 +121,18 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 10 (`chip.measured_10`) prices such a kernel's programs without a loop as a stream of chains:
     start, loads at a loaded DRAM's latency, work, reductions across warps (fitted on the `rows` run).
     Model 11 (`chip.measured_11`: model 10's two figures refitted under it) floors such a kernel's own
-    work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once)."""
+    work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once).
+    Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
+    if model >= 12:
+        return power_capped(estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(12))
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
     programs = max(1, problem.programs)
-    # A captured launch's problem knows its trip count (its loop bounds, evaluated: captured.py)
-    n = problem.trips if getattr(problem, "trips", None) is not None and facts.loop else \
-        iterations(facts, problem.flops, problem.min_bytes, programs)
-    # (a captured launch may know the main loop's iteration better: loops inside it counted as they run)
-    loop, straight = _work(getattr(problem, "loop", None) or facts.loop), _work(facts.straight)
+    n, loop, straight = _trips(facts, problem, programs)
     total = Work()
     total.add(straight)
     total.add(loop, n)
@@ -307,6 +310,50 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         if combined > 1.03 * largest:
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
+
+
+def _trips(facts: Facts, problem, programs: int) -> tuple[float, Work, Work]:
+    """(the main loop's iterations a program, the loop's work an iteration, the work outside it)."""
+    # A captured launch's problem knows its trip count (its loop bounds, evaluated: captured.py)
+    n = problem.trips if getattr(problem, "trips", None) is not None and facts.loop else \
+        iterations(facts, problem.flops, problem.min_bytes, programs)
+    # (a captured launch may know the main loop's iteration better: loops inside it counted as they run)
+    return n, _work(getattr(problem, "loop", None) or facts.loop), _work(facts.straight)
+
+
+def activity(facts: Facts, problem, chip: Chip, ms: float, bytes_flops: float) -> float | None:
+    """Model 12's load of a launch that multiplies, if it took `ms`: the flops it does a second an SM
+    plus `bytes_flops` for each byte its programs load (copies from L2), in GFLOP/s an SM; None for a
+    launch without matrix products."""
+    programs = max(1, problem.programs)
+    n, loop, straight = _trips(facts, problem, programs)
+    if not (loop.dot_flops or straight.dot_flops) or not problem.flops or not ms:
+        return None
+    copied = (straight.load_bytes + loop.load_bytes * n) * programs
+    return (problem.flops + bytes_flops * copied) / (ms * 1e-3) / chip.sms / 1e9
+
+
+def clock_factor(load: float | None, ms: float, m) -> tuple[float, float]:
+    """(how much longer model 12 takes a launch than model 11, the clock it runs at): the card keeps
+    `m.boost_ghz` up to `m.power_activity`, beyond it drops as (activity / load) ** (1 / exponent), and a
+    launch of `ms` reaches that clock over `m.power_ramp_us` (an exponential ramp)."""
+    if load is None or load <= m.power_activity:
+        return 1.0, m.boost_ghz
+    clock = m.boost_ghz * (m.power_activity / load) ** (1.0 / m.power_exponent)
+    reached = 1.0 - math.exp(-ms * 1e3 / m.power_ramp_us)
+    return 1.0 + reached * (m.boost_ghz / clock - 1.0), clock
+
+
+def power_capped(base: Estimate, facts: Facts, problem, chip: Chip, m) -> Estimate:
+    """Model 12: model 11's estimate of a launch that multiplies, at the clock the card keeps under it."""
+    if not base.launchable:
+        return base
+    factor, clock = clock_factor(activity(facts, problem, chip, base.ms, m.power_bytes_flops), base.ms, m)
+    if factor == 1.0:
+        return base
+    reason = base.reason + (f"; power: {clock:.2f} GHz under this launch's load, not {m.boost_ghz:.2f} "
+                            f"(+{factor - 1:.0%})" if factor > 1.005 else "")
+    return Estimate(base.label, base.ms * factor, base.bound, reason, base.waves, base.wave_fill, base.terms_us)
 
 
 def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float,
