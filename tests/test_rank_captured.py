@@ -269,11 +269,16 @@ def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankin
     for _, stem in module.ROWS:
         fresh = module.score(stem)
         assert fresh["evaluation"] == committed[stem]["evaluation"]
-        assert fresh["evaluation"]["best_in_top5"] and fresh["evaluation"]["top5_slowdown"] <= 0.03
         assert fresh["gpu_run_to_run_spearman"] >= 0.99
     liger = committed["liger-mlp"]["evaluation"]
     assert liger["unlaunchable_predicted"] == liger["unlaunchable_agreed"] == 8  # refused by the GPU too
-    assert [committed[s]["evaluation"]["spearman"] >= 0.8 for _, s in module.ROWS] == [False, True, True, True, True]
+    # FLA's B=8 misses Spearman; FlagGems at 8192 x 8192 x 2048 (model 12's held-out ranking) its top 5
+    assert [committed[s]["evaluation"]["spearman"] >= 0.8 for _, s in module.ROWS] == [False] + [True] * 6
+    assert [committed[s]["evaluation"]["top5_slowdown"] <= 0.03 for _, s in module.ROWS] == [True] * 5 + [False, True]
+    # model 11's estimates of the same facts put that size's best in the top 5 (docs/rank.md, model 12)
+    eleven = module.score("flaggems-mm-M8192-N8192-K2048", 11)["evaluation"]
+    assert eleven["best_in_top5"] and round(committed["flaggems-mm-M8192-N8192-K2048"]["evaluation"]
+                                            ["top5_slowdown"], 3) == 0.046
 
 
 @pytest.mark.slow
