@@ -351,8 +351,9 @@ def power_capped(base: Estimate, facts: Facts, problem, chip: Chip, m) -> Estima
     factor, clock = clock_factor(activity(facts, problem, chip, base.ms, m.power_bytes_flops), base.ms, m)
     if factor == 1.0:
         return base
-    reason = base.reason + (f"; power: {clock:.2f} GHz under this launch's load, not {m.boost_ghz:.2f} "
-                            f"(+{factor - 1:.0%})" if factor > 1.005 else "")
+    # (an effective clock, against model 11's times, which hold what the one-wave calibration ran at)
+    reason = base.reason + (f"; power: +{factor - 1:.0%} at the lower clock the card keeps under this "
+                            f"launch's load" if factor > 1.005 else "")
     return Estimate(base.label, base.ms * factor, base.bound, reason, base.waves, base.wave_fill, base.terms_us)
 
 
