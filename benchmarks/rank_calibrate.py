@@ -26,7 +26,7 @@ instruction costs as a loop's body outgrows the instruction caches (`icache`), `
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v1[123].json --kinds frows  # few rows a program
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v14.json --kinds waves   # many waves
     python3 benchmarks/rank_calibrate.py FACTS.json --check-waves calibrate-h200-v15.json calibrate-h200-v17.json
-    python3 benchmarks/rank_calibrate.py WAVES_FACTS.json --fit-power calibration-facts.json  # model 12's figures
+    python3 benchmarks/rank_calibrate.py WAVES_FACTS.json --fit-power calibration-facts.json [--power-model 13]
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -878,10 +878,11 @@ POWER_GRID = {"power_bytes_flops": (0, 5, 10, 15, 20, 25, 30, 40, 60),
 BOOST_GHZ = 1.98  # the SM clock nvidia-smi saw under one-wave launches (docs/rank/calibrate-h200-v15.json)
 
 
-def fit_power(docs: list[dict]) -> dict:
-    """Model 12's figures: on POWER_GRID, the least root-mean-square log error of model 12's time over the
-    matrix-loop rows of these --facts-of files (the `waves` run's and the `loop`, `feed` and `tiles`
-    runs'): model 11's estimate of each, at the clock model 12 gives its launch."""
+def fit_power(docs: list[dict], model: int = 12) -> dict:
+    """Model 12's figures (or 13's: the same with a launch's copies counted once): on POWER_GRID, the
+    least root-mean-square log error of the model's time over the matrix-loop rows of these --facts-of
+    files (the `waves` run's and the `loop`, `feed` and `tiles` runs'): model 11's estimate of each, at the
+    clock the model gives its launch."""
     import dataclasses
     import itertools
     import math
@@ -899,7 +900,8 @@ def fit_power(docs: list[dict]) -> dict:
             p, f = r["problem"], Facts.from_dict(r["facts"])
             problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
             ms = estimate(f, problem, h200, 11).ms
-            flops, per_byte = activity(f, problem, h200, ms, 0.0), activity(f, problem, h200, ms, 1.0)
+            once = model >= 13
+            flops, per_byte = activity(f, problem, h200, ms, 0.0, once), activity(f, problem, h200, ms, 1.0, once)
             rows.append((ms, flops, per_byte - flops, r["ms"]))
 
     def rms(m) -> float:
@@ -995,6 +997,8 @@ def main() -> int:
                     help="with --fit-rows: whose figures (10, or 11: the same two with SASS issue)")
     ap.add_argument("--fit-power", nargs="*", metavar="FACTS.json",
                     help="print model 12's figures from OUT.json's rows and these --facts-of files' (matrix loops)")
+    ap.add_argument("--power-model", type=int, default=12, choices=(12, 13),
+                    help="with --fit-power: whose figures (12, or 13: a launch's copies counted once)")
     ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
                     help="print model 11's error on OUT.json's waves rows (a --facts-of --kinds waves file), and in "
                          "cycles on these clocks runs' rows")
@@ -1018,7 +1022,7 @@ def main() -> int:
         for path in [args.out, *args.fit_power]:
             with open(path) as f:
                 docs.append(json.load(f))
-        print(json.dumps(fit_power(docs)))
+        print(json.dumps(fit_power(docs, args.power_model)))
         return 0
     if args.check_waves is not None:
         with open(args.out) as f:

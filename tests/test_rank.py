@@ -257,6 +257,16 @@ def test_measured_wgmma_rates_are_interpolated_between_measured_n_for_model_3_on
                     "M=1024,N=4096,K=8192", "M=12288,N=2048,K=1024", "M=8192,N=8192,K=2048",
                     "M=6144,N=6144,K=1024", "M=16384,N=4096,K=1024", "M=4096,N=4096,K=2048",
                     "M=10240,N=10240,K=1024", "M=2048,N=8192,K=4096"}),
+    (13, "matmul", {"bench", "M=1024,N=1024,K=1024", "M=2048,N=2048,K=2048", "M=8192,N=8192,K=8192",
+                    "M=8192,N=8192,K=1024", "M=512,N=512,K=8192", "M=4096,N=4096,K=512", "M=2048,N=2048,K=8192",
+                    "M=3072,N=3072,K=3072", "M=6144,N=6144,K=2048", "M=1536,N=1536,K=4096",
+                    "M=4096,N=2048,K=1024", "M=8192,N=4096,K=4096", "M=2560,N=2560,K=2560",
+                    "M=16384,N=1024,K=2048", "M=4096,N=4096,K=4096", "M=3072,N=8192,K=2048",
+                    "M=1024,N=4096,K=8192", "M=12288,N=2048,K=1024", "M=8192,N=8192,K=2048",
+                    "M=6144,N=6144,K=1024", "M=16384,N=4096,K=1024", "M=4096,N=4096,K=2048",
+                    "M=10240,N=10240,K=1024", "M=2048,N=8192,K=4096", "M=12288,N=12288,K=1024",
+                    "M=5120,N=5120,K=2048", "M=8192,N=2048,K=2048", "M=4096,N=4096,K=1024",
+                    "M=2048,N=2048,K=4096", "M=6144,N=4096,K=3072"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -714,6 +724,53 @@ def test_model_12s_figures_are_what_fit_power_derives_and_it_changes_only_launch
     small = {k: v / eleven["matmul"]["M=512,N=512,K=8192"][k] for k, v in twelve["matmul"]["M=512,N=512,K=8192"].items()
              if v is not None}
     assert max(small.values()) < 1.05
+
+
+def test_model_13_is_model_12_with_a_launchs_copies_counted_once_refitted():
+    """Model 12 counted the pipeliner's prologue copies twice in a launch's bytes (the straight-line loads
+    hold them, and the loop's iterations too); model 13 counts them once, as model 11's own L2 demand
+    does, and --fit-power --power-model 13 gives chips.py's figures for it."""
+    from irscope.rank.model import activity
+    cal = _rank_calibrate()
+    docs = [json.loads((EVAL / f).read_text()) for f in ("calibration-facts-waves.json", "calibration-facts.json")]
+    fit = cal.fit_power(docs, 13)
+    m = H200.measured_13
+    assert (m.power_bytes_flops, m.power_exponent, m.power_activity, m.power_ramp_us) == \
+        (fit["power_bytes_flops"], fit["power_exponent"], fit["power_activity"], fit["power_ramp_us"])
+    assert fit["rms_log_error"] < fit["rms_log_error_11"]
+    # a pipelined matmul at 3 stages: its prologue copies two iterations' tiles
+    f = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    plan = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+    twice, once = activity(f, plan, H200, 1.0, 1.0), activity(f, plan, H200, 1.0, 1.0, once=True)
+    flops = activity(f, plan, H200, 1.0, 0.0)
+    prologue = min(f.prefetch or f.num_stages - 1, f.straight["async_loads"] // f.loop["async_loads"]) * \
+        f.loop["load_bytes"] * plan.programs / 1e-3 / H200.sms / 1e9
+    assert f.straight["async_loads"] >= f.loop["async_loads"] > 0 and prologue > 0
+    assert twice - once == pytest.approx(prologue) and once > flops
+
+
+def test_the_clock_factor_keeps_the_boost_below_the_threshold_and_ramps_with_the_launch():
+    """Models 12-13's clock: none below the activity threshold, (threshold / load) ** (1 / exponent) of the
+    boost above it, reached as 1 - e^(-t / ramp) over a launch of t; no launch without matrix products;
+    and a chip never calibrated for them (the H100's table) predicts as model 11 does."""
+    import dataclasses
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.model import activity, clock_factor
+    m = dataclasses.replace(H200.measured_12, power_activity=1000.0, power_exponent=2.0, power_ramp_us=100.0)
+    assert clock_factor(None, 1.0, m) == (1.0, m.boost_ghz)
+    assert clock_factor(999.0, 1.0, m) == (1.0, m.boost_ghz)
+    factor, clock = clock_factor(4000.0, 10.0, m)  # 10 ms: the ramp is done
+    assert clock == pytest.approx(m.boost_ghz / 2) and factor == pytest.approx(2.0)
+    short, _ = clock_factor(4000.0, 0.1, m)  # 100 us: 1 - 1/e of the way
+    assert short == pytest.approx(1.0 + (1.0 - math.exp(-1.0)))
+    add = facts_of(load_snapshot(GOLDEN / "add" / "default" / "sm_90a"))
+    plan = problem_at(library.load_kernel("add"), "bench", add.constexprs, sms=H200.sms)
+    assert activity(add, plan, H200, 1.0, 25.0) is None
+    mm = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
+    for name in ("h100", "a100"):
+        chip = CHIPS[name]
+        big = problem_at(library.load_kernel("matmul"), "8192", mm.constexprs, sms=chip.sms)
+        assert estimate(mm, big, chip, 12) == estimate(mm, big, chip, 13) == estimate(mm, big, chip, 11)
 
 
 def test_the_run_to_run_figures_are_what_the_committed_timings_give():

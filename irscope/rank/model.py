@@ -35,7 +35,8 @@ the masks, the address arithmetic and the range checks around its special functi
 model 11 and runs a launch that multiplies at the clock the card keeps under its power: its flops a
 second an SM plus a weight for each byte its programs copy, above a threshold, lower the clock (as a
 power of the load), reached over a ramp of the launch's length (fitted on the `waves` run: the same
-programs launched 1-16 waves deep, and the earlier matrix loops).
+programs launched 1-16 waves deep, and the earlier matrix loops). Model 13 is model 12 with a launch's
+copies counted once (model 12 counted the pipeliner's prologue twice), refitted.
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -97,7 +98,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 DEFAULT_MODEL = 11  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -122,11 +123,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     start, loads at a loaded DRAM's latency, work, reductions across warps (fitted on the `rows` run).
     Model 11 (`chip.measured_11`: model 10's two figures refitted under it) floors such a kernel's own
     work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once).
-    Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power."""
+    Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power;
+    model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted."""
     while model > 2 and chip.calibration(model) is None:
         model -= 1  # a chip calibrated fewer times: the latest model its figures allow
     if model >= 12:
-        return power_capped(estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(12))
+        return power_capped(estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(model),
+                            once=model >= 13)
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -138,10 +141,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     total.add(loop, n)
     pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
     ahead = (facts.prefetch or facts.num_stages - 1) if model >= 3 else facts.num_stages - 1
-    if model >= 5 and pipelined and straight.async_loads >= loop.async_loads:
-        # The pipeliner's prologue copies the first `ahead` iterations' tiles before the loop, and the
-        # loop's last `ahead` iterations copy nothing (their copies are masked off): those tiles once.
-        total.load_bytes -= min(n, ahead, straight.async_loads // loop.async_loads) * loop.load_bytes
+    if model >= 5:
+        total.load_bytes -= _prologue_bytes(facts, n, loop, straight)
 
     mma = chip.mma_rate(facts.dot_dtype, facts.instruction)
     if measured is not None and measured.mma(facts.instruction, facts.mma_n):
@@ -321,16 +322,29 @@ def _trips(facts: Facts, problem, programs: int) -> tuple[float, Work, Work]:
     return n, _work(getattr(problem, "loop", None) or facts.loop), _work(facts.straight)
 
 
-def activity(facts: Facts, problem, chip: Chip, ms: float, bytes_flops: float) -> float | None:
+def _prologue_bytes(facts: Facts, n: float, loop: Work, straight: Work) -> float:
+    """The bytes a program's straight-line loads and its loop's iterations both count (models 5 on): the
+    pipeliner's prologue copies the first `ahead` iterations' tiles before the loop, and the loop's last
+    `ahead` iterations copy nothing (their copies are masked off), so those tiles load once."""
+    pipelined = loop.async_loads > 0 and loop.sync_loads == 0 and facts.num_stages >= 2
+    if not pipelined or straight.async_loads < loop.async_loads:
+        return 0.0
+    ahead = facts.prefetch or facts.num_stages - 1
+    return min(n, ahead, straight.async_loads // loop.async_loads) * loop.load_bytes
+
+
+def activity(facts: Facts, problem, chip: Chip, ms: float, bytes_flops: float, once: bool = False) -> float | None:
     """Model 12's load of a launch that multiplies, if it took `ms`: the flops it does a second an SM
     plus `bytes_flops` for each byte its programs load (copies from L2), in GFLOP/s an SM; None for a
-    launch without matrix products."""
+    launch without matrix products. Model 12 counts the pipeliner's prologue copies twice (in the
+    straight-line loads and in the loop's iterations: found after its held-out run); model 13 (`once`)
+    once, as the rest of the model does."""
     programs = max(1, problem.programs)
     n, loop, straight = _trips(facts, problem, programs)
     if not (loop.dot_flops or straight.dot_flops) or not problem.flops or not ms:
         return None
-    copied = (straight.load_bytes + loop.load_bytes * n) * programs
-    return (problem.flops + bytes_flops * copied) / (ms * 1e-3) / chip.sms / 1e9
+    copied = straight.load_bytes + loop.load_bytes * n - (_prologue_bytes(facts, n, loop, straight) if once else 0.0)
+    return (problem.flops + bytes_flops * copied * programs) / (ms * 1e-3) / chip.sms / 1e9
 
 
 def clock_factor(load: float | None, ms: float, m) -> tuple[float, float]:
@@ -344,11 +358,12 @@ def clock_factor(load: float | None, ms: float, m) -> tuple[float, float]:
     return 1.0 + reached * (m.boost_ghz / clock - 1.0), clock
 
 
-def power_capped(base: Estimate, facts: Facts, problem, chip: Chip, m) -> Estimate:
-    """Model 12: model 11's estimate of a launch that multiplies, at the clock the card keeps under it."""
+def power_capped(base: Estimate, facts: Facts, problem, chip: Chip, m, once: bool = False) -> Estimate:
+    """Models 12 and 13: model 11's estimate of a launch that multiplies, at the clock the card keeps under
+    it (13: its copies counted once)."""
     if not base.launchable:
         return base
-    factor, clock = clock_factor(activity(facts, problem, chip, base.ms, m.power_bytes_flops), base.ms, m)
+    factor, clock = clock_factor(activity(facts, problem, chip, base.ms, m.power_bytes_flops, once), base.ms, m)
     if factor == 1.0:
         return base
     # (an effective clock, against model 11's times, which hold what the one-wave calibration ran at)
