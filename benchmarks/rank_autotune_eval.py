@@ -28,7 +28,10 @@ ROWS = [("fla chunk_fwd_kernel_h, B=8 T=4096 H=16 K=V=128 bf16", "fla-B8-T4096")
         ("flag_gems mm_kernel_general_host_tma, 8192 x 8192 x 1024 bf16", "flaggems-mm-M8192-N8192-K1024"),
         # ranked by model 12 (frozen, 462a103) before these sizes were timed
         ("flag_gems mm_kernel_general_host_tma, 8192 x 8192 x 2048 bf16", "flaggems-mm-M8192-N8192-K2048"),
-        ("flag_gems mm_kernel_general_host_tma, 16384 x 4096 x 1024 bf16", "flaggems-mm-M16384-N4096-K1024")]
+        ("flag_gems mm_kernel_general_host_tma, 16384 x 4096 x 1024 bf16", "flaggems-mm-M16384-N4096-K1024"),
+        # ranked by model 13 (frozen, 8ba4f2e) before these sizes were timed
+        ("flag_gems mm_kernel_general_host_tma, 12288 x 12288 x 1024 bf16", "flaggems-mm-M12288-N12288-K1024"),
+        ("flag_gems mm_kernel_general_host_tma, 5120 x 5120 x 2048 bf16", "flaggems-mm-M5120-N5120-K2048")]
 
 
 def _key(kwargs: dict, warps: int, stages: int) -> str:
