@@ -131,6 +131,8 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--json")
     data = json.loads(stdout)
     assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
+    # the model asked for (the default) and the one the H100's table allows (never calibrated: model 2)
+    assert (data["model"], data["model_run"]) == (13, 2)
     ranked = [e["estimate"]["ms"] for e in data["sizes"][0]["ranking"] if e["estimate"]["ms"] is not None]
     assert data["sizes"][0]["near_best"] == sum(1 for t in ranked if t <= ranked[0] * 1.01) >= 1
 

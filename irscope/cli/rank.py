@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..render.terminal import ProgressLine, table
-from ..rank.model import DEFAULT_MODEL, MODELS
+from ..rank.model import DEFAULT_MODEL, MODELS, effective_model
 from .options import positive_int
 from .sweep import add_cluster_options, open_executor, progress_text
 
@@ -180,7 +180,9 @@ def run(args, ui) -> int:
         _workload_plans(args, spec, facts, chip)
     if args.measured and all(m is None for *_, m in planned):
         raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
-    report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "sizes": []}
+    # (the model asked for, and the one the chip's calibration allows: docs/rank.md)
+    report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "model": args.model,
+              "model_run": effective_model(chip, args.model), "sizes": []}
     for index, (size, first, problems, measured) in enumerate(planned):
         ranking = []
         for label, (s, f) in facts.items():

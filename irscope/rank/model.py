@@ -102,6 +102,14 @@ MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 DEFAULT_MODEL = 13  # docs/rank.md: the latest model whose held-out run bore it out
 
 
+def effective_model(chip: Chip, model: int) -> int:
+    """The model `estimate` runs for `model` on `chip`: on a chip calibrated fewer times, the latest model
+    its figures allow (a chip never calibrated runs model 2's rules on model 1's figures)."""
+    while model > 2 and chip.calibration(model) is None:
+        model -= 1
+    return model
+
+
 def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> Estimate:
     """Predict `facts`' time for `problem` (a spec.problem.Problem) on `chip`. Model 1 uses published peaks
     only; model 2 adds what rank_calibrate.py measured on the chip (`chip.measured`): the cost of starting
@@ -125,8 +133,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once).
     Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power;
     model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted."""
-    while model > 2 and chip.calibration(model) is None:
-        model -= 1  # a chip calibrated fewer times: the latest model its figures allow
+    model = effective_model(chip, model)
     if model >= 12:
         return power_capped(estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(model),
                             once=model >= 13)
