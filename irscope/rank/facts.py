@@ -110,6 +110,13 @@ class Facts:
     # and outside it; -1: no SASS read (model 11 then keeps model 10's count of the TTGIR's element work).
     loop_instructions: int = -1
     other_instructions: int = -1
+    # What ptxas tells those instructions to wait (controls.py): the clocks each stalls its warp before the
+    # next issues (at least one), summed in the main loop and outside it, and how many of them wait on a
+    # scoreboard (a special function's, a shared-memory or global load's result); -1: no cubin read.
+    loop_stall_cycles: int = -1
+    other_stall_cycles: int = -1
+    loop_waits: int = -1
+    other_waits: int = -1
 
     @property
     def asked_warps(self) -> int:
@@ -443,7 +450,12 @@ def _sass_facts(snapshot: Snapshot) -> dict:
     if "sass" not in snapshot.stage_files:
         return {}
     sass = snapshot.read("sass")
-    return {**split_spills(sass), **split_instructions(sass)}
+    out = {**split_spills(sass), **split_instructions(sass)}
+    function = snapshot.meta.get("function")
+    if "cubin" in snapshot.stage_files and isinstance(function, str):
+        from .controls import stall_cycles
+        out.update(stall_cycles(sass, snapshot.read_bytes("cubin"), function, _main_loop(sass.splitlines())) or {})
+    return out
 
 
 def _main_loop(lines: list[str]) -> tuple[int, int] | None:
