@@ -920,6 +920,48 @@ def fit_power(docs: list[dict], model: int = 12) -> dict:
             "rms_log_error": round(best_rms, 4), "rms_log_error_11": round(model_11, 4)}
 
 
+WAIT_GRID = range(0, 61)  # cycles a scoreboard wait adds (model 14)
+
+
+def fit_waits(docs: list[dict]) -> dict:
+    """Model 14's figure: on WAIT_GRID, the clocks a wait on a scoreboard adds to what a warp's SASS
+    stalls it, at the least root-mean-square log error of model 14's time over the row kernels of these
+    --facts-of files (the `spill`, `prows` and `frows` row loops and the `rows` run's one-row programs:
+    kernels of our own, none of the evaluation's), with model 11's error beside it."""
+    import dataclasses
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = []
+    for doc in docs:
+        for r in doc["rows"]:
+            if r["kind"] not in ("spill", "prows", "frows", "rows"):
+                continue
+            p, f = r["problem"], Facts.from_dict(r["facts"])
+            if f.loop_stall_cycles < 0:
+                raise SystemExit(f"rank_calibrate: {f.label} has no stall cycles: its facts predate model 14 "
+                                 f"(make them again with --facts-of)")
+            rows.append((f, Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"]), r["ms"]))
+
+    def rms(chip, model) -> float:
+        errs = [math.log(estimate(f, problem, chip, model).ms / ms) for f, problem, ms in rows]
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    best, best_rms = None, float("inf")
+    for w in WAIT_GRID:
+        chip = dataclasses.replace(h200, measured_14=dataclasses.replace(h200.measured_13, wait_cycles=float(w)))
+        e = rms(chip, 14)
+        if e < best_rms:
+            best, best_rms = w, e
+    return {"wait_cycles": best, "rows": len(rows), "rms_log_error": round(best_rms, 4),
+            "rms_log_error_11": round(rms(h200, 11), 4)}
+
+
 ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
@@ -999,6 +1041,8 @@ def main() -> int:
                     help="print model 12's figures from OUT.json's rows and these --facts-of files' (matrix loops)")
     ap.add_argument("--power-model", type=int, default=12, choices=(12, 13),
                     help="with --fit-power: whose figures (12, or 13: a launch's copies counted once)")
+    ap.add_argument("--fit-waits", nargs="*", metavar="FACTS.json",
+                    help="print model 14's wait cycles from OUT.json and these --facts-of files' row kernels")
     ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
                     help="print model 11's error on OUT.json's waves rows (a --facts-of --kinds waves file), and in "
                          "cycles on these clocks runs' rows")
@@ -1023,6 +1067,13 @@ def main() -> int:
             with open(path) as f:
                 docs.append(json.load(f))
         print(json.dumps(fit_power(docs, args.power_model)))
+        return 0
+    if args.fit_waits is not None:
+        docs = []
+        for path in [args.out, *args.fit_waits]:
+            with open(path) as f:
+                docs.append(json.load(f))
+        print(json.dumps(fit_waits(docs)))
         return 0
     if args.check_waves is not None:
         with open(args.out) as f:

@@ -50,12 +50,14 @@ class Chip:
     measured_11: "Measured | None" = None  # model 11's: model 10's two figures refitted with SASS issue
     measured_12: "Measured | None" = None  # model 12's: the clock a long matrix launch keeps (power)
     measured_13: "Measured | None" = None  # model 13's: model 12's refitted with a launch's copies once
+    measured_14: "Measured | None" = None  # model 14's: model 13's and the clocks a scoreboard wait adds
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
                 7: self.measured_7, 8: self.measured_8, 9: self.measured_8,  # 9: no new figure
-                10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13}.get(model)
+                10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13,
+                14: self.measured_14}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -127,6 +129,10 @@ class Measured:
     power_bytes_flops: float | None = None
     power_exponent: float | None = None
     power_ramp_us: float | None = None
+    # Model 14 (fitted on the calibration's row loops and one-row programs): a warp of a kernel without
+    # matrix products takes, through its code, the clocks its SASS stalls it plus `wait_cycles` at each
+    # wait on a scoreboard (a special function's, a shared-memory or global load's result).
+    wait_cycles: float | None = None
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -322,6 +328,15 @@ H200_MEASURED_12 = dataclasses.replace(
 # clock falling from 5,500 GFLOP/s an SM, a 150 us ramp: RMS log error 0.0671 over the same 153 rows.
 H200_MEASURED_13 = dataclasses.replace(H200_MEASURED_12, power_activity=5500.0, power_ramp_us=150.0)
 
+# Model 14 (after a look at the persistent softmax's 2-warp configs with Proton's PC sampling, which found
+# their warps waiting on their own instructions' results, not on memory: docs/rank.md, "Model 14"): a
+# warp of a kernel without matrix products takes at least the clocks its SASS stalls it (the control
+# bits ptxas writes in every instruction, read from the cubin) plus `wait_cycles` at each wait on a
+# scoreboard. `rank_calibrate.py docs/rank/calibration-facts-rows.json --fit-waits
+# docs/rank/calibration-facts-frows.json docs/rank/calibration-facts-onerow.json` picks 2 cycles, at the
+# least RMS log error over those 210 row kernels of our own: 0.1336 (model 11: 0.1394).
+H200_MEASURED_14 = dataclasses.replace(H200_MEASURED_13, wait_cycles=2.0)
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -340,7 +355,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
          measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
-         measured_13=H200_MEASURED_13),
+         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

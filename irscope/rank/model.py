@@ -98,7 +98,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 DEFAULT_MODEL = 13  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -134,9 +134,21 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power;
     model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted."""
     model = effective_model(chip, model)
+    if model >= 14:
+        # Model 14: model 13, its kernels without matrix products' own work floored at the clocks ptxas
+        # tells their warps to wait (and each wait on a scoreboard), not at one clock an instruction
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 12:
-        return power_capped(estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(model),
+        return power_capped(_estimate(facts, problem, chip, 11), facts, problem, chip, chip.calibration(model),
                             once=model >= 13)
+    return _estimate(facts, problem, chip, model)
+
+
+def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None) -> Estimate:
+    """Models 1-11's estimate (`estimate` runs models 12-14 on model 11's); `wait_cycles`: model 14's
+    floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
+    clocks its SASS stalls a warp (none: model 11's, one clock an instruction)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -207,6 +219,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     # functions that the TTGIR's element count leaves out), however many of the SM's lanes it could use.
     # (facts.instruction: a matrix loop whose products the TTGIR did not show, e.g. a TMA matmul, is no stream)
     sass = model >= 11 and streams and facts.loop_instructions >= 0 and facts.instruction == "fma"
+    loop_floor, other_floor = facts.loop_instructions, facts.other_instructions
+    if wait_cycles is not None and facts.loop_stall_cycles >= 0:
+        # Model 14: a warp alone waits, after each instruction, the clocks ptxas encoded in it (a dependent
+        # result's fixed latency), and at each scoreboard wait for a special function's or a load's result
+        # `wait_cycles` more (fitted on the calibration's row loops); where few warps share a scheduler
+        # nothing hides that (the persistent softmax's 2-warp programs: docs/rank.md, "Model 14")
+        loop_floor = facts.loop_stall_cycles + facts.loop_waits * wait_cycles
+        other_floor = facts.other_stall_cycles + facts.other_waits * wait_cycles
 
     def compute(w: Work, instructions: int = 0) -> float:
         issue = _issue(w, threads, lanes, chip, own_share)
@@ -222,14 +242,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
             # early hides only its fixed latency, behind the iterations between (none at 2 stages).
             fixed, rate = ((measured.dram_copy_latency, measured.dram_copy_bytes_clk) if latency == chip.dram_latency
                            else (measured.copy_latency, measured.copy_bytes_clk))
-            work = compute(loop, facts.loop_instructions) + stores + loop.load_bytes / rate
+            work = compute(loop, loop_floor) + stores + loop.load_bytes / rate
             per_iter = work + max(0.0, fixed - (ahead - 1) * work)
         elif pipelined:
-            per_iter = max(compute(loop, facts.loop_instructions) + stores, loop_latency / ahead)
+            per_iter = max(compute(loop, loop_floor) + stores, loop_latency / ahead)
             if model >= 3 and measured.program_bytes_clk:
                 per_iter = max(per_iter, loop.load_bytes / measured.program_bytes_clk)
         else:
-            per_iter = compute(loop, facts.loop_instructions) + stores + (loop_latency if loop.load_bytes else 0.0)
+            per_iter = compute(loop, loop_floor) + stores + (loop_latency if loop.load_bytes else 0.0)
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
@@ -241,7 +261,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         # ends when the last wave's have landed, at what the calibration's epilogues reached: the drain,
         # once a launch.
         first_tile = loop_latency if pipelined else 0.0
-        chain += first_tile + compute(straight, facts.other_instructions) + \
+        chain += first_tile + compute(straight, other_floor) + \
             (latency if straight.sync_loads else 0.0) + own_spills
         drain = straight.store_bytes / measured.epilogue_bytes_clk
     else:
@@ -252,7 +272,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
             if straight.load_bytes and latency == chip.dram_latency:
                 wait = measured.row_latency + straight.load_bytes / measured.dram_load_bytes_clk
             wait += measured.start(facts.num_warps) + straight.warp_reductions * measured.warp_reduce_cycles
-        chain += compute(straight, facts.other_instructions) + wait + own_spills
+        chain += compute(straight, other_floor) + wait + own_spills
 
     blocks = facts.blocks_per_sm
     slots = chip.sms * blocks
@@ -280,7 +300,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     if model >= 9 and waves == 1:
         bound = wave(per_sm_last)[1]  # one wave: its demands, not a full SM's, say what bounds it
     full_bound = bound
-    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop, facts.loop_instructions) * 1.0001:
+    if bound == "latency" and facts.loop and n >= 1 and per_iter <= compute(loop, loop_floor) * 1.0001:
         # The chain is the program's own work, never waiting for a copy: name that work.
         bound = "core"
     if bound == "core":
@@ -302,10 +322,11 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = reason_for(bound, facts, chip, programs, waves, 1.0 if stream else fill, n, pipelined, loop_latency,
-                        per_iter, compute(loop, facts.loop_instructions) if facts.loop else 0.0, parts, ahead, stores,
+                        per_iter, compute(loop, loop_floor) if facts.loop else 0.0, parts, ahead, stores,
                         straight.warp_reductions if stream else 0,
-                        facts.loop_instructions if sass and facts.loop and
-                        facts.loop_instructions > _issue(loop, threads, lanes, chip, own_share) else 0)
+                        round(loop_floor) if sass and facts.loop and
+                        loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
+                        stalls=loop_floor is not facts.loop_instructions)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):

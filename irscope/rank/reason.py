@@ -7,11 +7,12 @@ from .facts import Facts
 
 
 def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
-               ahead, stores=0.0, reductions=0, sass_floor=0) -> str:
+               ahead, stores=0.0, reductions=0, sass_floor=0, stalls=False) -> str:
     """An estimate's reason in words: the bound, its parts, the occupancy and what limits it, wave
     quantisation (`fill` 1.0 where the model has no waves); `latency` named by what the program's chain
     waits for (`reductions`: those across its warps that the model priced; `sass_floor`: the SASS
-    instructions a warp issues an iteration, where they and not the TTGIR's element count set its work)."""
+    instructions a warp issues an iteration, where they and not the TTGIR's element count set its work;
+    `stalls`: the clocks its SASS stalls a warp an iteration instead, model 14's)."""
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}",
@@ -36,7 +37,8 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
         else:
             text = "latency: one program's serial work"
         if f.loop and sass_floor:
-            text += f" (its warps' own work: {sass_floor} SASS instructions an iteration, one a clock)"
+            text += (f" (its warps' own work: {sass_floor} clocks an iteration, the stalls and waits of its SASS)"
+                     if stalls else f" (its warps' own work: {sass_floor} SASS instructions an iteration, one a clock)")
         text += f", {occ}"
     else:
         text = words[bound]
