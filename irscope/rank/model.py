@@ -36,7 +36,11 @@ model 11 and runs a launch that multiplies at the clock the card keeps under its
 second an SM plus a weight for each byte its programs copy, above a threshold, lower the clock (as a
 power of the load), reached over a ramp of the launch's length (fitted on the `waves` run: the same
 programs launched 1-16 waves deep, and the earlier matrix loops). Model 13 is model 12 with a launch's
-copies counted once (model 12 counted the pipeliner's prologue twice), refitted.
+copies counted once (model 12 counted the pipeliner's prologue twice), refitted. Model 14 is model 13
+with a kernel without matrix products' own work floored at the clocks its SASS stalls each warp (the
+control bits ptxas writes in every instruction, read from the cubin: controls.py) plus a few at each wait
+on a scoreboard, where model 11 took one clock an instruction: a warp that no other warps hide waits on
+its own results (Proton's PC sampling saw the persistent softmax's 2-warp programs do so).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -99,7 +103,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
 
 
 MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
-DEFAULT_MODEL = 13  # docs/rank.md: the latest model whose held-out run bore it out
+DEFAULT_MODEL = 14  # docs/rank.md: the latest model whose held-out run bore it out
 
 
 def effective_model(chip: Chip, model: int) -> int:
@@ -132,7 +136,9 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 11 (`chip.measured_11`: model 10's two figures refitted under it) floors such a kernel's own
     work at the SASS instructions a warp issues, one a clock (the main loop's an iteration, the rest once).
     Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power;
-    model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted."""
+    model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted. Model 14
+    (`chip.measured_14`) is model 13 with such a kernel's own work floored at the clocks its SASS stalls
+    a warp, and `wait_cycles` more at each wait on a scoreboard (fitted on the calibration's row kernels)."""
     model = effective_model(chip, model)
     if model >= 14:
         # Model 14: model 13, its kernels without matrix products' own work floored at the clocks ptxas
