@@ -112,6 +112,12 @@ def test_rank_and_sweep_recompile_a_cached_snapshot_that_was_damaged(cli, root):
     assert code == 0, err
     assert "1 configs ranked" in out
     load_snapshot(folder).read("ttgir")  # whole again: its sha256 matches
+    # a damaged cubin too (rank reads its control bits; sweep's counters never open it)
+    cubin = folder / "add_kernel.cubin"
+    cubin.write_bytes(cubin.read_bytes()[:200])
+    code, out, err = cli("rank", root / "one.yaml", "--out", root / "snaps")
+    assert code == 0, err
+    assert not load_snapshot(folder).damaged_stages()
     (folder / "add_kernel.sass").unlink()
     code, out, err = cli("sweep", root / "one.yaml", "--out", root / "snaps")
     assert code == 0, err
