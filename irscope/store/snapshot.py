@@ -130,13 +130,16 @@ class Snapshot:
         recorded = ((self.meta.get("stages") or {}).get(stage) or {}).get("sha256")
         return recorded is None or hashlib.sha256(data).hexdigest() == recorded
 
-    def damaged_stages(self) -> tuple[str, ...]:
-        """Stages whose file does not match its recorded sha256 (or cannot be read), without raising.
+    def damaged_stages(self, stages: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        """Stages (of `stages`, or all) whose file does not match its recorded sha256 (or cannot be read),
+        without raising.
 
         Each file is hashed once per Snapshot; `read` and `read_bytes` check again on every read.
         """
         bad = []
         for stage, path in self.stage_files.items():
+            if stages is not None and stage not in stages:
+                continue
             if stage not in self._verified:
                 try:
                     self._verified[stage] = self._hash_ok(stage, inside(self.path, path, stage).read_bytes())

@@ -259,8 +259,10 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     if outcome is not None and outcome.path is None:  # crashed or timed out: no folder was written
         return SweepRow(p, outcome.status, False, None, label, key, error=outcome.error, where=where)
     snap = load_snapshot(folder)
-    if outcome is None and snap.damaged_stages():  # a cached folder serves only if every stage file is intact
-        raise SnapshotError(f"{label}: stages {', '.join(snap.damaged_stages())} damaged", "compiled again")
+    # A cached folder serves only if its stage files are intact: the text stages are checked as analyze
+    # reads them, the binaries (which rank's facts read: the cubin's control bits) here.
+    if outcome is None and (bad := snap.damaged_stages(("cubin", "hsaco"))):
+        raise SnapshotError(f"{label}: stage {', '.join(bad)} damaged", "compiled again")
     status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
                     snap.error, where)
