@@ -960,6 +960,14 @@ def test_stall_cycles_are_read_from_the_cubins_control_bits_and_a_bad_cubin_read
         assert 0 <= f.loop_waits <= f.loop_instructions and 0 < f.other_waits <= f.other_instructions
         cubin = snap.read_bytes("cubin")
         assert text_section(cubin, snap.meta["function"]) and text_section(cubin, "no_such_kernel") is None
+        # a listing's other sections (another function's code) are not read against this one's words
+        sass = snap.read("sass")
+        other = sass + "\n\t.section\t.text.helper,\"ax\",@progbits\n        /*fffff0*/   FADD R0, R0, R1 ;\n"
+        assert stall_cycles(other, cubin, snap.meta["function"], None) == stall_cycles(sass, cubin,
+                                                                                         snap.meta["function"], None)
+        if name == "matmul":  # model 14 reads these facts and still prices a kernel that multiplies as model 13
+            plan = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+            assert f.loop_stall_cycles > 0 and estimate(f, plan, H200, 14) == estimate(f, plan, H200, 13)
         # nothing malformed raises: not an ELF, cut short, its section table pointing past the end
         for bad in (b"", b"not an elf at all", cubin[:40], cubin[:0x3A] + b"\xff" * 6 + cubin[0x40:200],
                     cubin[:0x28] + (1 << 60).to_bytes(8, "little") + cubin[0x30:]):

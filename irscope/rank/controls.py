@@ -2,13 +2,15 @@
 
 Since Volta every 128-bit NVIDIA instruction carries its schedule in its top bits, set by ptxas: the clocks
 its warp stalls before it issues the next instruction (bits 105-108), the yield hint, the scoreboards it
-sets for a result of variable latency (a special function, a shared-memory or global load) and the mask
-of scoreboards it waits on before it issues (bits 116-121). nvdisasm's listing leaves them out; the cubin
+sets for a result of variable latency (a special function, a shared-memory or global load) or for a
+register a pending store still reads, and the mask of scoreboards it waits on before it issues (bits
+116-121). nvdisasm's listing leaves them out; the cubin
 has them. Summed over a loop they are what one warp alone takes through it, when nothing it waits for on
 a scoreboard is late: the chain of a program whose warps no other warps hide (rank model 14).
 
 The cubin is a snapshot's file, untrusted input: read by offsets checked against its length, never
-executed; anything malformed reads as nothing (None).
+executed; anything malformed reads as nothing (None). (A cubin that does not match the sha256 its
+snapshot records is refused before it gets here: Snapshot.read_bytes.)
 """
 from __future__ import annotations
 
@@ -17,13 +19,17 @@ import struct
 
 _ADDR = re.compile(r"^\s*/\*([0-9a-f]+)\*/")
 _NOP = re.compile(r"\bNOP\b")
+_SECTION = re.compile(r"^\s*\.section\s+([^\s,]+)")
 INSTRUCTION_BYTES = 16
+EM_CUDA = 190  # the ELF machine of an NVIDIA cubin
 
 
 def text_section(cubin: bytes, function: str) -> bytes | None:
     """The bytes of `.text.<function>` in a 64-bit little-endian ELF cubin, or None."""
     try:
         if cubin[:4] != b"\x7fELF" or cubin[4] != 2 or cubin[5] != 1:
+            return None
+        if struct.unpack_from("<H", cubin, 0x12)[0] != EM_CUDA:
             return None
         shoff, = struct.unpack_from("<Q", cubin, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
@@ -34,10 +40,9 @@ def text_section(cubin: bytes, function: str) -> bytes | None:
         if names_at + names_size > len(cubin):
             return None
         names = cubin[names_at:names_at + names_size]
-        want = f".text.{function}".encode()
+        want = f".text.{function}".encode() + b"\0"  # (compared in place: no scan of an unterminated table)
         for name, _type, _flags, _addr, offset, size in sections:
-            end = names.find(b"\0", name)
-            if name < len(names) and end > 0 and names[name:end] == want:
+            if names[name:name + len(want)] == want:
                 return cubin[offset:offset + size] if offset + size <= len(cubin) else None
     except (struct.error, IndexError):
         return None
@@ -55,17 +60,21 @@ def controls(text: bytes) -> list[tuple[int, int]]:
 
 def stall_cycles(sass: str, cubin: bytes, function: str, loop: tuple[int, int] | None) -> dict | None:
     """{"loop_stall_cycles", "other_stall_cycles", "loop_waits", "other_waits"}: over the listing's issued
-    instructions (NOPs aside) inside the lines `loop` spans (the main loop) and outside it, the clocks each
-    stalls its warp (at least one: it issues) and how many wait on a scoreboard. None where the cubin
-    does not read (not an ELF of 16-byte instructions, no such function, an address beyond its code)."""
+    instructions (NOPs aside) of `function`'s own section, inside the lines `loop` spans (the main loop)
+    and outside it, the clocks each stalls its warp (at least one: it issues) and how many wait on a
+    scoreboard. None where the cubin does not read (not a CUDA ELF of 16-byte instructions, no such
+    function, an address beyond its code)."""
     text = text_section(cubin, function)
     if not text:
         return None
     ctl = controls(text)
     out = {"loop_stall_cycles": 0, "other_stall_cycles": 0, "loop_waits": 0, "other_waits": 0}
+    section = None
     for i, line in enumerate(sass.splitlines()):
+        if s := _SECTION.match(line):
+            section = s.group(1)
         m = _ADDR.match(line)
-        if not m or _NOP.search(line):
+        if not m or _NOP.search(line) or section != f".text.{function}":
             continue
         at = int(m.group(1), 16)
         if at % INSTRUCTION_BYTES or at // INSTRUCTION_BYTES >= len(ctl):

@@ -332,7 +332,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         straight.warp_reductions if stream else 0,
                         round(loop_floor) if sass and facts.loop and
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
-                        stalls=loop_floor is not facts.loop_instructions)
+                        stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
