@@ -63,7 +63,7 @@ def stall_cycles(sass: str, cubin: bytes, function: str, loop: tuple[int, int] |
     instructions (NOPs aside) of `function`'s own section, inside the lines `loop` spans (the main loop)
     and outside it, the clocks each stalls its warp (at least one: it issues) and how many wait on a
     scoreboard. None where the cubin does not read (not a CUDA ELF of 16-byte instructions, no such
-    function, an address beyond its code)."""
+    function, an address beyond its code) or the listing has no line of the function's section."""
     text = text_section(cubin, function)
     if not text:
         return None
@@ -83,4 +83,5 @@ def stall_cycles(sass: str, cubin: bytes, function: str, loop: tuple[int, int] |
         where = "loop" if loop and loop[0] <= i <= loop[1] else "other"
         out[f"{where}_stall_cycles"] += max(1, stall)
         out[f"{where}_waits"] += 1 if wait else 0
-    return out
+    # a listing without the function's section header read nothing: unknown, not a program of no work
+    return out if out["loop_stall_cycles"] + out["other_stall_cycles"] else None
