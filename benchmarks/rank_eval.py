@@ -405,26 +405,13 @@ def main(argv: list[str]) -> int:
 
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
-    if size in HELDOUT_14.get(kernel, ()) + HELDOUT_14W.get(kernel, ()):
-        return "1-14"
-    if size in HELDOUT_13.get(kernel, ()):
-        return "1-13"
-    if size in HELDOUT_12.get(kernel, ()):
-        return "1-12"
-    if size in HELDOUT_11.get(kernel, ()) + HELDOUT_11W.get(kernel, ()):
-        return "1-11"
-    if size in HELDOUT_10.get(kernel, ()) + HELDOUT_10W.get(kernel, ()):
-        return "1-10"
-    if size in HELDOUT_9.get(kernel, ()) + HELDOUT_9W.get(kernel, ()):
-        return "1-9"
-    if size in HELDOUT_8.get(kernel, ()):
-        return "1-8"
-    if size in HELDOUT_7.get(kernel, ()):
-        return "1-7"
-    if size in HELDOUT_6.get(kernel, ()):
-        return "1-6"
-    if size in HELDOUT_5.get(kernel, ()):
-        return "1-5"
+    # (each model's held-out sets, latest first: a size is held out from the first model that timed it)
+    runs = ((14, HELDOUT_14, HELDOUT_14W), (13, HELDOUT_13), (12, HELDOUT_12), (11, HELDOUT_11, HELDOUT_11W),
+            (10, HELDOUT_10, HELDOUT_10W), (9, HELDOUT_9, HELDOUT_9W), (8, HELDOUT_8), (7, HELDOUT_7),
+            (6, HELDOUT_6), (5, HELDOUT_5))
+    for model, *sets in runs:
+        if any(size in s.get(kernel, ()) for s in sets):
+            return f"1-{model}"
     if size in HELDOUT_4.get(kernel, ()):
         return "1, 2, 3, 4"
     if size in HELDOUT_3.get(kernel, ()):

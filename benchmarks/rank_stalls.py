@@ -17,19 +17,15 @@ import time
 from pathlib import Path
 
 
-def totals(tree) -> dict:
-    """Every numeric metric of a Proton hatchet tree, summed over its nodes (each node's own samples)."""
+def totals(path: Path) -> dict:
+    """Every numeric metric of a Proton hatchet file, summed over its frames (each frame's own samples);
+    read by irscope's reader of Proton's trees (bounded, type-checked)."""
+    from irscope.gpu.profile import read_profile
     out: dict = {}
-
-    def walk(node):
-        for k, v in (node.get("metrics") or {}).items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+    for frame in read_profile(path).root.walk():
+        for k, v in frame.metrics.items():
+            if isinstance(v, (int, float)):
                 out[k] = out.get(k, 0) + v
-        for c in node.get("children") or []:
-            walk(c)
-    for root in tree if isinstance(tree, list) else [tree]:
-        if isinstance(root, dict):
-            walk(root)
     return out
 
 
@@ -92,9 +88,8 @@ def main() -> int:
                 b2.launch(call.grid, launch_args)
             torch.cuda.synchronize()
             proton.finalize(session, "hatchet")
-            tree = json.loads(Path(f"{stem}.hatchet").read_text())
             row["hatchet"] = f"{n}.hatchet"
-            row["samples"] = totals(tree)
+            row["samples"] = totals(Path(f"{stem}.hatchet"))
         except Exception as e:  # noqa: BLE001 - recorded: what failed is the finding
             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
             try:
