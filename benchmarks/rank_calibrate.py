@@ -962,6 +962,59 @@ def fit_waits(docs: list[dict]) -> dict:
             "rms_log_error_11": round(rms(h200, 11), 4)}
 
 
+REPS_GRID = [x / 200 for x in range(140, 201)]  # the fraction of wgmma's rate, 0.70 to 1.00 (model 15)
+MATRIX_KINDS = ("loop", "feed", "tiles", "waves")
+
+
+def fit_reps(docs: list[dict]) -> dict:
+    """Model 15's figure: on REPS_GRID, the fraction of wgmma's measured rate a warpgroup reaches when it
+    repeats its instruction down M, at the least root-mean-square log error of model 15's time over the
+    matrix loops of these --facts-of files (the `loop`, `feed`, `tiles` and `waves` runs: kernels of our
+    own, none of the evaluation's), with model 14's error beside it and each model's mean log error
+    (measured over predicted) over the rows of one repetition and of two."""
+    import dataclasses
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = []
+    for doc in docs:
+        for r in doc["rows"]:
+            if r["kind"] not in MATRIX_KINDS:
+                continue
+            p, f = r["problem"], Facts.from_dict(r["facts"])
+            if f.instruction == "wgmma" and f.mma_m_reps < 1:
+                raise SystemExit(f"rank_calibrate: {f.label} has no wgmma repetitions: its facts predate model 15 "
+                                 f"(make them again with --facts-of)")
+            rows.append((f, Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"]), r["ms"]))
+
+    def errors(chip, model) -> list[float]:
+        return [math.log(ms / estimate(f, problem, chip, model).ms) for f, problem, ms in rows]
+
+    def rms(errs) -> float:
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    best, best_rms = None, float("inf")
+    for x in REPS_GRID:
+        chip = dataclasses.replace(h200, measured_15=dataclasses.replace(h200.measured_14, mma_reps_fraction=x))
+        e = rms(errors(chip, 15))
+        if e < best_rms:
+            best, best_rms = x, e
+    chip = dataclasses.replace(h200, measured_15=dataclasses.replace(h200.measured_14, mma_reps_fraction=best))
+    by_reps = {}
+    for model, errs in ((14, errors(h200, 14)), (15, errors(chip, 15))):
+        for reps in sorted({f.mma_m_reps for f, _, _ in rows}):
+            mine = [e for e, (f, _, _) in zip(errs, rows) if f.mma_m_reps == reps]
+            by_reps[f"model {model}, {reps} repetition{'s' if reps != 1 else ''}"] = \
+                {"rows": len(mine), "mean_log_error": round(sum(mine) / len(mine), 4)}
+    return {"mma_reps_fraction": best, "rows": len(rows), "rms_log_error": round(best_rms, 4),
+            "rms_log_error_14": round(rms(errors(h200, 14)), 4), "by_repetitions": by_reps}
+
+
 ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
@@ -1043,6 +1096,8 @@ def main() -> int:
                     help="with --fit-power: whose figures (12, or 13: a launch's copies counted once)")
     ap.add_argument("--fit-waits", nargs="*", metavar="FACTS.json",
                     help="print model 14's wait cycles from OUT.json and these --facts-of files' row kernels")
+    ap.add_argument("--fit-reps", nargs="*", metavar="FACTS.json",
+                    help="print model 15's wgmma repetition rate from OUT.json and these --facts-of files' matrix loops")
     ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
                     help="print model 11's error on OUT.json's waves rows (a --facts-of --kinds waves file), and in "
                          "cycles on these clocks runs' rows")
@@ -1074,6 +1129,13 @@ def main() -> int:
             with open(path) as f:
                 docs.append(json.load(f))
         print(json.dumps(fit_waits(docs)))
+        return 0
+    if args.fit_reps is not None:
+        docs = []
+        for path in [args.out, *args.fit_reps]:
+            with open(path) as f:
+                docs.append(json.load(f))
+        print(json.dumps(fit_reps(docs)))
         return 0
     if args.check_waves is not None:
         with open(args.out) as f:

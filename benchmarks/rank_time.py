@@ -3,7 +3,7 @@ measured side of docs/rank.md. Runs each config's own cubin (compiled device-les
 rank_bundle.py), so the times belong to exactly the binaries whose facts the model read.
 
     python3 benchmarks/rank_time.py BUNDLE_DIR OUT.json [--passes 2] [--size S]...
-        [--heldout | --heldout3 | ... | --heldout14w | --rerun | --rerunw]
+        [--heldout | --heldout3 | ... | --heldout15 | --rerun | --rerunw]
 
 Per space and size: inputs built once (seed 0), the reference computed once; per config: outputs
 poisoned with NaN, one launch, every output compared (the workload's tolerances), then Triton's do_bench
@@ -31,7 +31,7 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 # sys.path when it runs).
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
                        HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, HELDOUT_12,
-                       HELDOUT_13, HELDOUT_14, HELDOUT_14W, RERUN, RERUN_W)
+                       HELDOUT_13, HELDOUT_14, HELDOUT_14W, HELDOUT_15, RERUN, RERUN_W)
 
 # Each later run's flag, what it times and its words in --help: one flag a run, in the order they were made.
 RUNS = [("heldout", HELDOUT, "the held-out sizes"),
@@ -51,6 +51,7 @@ RUNS = [("heldout", HELDOUT, "the held-out sizes"),
         ("heldout13", HELDOUT_13, "model 13's held-out sizes (the matmul)"),
         ("heldout14", HELDOUT_14, "model 14's held-out sizes (first root)"),
         ("heldout14w", HELDOUT_14W, "model 14's held-out sizes (softmax-wide root)"),
+        ("heldout15", HELDOUT_15, "model 15's held-out sizes (the matmul, both attentions)"),
         ("rerun", RERUN, "every size already timed again (the first root's spaces without matrix products; for "
                          "rank_eval.py noise)"),
         ("rerunw", RERUN_W, "the softmax-wide root's sizes already timed again")]

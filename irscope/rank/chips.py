@@ -51,13 +51,14 @@ class Chip:
     measured_12: "Measured | None" = None  # model 12's: the clock a long matrix launch keeps (power)
     measured_13: "Measured | None" = None  # model 13's: model 12's refitted with a launch's copies once
     measured_14: "Measured | None" = None  # model 14's: model 13's and the clocks a scoreboard wait adds
+    measured_15: "Measured | None" = None  # model 15's: model 14's and the rate of wgmma repeated down M
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
                 7: self.measured_7, 8: self.measured_8, 9: self.measured_8,  # 9: no new figure
                 10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13,
-                14: self.measured_14}.get(model)
+                14: self.measured_14, 15: self.measured_15}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -133,6 +134,10 @@ class Measured:
     # matrix products takes, through its code, the clocks its SASS stalls it plus `wait_cycles` at each
     # wait on a scoreboard (a special function's, a shared-memory or global load's result).
     wait_cycles: float | None = None
+    # Model 15 (fitted on the calibration's matrix loops): a warpgroup that repeats its wgmma down M (two
+    # 64-row instructions or more a k-step: a 256-row tile at 8 warps, a 128-row one at 4) reaches this
+    # fraction of the rate the one-repetition loops measured.
+    mma_reps_fraction: float | None = None
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -338,6 +343,14 @@ H200_MEASURED_13 = dataclasses.replace(H200_MEASURED_12, power_activity=5500.0, 
 # from 0 to 12 cycles (0.1336-0.1345): the gain is the floor at the stall clocks, not this figure.
 H200_MEASURED_14 = dataclasses.replace(H200_MEASURED_13, wait_cycles=2.0)
 
+# Model 15 (after model 14: the matmul's 256x128 tiles at 8 warps ran 3-32% behind the 128x256 ones of the
+# same flops, bytes and wgmma rate, in every row of the evaluation and, smaller, in the calibration's own
+# matrix loops, where two-repetition loops ran slower than model 14 said by 3-9% more than one-repetition
+# ones): a warpgroup whose wgmma repeats down M reaches `mma_reps_fraction` of the measured rate.
+# `rank_calibrate.py docs/rank/calibration-facts-waves.json --fit-reps docs/rank/calibration-facts.json`
+# picks it at the least RMS log error over the 153 matrix loops (model 13's power figures kept).
+H200_MEASURED_15 = dataclasses.replace(H200_MEASURED_14, mma_reps_fraction=0.935)
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -356,7 +369,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
          measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
-         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14),
+         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

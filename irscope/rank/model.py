@@ -102,7 +102,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 DEFAULT_MODEL = 14  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -138,8 +138,15 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 12 (`chip.measured_12`) is model 11 at the clock a launch that multiplies keeps under its power;
     model 13 (`chip.measured_13`) the same with the launch's copies counted once, refitted. Model 14
     (`chip.measured_14`) is model 13 with such a kernel's own work floored at the clocks its SASS stalls
-    a warp, and `wait_cycles` more at each wait on a scoreboard (fitted on the calibration's row kernels)."""
+    a warp, and `wait_cycles` more at each wait on a scoreboard (fitted on the calibration's row kernels).
+    Model 15 (`chip.measured_15`) is model 14 with a warpgroup that repeats its wgmma down M (a 256-row
+    tile at 8 warps) at `mma_reps_fraction` of the rate (fitted on the calibration's matrix loops)."""
     model = effective_model(chip, model)
+    if model >= 15:
+        # Model 15: model 14, a warpgroup's wgmma repeated down M at the fraction of the rate it reached
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 14:
         # Model 14: model 13, its kernels without matrix products' own work floored at the clocks ptxas
         # tells their warps to wait (and each wait on a scoreboard), not at one clock an instruction
@@ -151,10 +158,12 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     return _estimate(facts, problem, chip, model)
 
 
-def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None) -> Estimate:
-    """Models 1-11's estimate (`estimate` runs models 12-14 on model 11's); `wait_cycles`: model 14's
+def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
+              reps_fraction: float | None = None) -> Estimate:
+    """Models 1-11's estimate (`estimate` runs models 12-15 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
-    clocks its SASS stalls a warp (none: model 11's, one clock an instruction)."""
+    clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
+    15's rate of a wgmma a warpgroup repeats down M, of the rate measured (none: the rate measured)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -173,6 +182,10 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     if measured is not None and measured.mma(facts.instruction, facts.mma_n):
         mma = chip.mma_rate(facts.dot_dtype, "wgmma" if facts.instruction == "mma" else facts.instruction) * \
             measured.mma(facts.instruction, facts.mma_n)
+    if reps_fraction is not None and facts.instruction == "wgmma" and facts.mma_m_reps >= 2:
+        # Model 15: the calibration measured wgmma's rate with each warpgroup issuing one 64-row instruction
+        # a k-step; one that repeats it down M (two accumulators or more) ran slower, at this fraction
+        mma *= reps_fraction
     l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
     lanes = chip.fp32_flops / 2
     dram_gbs = measured.dram_gbs if model >= 4 and measured.dram_gbs else chip.dram_gbs
@@ -332,7 +345,9 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         straight.warp_reductions if stream else 0,
                         round(loop_floor) if sass and facts.loop and
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
-                        stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0)
+                        stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0,
+                        reps=reps_fraction if reps_fraction is not None and facts.instruction == "wgmma"
+                        and facts.mma_m_reps >= 2 else None)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
