@@ -132,7 +132,7 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     data = json.loads(stdout)
     assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
     # the model asked for (the default) and the one the H100's table allows (never calibrated: model 2)
-    assert (data["model"], data["model_run"]) == (14, 2)
+    assert (data["model"], data["model_run"]) == (15, 2)
     ranked = [e["estimate"]["ms"] for e in data["sizes"][0]["ranking"] if e["estimate"]["ms"] is not None]
     assert data["sizes"][0]["near_best"] == sum(1 for t in ranked if t <= ranked[0] * 1.01) >= 1
 
@@ -270,6 +270,12 @@ MATMUL_13 = MATMUL_12 | {"M=12288,N=12288,K=1024", "M=5120,N=5120,K=2048", "M=81
                                 "rows=3072,cols=16384", "rows=3072,cols=8192", "rows=4096,cols=16384",
                                 "rows=4096,cols=8192", "rows=6144,cols=8192", "rows=8192,cols=16384",
                                 "rows=8192,cols=8192"}),
+    (15, "matmul", MATMUL_13 | {"M=4096,N=8192,K=2048", "M=8192,N=8192,K=512", "M=3072,N=3072,K=8192",
+                                "M=2048,N=4096,K=2048", "M=7168,N=7168,K=1024", "M=1024,N=8192,K=4096"}),
+    (15, "attention.causal", {"n4096.d128", "n1024.d128", "n2048.d128", "n8192.d128", "z=4,h=32,n=16384,d=128",
+                              "z=8,h=16,n=1024,d=128", "z=2,h=16,n=8192,d=128", "z=16,h=8,n=2048,d=128",
+                              "z=1,h=32,n=16384,d=128", "z=8,h=16,n=4096,d=128", "z=4,h=16,n=2048,d=128",
+                              "z=2,h=8,n=16384,d=128"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -1032,7 +1038,8 @@ def test_model_15s_fraction_is_what_fit_reps_derives_and_it_changes_only_repeate
     """Model 15 is model 14 with a warpgroup that repeats its wgmma down M at chips.py's
     `mma_reps_fraction` of the measured rate; --fit-reps picks that figure on the 153 matrix loops of our
     own, at an error below model 14's, and narrows the gap between their one- and two-repetition loops
-    (mean log error 0.046 apart under model 14, 0.030 under model 15: the fit is of the error, not the gap). It changes no kernel without matrix products and no wgmma config of one repetition, and puts
+    (mean log error 0.046 apart under model 14, 0.030 under model 15: the fit is of the error, not the
+    gap). It changes no kernel without matrix products and no wgmma config of one repetition, and puts
     the matmul's 256x128 tile at 8 warps (two repetitions) behind the 128x256 one (one), which model 14
     had level."""
     import sys
