@@ -9,6 +9,8 @@ top 1 / top 5, the slowdowns). A second timing pass of the same call gives how f
 moves between runs, and `--retime`'s do_bench times check the autotuner's.
 
     python benchmarks/rank_autotune_eval.py [--json docs/rank/autotune.json]
+    python benchmarks/rank_autotune_eval.py --rankings docs/rank/autotune/model15 --only flaggems \
+        [--json docs/rank/autotune-model15.json]   # FlagGems ranked again by model 15, the same timings
 """
 from __future__ import annotations
 
@@ -85,9 +87,11 @@ def joined(ranking: dict, timings: dict, field: str = "ms", model: int | None = 
     return predicted, measured
 
 
-def score(stem: str, model: int | None = None) -> dict:
+def score(stem: str, model: int | None = None, rankings: Path | None = None) -> dict:
+    """One row's figures: its ranking (from `rankings`, a folder of `ranking-STEM.json`, instead of the
+    committed one where given) against the committed timings."""
     from irscope.rank.evaluate import evaluate, spearman
-    ranking = json.loads((DATA / f"ranking-{stem}.json").read_text())
+    ranking = json.loads(((rankings or DATA) / f"ranking-{stem}.json").read_text())
     if model is not None and not recomputable(ranking):
         model = None  # scored on the estimates it was ranked with (the row says so)
     first = json.loads((DATA / f"timings-{stem}.json").read_text())
@@ -114,13 +118,18 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--model", type=int, help="score this model's estimates of the rankings' facts instead of "
                                               "the estimates they were ranked with")
+    ap.add_argument("--rankings", type=Path, help="score the ranking-STEM.json files of this folder (a later "
+                                                   "model's rankings of the same programs) against the same timings")
+    ap.add_argument("--only", default="", help="score only the rows whose stem starts with this")
     args = ap.parse_args(argv)
     out = {}
     print("| kernel and size | configs timed (refused at launch) | Spearman (2nd pass) | best in top-1 / top-5 "
           "| predicted top-1 slower | best of top-5 slower | GPU run to run |")
     print("|---|---|---|---|---|---|---|")
     for title, stem in ROWS:
-        r = out[stem] = {"title": title, **score(stem, args.model)}
+        if not stem.startswith(args.only):
+            continue
+        r = out[stem] = {"title": title, **score(stem, args.model, args.rankings)}
         e, e2 = r["evaluation"], r["second_pass"]
         if args.model is not None and "model" not in r:
             title += " (its ranking's own estimates: it keeps no problem a config)"
