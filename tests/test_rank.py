@@ -1068,3 +1068,9 @@ def test_model_15s_fraction_is_what_fit_reps_derives_and_it_changes_only_repeate
     assert slower >= 30
     wide, tall = (f"matmul/default.w8.s3.BLOCK_M={m}.BLOCK_N={n}.BLOCK_K=64/sm_90a" for m, n in ((256, 128), (128, 256)))
     assert row14[wide] <= 1.01 * row14[tall] and row15[wide] > 1.02 * row15[tall]  # 2.7% behind (the GPU: 5.1%)
+    # the reason names the repetitions and the rate they cost, only where model 15 prices them
+    config = {c["facts"]["label"]: c for c in facts["spaces"]["matmul"]["configs"]}
+    for label, model, said in ((wide, 15, True), (wide, 14, False), (tall, 15, False)):
+        f = Facts.from_dict(config[label]["facts"])
+        plan = problem_at(library.load_kernel("matmul"), "bench", f.constexprs, sms=H200.sms)
+        assert ("repeated 2x down M a warpgroup (94% of the rate)" in estimate(f, plan, H200, model).reason) == said
