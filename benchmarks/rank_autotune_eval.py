@@ -44,18 +44,24 @@ def predictions(ranking: dict, model: int | None = None) -> dict[str, float | No
     """{config key: predicted ms, None if it cannot launch} from `irscope rank --json`'s first size: the
     ranking's own estimates, or, given a model, that model's estimates of the same facts and problems."""
     (entry,) = ranking["sizes"]
-    if model is not None and not recomputable(ranking):
+    if model is not None and not recomputable(ranking, model):
         raise ValueError("this ranking does not keep each config's problem")
     return {(r["facts"]["label"], r["facts"].get("config_warps") or r["facts"]["num_warps"], r["facts"]["num_stages"]): (
         r["facts"]["constexprs"], r["estimate"]["ms"] if model is None else _estimate(ranking, r, model))
         for r in entry["ranking"]}
 
 
-def recomputable(ranking: dict) -> bool:
+def recomputable(ranking: dict, model: int | None = None) -> bool:
     """Whether another model's estimates can be made from this ranking: `irscope rank --json` keeps each
     config's own problem since 2026-12-02 (FLA's and Liger's rankings are older: their grids and trip
-    counts per config are not in them, and the size's are not every config's)."""
-    return all("problem" in r for entry in ranking["sizes"] for r in entry["ranking"])
+    counts per config are not in them, and the size's are not every config's); and model 15 needs each
+    wgmma config's repetitions down M, a fact the rankings made before it lack (it would price them as
+    model 14 does, silently)."""
+    rows = [r for entry in ranking["sizes"] for r in entry["ranking"]]
+    if model is not None and model >= 15 and any(r["facts"].get("instruction") == "wgmma" and
+                                                 r["facts"].get("mma_m_reps", -1) < 0 for r in rows):
+        return False
+    return all("problem" in r for r in rows)
 
 
 def _estimate(ranking: dict, r: dict, model: int) -> float | None:
@@ -92,7 +98,7 @@ def score(stem: str, model: int | None = None, rankings: Path | None = None) -> 
     committed one where given) against the committed timings."""
     from irscope.rank.evaluate import evaluate, spearman
     ranking = json.loads(((rankings or DATA) / f"ranking-{stem}.json").read_text())
-    if model is not None and not recomputable(ranking):
+    if model is not None and not recomputable(ranking, model):
         model = None  # scored on the estimates it was ranked with (the row says so)
     first = json.loads((DATA / f"timings-{stem}.json").read_text())
     second = json.loads((DATA / f"timings-{stem}-2.json").read_text())
@@ -132,7 +138,7 @@ def main(argv=None) -> int:
         r = out[stem] = {"title": title, **score(stem, args.model, args.rankings)}
         e, e2 = r["evaluation"], r["second_pass"]
         if args.model is not None and "model" not in r:
-            title += " (its ranking's own estimates: it keeps no problem a config)"
+            title += " (its ranking's own estimates: it lacks what this model reads)"
         print(f"| {title} | {r['timed']} ({len(r['failed_on_gpu'])}) | {e['spearman']:.3f} ({e2['spearman']:.3f}) "
               f"| {'yes' if e['best_in_top1'] else 'no'} / {'yes' if e['best_in_top5'] else 'no'} "
               f"| {e['top1_slowdown']:.1%} | {e['top5_slowdown']:.1%} | {r['gpu_run_to_run_spearman']:.3f} |")

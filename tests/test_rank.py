@@ -184,9 +184,8 @@ def test_the_committed_facts_are_what_the_snapshots_say_today():
     fresh = facts_of(snap)
     committed = {c["facts"]["label"].split("/")[1]: c["facts"] for c in facts["spaces"]["matmul"]["configs"]}
     same = Facts.from_dict(committed["default.w8.s3.BLOCK_M=128.BLOCK_N=256.BLOCK_K=64"])
-    # (the matmul's committed facts predate `warp_reductions`: read back, the field takes its default, 0)
     assert Work(**same.loop).as_dict() == fresh.loop
-    for key in ("num_warps", "num_stages", "instruction", "dot_dtype", "mma_n", "prefetch"):
+    for key in ("num_warps", "num_stages", "instruction", "dot_dtype", "mma_n", "prefetch", "mma_m_reps"):
         assert getattr(same, key) == getattr(fresh, key), key
 
 
@@ -419,7 +418,7 @@ def test_the_calibration_facts_are_what_a_fresh_compile_says():
                               args=tuple((n, Tensor("fp16")) for n in ("a_ptr", "b_ptr", "c_ptr")))
         (o,) = compile_points([Point(f"{src}:mma_tiles", "sm_90a", opts)], Path(work) / "out", workers=1)
         fresh = facts_of(load_snapshot(o.path)).as_dict()
-    for key in ("loop", "straight", "instruction", "mma_n", "prefetch", "shared_bytes"):
+    for key in ("loop", "straight", "instruction", "mma_n", "prefetch", "shared_bytes", "mma_m_reps"):
         assert fresh[key] == row["facts"][key], key
 
 
@@ -1028,6 +1027,22 @@ def test_wgmma_repetitions_are_read_from_the_mma_layout():
     assert wgmma_m_reps(ttgir("4, 2", 128, 64, 256)) == 1
     assert wgmma_m_reps(ttgir("8, 1", 128, 256, 128).replace("versionMajor = 3", "versionMajor = 2")) == 0
     assert wgmma_m_reps("") == 0
+    # two layouts: the heaviest product decides (attention's 64-column QK^T beside its 128-column PV); a
+    # register operand, #loc lines between the aliases, the dot's wait and a batch dim change nothing
+    two = ("#loc = loc(\"k.py\":1:0)\n"
+           "#mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>\n"
+           "#loc1 = loc(\"q\")\n"
+           "#mma1 = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>\n"
+           "module {\n  tt.func @k() {\n"
+           "    %qk = ttng.warp_group_dot %q, %k, %c {isAsync = true} : !ttg.memdesc<128x128xf16, #shared> * "
+           "!ttg.memdesc<128x64xf16, #shared1> -> tensor<128x64xf32, #mma> loc(#loc1)\n"
+           "    %w:3 = ttng.warp_group_dot_wait %qk, %q, %k {pendings = 0 : i32} : tensor<128x64xf32, #mma>\n"
+           "    %o = ttng.warp_group_dot %p, %v, %acc {isAsync = true} : tensor<128x64xf16, #ttg.dot_op<{opIdx = 0, "
+           "parent = #mma1, kWidth = 2}>> * !ttg.memdesc<64x128xf16, #shared> -> tensor<128x128xf32, #mma1>\n"
+           "  }\n}\n")
+    assert wgmma_m_reps(two) == 1  # the 128x128 product at [8, 1]; the 128x64 one at [4, 1] would be 2
+    assert wgmma_m_reps(two.replace("128x128xf32, #mma1>", "128x32xf32, #mma1>")) == 2
+    assert wgmma_m_reps(ttgir("8, 1", 128, 256, 128).replace("tensor<256x128xf32", "tensor<2x256x128xf32")) == 2
     # the golden matmul (128x256 at 8 warps) and attention (128 rows at 8 warps, both dots): one each
     for name in ("matmul", "attention"):
         assert facts_of(load_snapshot(GOLDEN / name / "default" / "sm_90a")).mma_m_reps == 1

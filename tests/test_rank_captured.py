@@ -284,9 +284,11 @@ def test_the_third_party_autotuner_evaluation_rescores_from_the_committed_rankin
 
 def test_flaggems_ranked_again_by_model_15_rescores_as_committed():
     """FlagGems' matmul captured again at its six sizes and ranked by model 15 (docs/rank/autotune/model15/,
-    the same configs and facts as the committed rankings, plus the wgmma repetitions), scored against the
-    same autotuner timings: both goals at all six sizes, where the committed rankings (models 11-13) miss
-    the top 5 at 8,192^2 x 2,048 (4.6%)."""
+    the same configs and facts as the committed rankings, plus the facts added since), scored against
+    the same autotuner timings: model 15's estimates, made again from the facts, meet both goals at all
+    six sizes, as model 14's of the same facts do; at 8,192^2 x 2,048 model 15 pushes the GPU's best out
+    of its top 5 (1.0% off), where model 14 keeps it. The committed rankings lack the repetitions, so
+    model 15 does not rescore them (their own estimates are scored instead)."""
     spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -296,11 +298,16 @@ def test_flaggems_ranked_again_by_model_15_rescores_as_committed():
     assert sorted(committed) == sorted(stems) and len(stems) == 6
     for stem in stems:
         ranking = json.loads((folder / f"ranking-{stem}.json").read_text())
-        assert ranking["model"] == ranking["model_run"] == 15
-        fresh = module.score(stem, rankings=folder)
-        assert fresh["evaluation"] == committed[stem]["evaluation"]
-        assert fresh["evaluation"]["spearman"] >= 0.8 and fresh["evaluation"]["top5_slowdown"] <= 0.03
-    assert module.score("flaggems-mm-M8192-N8192-K2048")["evaluation"]["top5_slowdown"] > 0.03
+        assert ranking["model"] == ranking["model_run"] == 15 and module.recomputable(ranking, 15)
+        fresh, fourteen = module.score(stem, 15, folder), module.score(stem, 14, folder)
+        assert fresh["model"] == 15 and fresh["evaluation"] == committed[stem]["evaluation"]
+        for e in (fresh["evaluation"], fourteen["evaluation"]):
+            assert e["spearman"] >= 0.8 and e["top5_slowdown"] <= 0.03
+        assert fourteen["evaluation"]["best_in_top5"]
+        assert fresh["evaluation"]["best_in_top5"] == (stem != "flaggems-mm-M8192-N8192-K2048")
+        old = json.loads((module.DATA / f"ranking-{stem}.json").read_text())
+        assert not module.recomputable(old, 15) and module.recomputable(old, 14)
+        assert "model" not in module.score(stem, 15)  # scored on the ranking's own estimates
 
 
 @pytest.mark.slow

@@ -343,10 +343,11 @@ H200_MEASURED_13 = dataclasses.replace(H200_MEASURED_12, power_activity=5500.0, 
 # from 0 to 12 cycles (0.1336-0.1345): the gain is the floor at the stall clocks, not this figure.
 H200_MEASURED_14 = dataclasses.replace(H200_MEASURED_13, wait_cycles=2.0)
 
-# Model 15 (after model 14: the matmul's 256x128 tiles at 8 warps ran 3-32% behind the 128x256 ones of the
-# same flops, bytes and wgmma rate, in every row of the evaluation and, smaller, in the calibration's own
-# matrix loops, where two-repetition loops ran slower than model 14 said by 3-9% more than one-repetition
-# ones): a warpgroup whose wgmma repeats down M reaches `mma_reps_fraction` of the measured rate.
+# Model 15 (after model 14: the matmul's 256x128 tiles at 8 warps ran behind the 128x256 ones of the same
+# flops, bytes and wgmma rate in 294 of 296 pairs, 3-18% at BLOCK_K 64 and 3 stages; the calibration's own
+# two-repetition loops ran slower than model 14 said by 0.046 of log error more than one-repetition ones):
+# a warpgroup whose wgmma repeats down M reaches `mma_reps_fraction` of the measured rate. A proxy: the
+# evaluation's 4-warp 128-row tiles repeat too and are not slowed (docs/rank.md, "Model 15").
 # `rank_calibrate.py docs/rank/calibration-facts-waves.json --fit-reps docs/rank/calibration-facts.json`
 # picks it at the least RMS log error over the 153 matrix loops (model 13's power figures kept).
 H200_MEASURED_15 = dataclasses.replace(H200_MEASURED_14, mma_reps_fraction=0.935)

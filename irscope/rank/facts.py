@@ -100,8 +100,9 @@ class Facts:
     config_warps: int = 0
     mma_n: int = 0  # N of the wgmma instruction used most (m64nNk16): small N runs below the peak
     # The 64-row wgmma instructions each warpgroup repeats down M for the heaviest matrix product (the
-    # TTGIR's nvidia_mma v3 layout: M / (16 x warpsPerCTA[0])); 0: no wgmma, or not read.
-    mma_m_reps: int = 0
+    # TTGIR's nvidia_mma v3 layout: M / (16 x warpsPerCTA[0])); 0: no wgmma; -1: not read (facts made
+    # before model 15, which then prices the products as model 14 does).
+    mma_m_reps: int = -1
     # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
     # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
     prefetch: int = 0
@@ -422,7 +423,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
-        mma_m_reps=wgmma_m_reps(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files else 0,
+        mma_m_reps=wgmma_m_reps(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files else -1,
         prefetch=prefetch, **_sass_facts(snapshot))
 
 
@@ -434,24 +435,24 @@ def _wgmma_n(counters: dict) -> int:
     return int(m.group(1)) if m else 0
 
 
-_MMA_V3 = re.compile(r"^(#\w+) = #ttg\.nvidia_mma<\{versionMajor = 3\b.*warpsPerCTA = \[(\d+),.*instrShape = \[(\d+),")
-_WGMMA_DOT = re.compile(r"\bttng\.warp_group_dot\b.*->\s*tensor<(\d+)x(\d+)x[a-z0-9]+,\s*(#\w+)>")
+_MMA_V3 = re.compile(r"^(#\w+) = #ttg\.nvidia_mma<\{versionMajor = 3\b.*warpsPerCTA = \[(\d+),.*instrShape = \[(\d+),",
+                     re.M)
+# a warp_group_dot's result: its dims (the last two are M and N) and its layout's alias
+_WGMMA_DOT = re.compile(r"\bttng\.warp_group_dot\b.*->\s*tensor<((?:\d+x)+)[a-z][a-z0-9]*,\s*(#\w+)>")
 
 
 def wgmma_m_reps(text: str) -> int:
     """How many 64-row wgmma instructions a warpgroup issues down M, per k-step and N-column, for the
     TTGIR's heaviest warp_group_dot: its M over the rows its layout's warps cover (16 a warp); 0 without
     one. A 256x128 tile at 8 warps is 2 (each warpgroup 128 rows), a 128x256 one 1."""
-    layouts: dict[str, tuple[int, int]] = {}
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        if m := _MMA_V3.match(line):
-            layouts[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    layouts = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _MMA_V3.finditer(text)}
     best, reps = 0, 0
     for m in _WGMMA_DOT.finditer(text):
-        rows, cols, alias = int(m.group(1)), int(m.group(2)), m.group(3)
-        if alias not in layouts or rows * cols <= best:
+        dims, alias = [int(d) for d in m.group(1).rstrip("x").split("x")], m.group(2)
+        if len(dims) < 2 or alias not in layouts:
+            continue
+        rows, cols = dims[-2], dims[-1]
+        if rows * cols <= best:
             continue
         warps_m, instr_m = layouts[alias]
         best, reps = rows * cols, max(1, rows // max(1, warps_m * instr_m))
