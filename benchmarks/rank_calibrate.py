@@ -1070,6 +1070,14 @@ def fit_wspill(doc: dict) -> dict:
             "each": [round(x, 2) for x in rates]}
 
 
+def _read_docs(paths: list[str]) -> list[dict]:
+    docs = []
+    for path in paths:
+        with open(path) as f:
+            docs.append(json.load(f))
+    return docs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -1116,26 +1124,15 @@ def main() -> int:
             json.dump(doc, f, indent=1, sort_keys=True)
         print(f"{len(doc['rows'])} calibration rows' facts -> {args.out}")
         return 0
+    # the fits over OUT.json and more --facts-of files
     if args.fit_power is not None:
-        docs = []
-        for path in [args.out, *args.fit_power]:
-            with open(path) as f:
-                docs.append(json.load(f))
-        print(json.dumps(fit_power(docs, args.power_model)))
+        print(json.dumps(fit_power(_read_docs([args.out, *args.fit_power]), args.power_model)))
         return 0
     if args.fit_waits is not None:
-        docs = []
-        for path in [args.out, *args.fit_waits]:
-            with open(path) as f:
-                docs.append(json.load(f))
-        print(json.dumps(fit_waits(docs)))
+        print(json.dumps(fit_waits(_read_docs([args.out, *args.fit_waits]))))
         return 0
     if args.fit_reps is not None:
-        docs = []
-        for path in [args.out, *args.fit_reps]:
-            with open(path) as f:
-                docs.append(json.load(f))
-        print(json.dumps(fit_reps(docs)))
+        print(json.dumps(fit_reps(_read_docs([args.out, *args.fit_reps]))))
         return 0
     if args.check_waves is not None:
         with open(args.out) as f:
