@@ -1043,6 +1043,10 @@ def test_wgmma_repetitions_are_read_from_the_mma_layout():
     assert wgmma_m_reps(two) == 1  # the 128x128 product at [8, 1]; the 128x64 one at [4, 1] would be 2
     assert wgmma_m_reps(two.replace("128x128xf32, #mma1>", "128x32xf32, #mma1>")) == 2
     assert wgmma_m_reps(ttgir("8, 1", 128, 256, 128).replace("tensor<256x128xf32", "tensor<2x256x128xf32")) == 2
+    # a snapshot's TTGIR is untrusted: long lines of near-matches read in one pass, to nothing
+    hostile = ("#mma = #ttg.nvidia_mma<{versionMajor = 3, " + "warpsPerCTA = [1, " * 100_000 + "\n" +
+               "ttng.warp_group_dot -> " * 100_000 + "\n")
+    assert wgmma_m_reps(hostile) == 0
     # the golden matmul (128x256 at 8 warps) and attention (128 rows at 8 warps, both dots): one each
     for name in ("matmul", "attention"):
         assert facts_of(load_snapshot(GOLDEN / name / "default" / "sm_90a")).mma_m_reps == 1

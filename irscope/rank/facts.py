@@ -397,8 +397,8 @@ def instruction_of(counters: dict) -> str:
 def facts_of(snapshot: Snapshot) -> Facts:
     """Read a snapshot's facts (its TTGIR, Triton's metadata, the analysis)."""
     a = analyze(snapshot)
-    loop, straight, loops, dtype, prefetch = _scan(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files \
-        else (Work(), Work(), 0, "", 0)
+    ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else None
+    loop, straight, loops, dtype, prefetch = _scan(ttgir) if ttgir is not None else (Work(), Work(), 0, "", 0)
     res = a.resources
     occ = a.occupancy
     options = snapshot.meta.get("compile_options") or {}
@@ -423,7 +423,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         occupancy_limiter=occ.limiter if occ else "", instruction=instruction_of(a.counters), dot_dtype=dtype,
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
-        mma_m_reps=wgmma_m_reps(snapshot.read("ttgir")) if "ttgir" in snapshot.stage_files else -1,
+        mma_m_reps=wgmma_m_reps(ttgir) if ttgir is not None else -1,
         prefetch=prefetch, **_sass_facts(snapshot))
 
 
@@ -435,27 +435,32 @@ def _wgmma_n(counters: dict) -> int:
     return int(m.group(1)) if m else 0
 
 
-_MMA_V3 = re.compile(r"^(#\w+) = #ttg\.nvidia_mma<\{versionMajor = 3\b.*warpsPerCTA = \[(\d+),.*instrShape = \[(\d+),",
-                     re.M)
-# a warp_group_dot's result: its dims (the last two are M and N) and its layout's alias
-_WGMMA_DOT = re.compile(r"\bttng\.warp_group_dot\b.*->\s*tensor<((?:\d+x)+)[a-z][a-z0-9]*,\s*(#\w+)>")
+_WARPS_M = re.compile(r"warpsPerCTA = \[(\d+),")
+_INSTR_M = re.compile(r"instrShape = \[(\d+),")
+_RESULT = re.compile(r"\s*tensor<((?:\d+x)+)[a-z][a-z0-9]*,\s*(#\w+)>")  # a dot's result: dims, layout
 
 
 def wgmma_m_reps(text: str) -> int:
     """How many 64-row wgmma instructions a warpgroup issues down M, per k-step and N-column, for the
     TTGIR's heaviest warp_group_dot: its M over the rows its layout's warps cover (16 a warp); 0 without
-    one. A 256x128 tile at 8 warps is 2 (each warpgroup 128 rows), a 128x256 one 1."""
-    layouts = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in _MMA_V3.finditer(text)}
+    one. A 256x128 tile at 8 warps is 2 (each warpgroup 128 rows), a 128x256 one 1. Line by line, with
+    no pattern that backtracks over a line (the text is a snapshot's: untrusted)."""
+    layouts: dict[str, tuple[int, int]] = {}
+    dots: list[tuple[list[int], str]] = []
+    for line in text.splitlines():
+        if line.startswith("#") and " = #ttg.nvidia_mma<{versionMajor = 3," in line:
+            warps, instr = _WARPS_M.search(line), _INSTR_M.search(line)
+            if warps and instr:
+                layouts[line.split(" ", 1)[0]] = (int(warps.group(1)), int(instr.group(1)))
+        elif "ttng.warp_group_dot " in line and "->" in line:
+            if m := _RESULT.match(line.rsplit("->", 1)[1]):
+                dots.append(([int(d) for d in m.group(1).rstrip("x").split("x")], m.group(2)))
     best, reps = 0, 0
-    for m in _WGMMA_DOT.finditer(text):
-        dims, alias = [int(d) for d in m.group(1).rstrip("x").split("x")], m.group(2)
-        if len(dims) < 2 or alias not in layouts:
+    for dims, alias in dots:
+        if len(dims) < 2 or alias not in layouts or dims[-2] * dims[-1] <= best:
             continue
-        rows, cols = dims[-2], dims[-1]
-        if rows * cols <= best:
-            continue
-        warps_m, instr_m = layouts[alias]
-        best, reps = rows * cols, max(1, rows // max(1, warps_m * instr_m))
+        rows, (warps_m, instr_m) = dims[-2], layouts[alias]
+        best, reps = rows * dims[-1], max(1, rows // max(1, warps_m * instr_m))
     return reps
 
 

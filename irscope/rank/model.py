@@ -182,10 +182,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     if measured is not None and measured.mma(facts.instruction, facts.mma_n):
         mma = chip.mma_rate(facts.dot_dtype, "wgmma" if facts.instruction == "mma" else facts.instruction) * \
             measured.mma(facts.instruction, facts.mma_n)
-    if reps_fraction is not None and facts.instruction == "wgmma" and facts.mma_m_reps >= 2:
-        # Model 15: the calibration measured wgmma's rate with each warpgroup issuing one 64-row instruction
-        # a k-step; one that repeats it down M (two accumulators or more) ran slower, at this fraction
-        mma *= reps_fraction
+    # Model 15: the calibration measured wgmma's rate with each warpgroup issuing one 64-row instruction a
+    # k-step; one that repeats it down M (two accumulators or more) ran slower, at this fraction
+    repeated = reps_fraction if reps_fraction is not None and facts.instruction == "wgmma" and \
+        facts.mma_m_reps >= 2 else None
+    if repeated:
+        mma *= repeated
     l2_rate = measured.l2_bytes_clk if measured is not None and measured.l2_bytes_clk else chip.l2_bytes_clk
     lanes = chip.fp32_flops / 2
     dram_gbs = measured.dram_gbs if model >= 4 and measured.dram_gbs else chip.dram_gbs
@@ -346,8 +348,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         round(loop_floor) if sass and facts.loop and
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
                         stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0,
-                        reps=reps_fraction if reps_fraction is not None and facts.instruction == "wgmma"
-                        and facts.mma_m_reps >= 2 else None)
+                        reps=repeated)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
