@@ -9,8 +9,8 @@ tiles (`tiles`), `spill`'s row loop pipelined at one to four programs an SM (`pr
 loop at few rows a program, with and without an exp2 of every value (`frows`), with more instructions
 a value (`hrows`) and at other row lengths (`hwidths`; both kept as `frows` rows), what a warp's
 instruction costs as a loop's body outgrows the instruction caches (`icache`), `tiles`' loop launched
-1-16 waves deep (`waves`), and the SM clock and power nvidia-smi samples while such launches are timed
-(`clocks`, `clocks16`; model 12).
+1-16 waves deep (`waves`; at shorter K: `swaves`; storing into a row-major C: `cwaves`), and the SM
+clock and power nvidia-smi samples while such launches are timed (`clocks`, `clocks16`; model 12).
 
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,...,prows,frows,hrows,hwidths,icache] [--budget 300]
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
@@ -113,6 +113,16 @@ WAVES = [(w, bm, bn, bk, s, b, wv, k, m) for (w, bm, bn, bk, s, b) in (
     (4, 128, 128, 64, 3, 2), (4, 128, 128, 32, 4, 2), (8, 128, 128, 64, 3, 2), (8, 128, 256, 64, 3, 1),
     (8, 256, 128, 64, 3, 1), (8, 128, 256, 32, 4, 1), (8, 256, 128, 32, 4, 1), (4, 64, 128, 64, 3, 3))
     for k in (1024, 2048) for wv in (1, 4, 16) for m in (0, 1) if m == 0 or wv == 16]
+# `waves`' unmasked shapes at shorter K, 4 and 16 waves deep (`swaves`, kept as `waves` rows): 4-8
+# iterations a program, where the evaluation's matmul at 8,192^2 x 512 ran its two-program tiles 20-25%
+# slower than model 15 says and its one-program tiles 7-12% (a question to our own kernels: do they?).
+SWAVES = [(w, bm, bn, bk, s, b, wv, k, 0) for (w, bm, bn, bk, s, b) in sorted({r[:6] for r in WAVES})
+          for k in (256, 512) for wv in (4, 16)]
+# And, timed beside them in one run (`--only waves,swaves,cwaves`), the same shapes at K 512 and 1,024,
+# 16 waves, each output tile stored where a row-major C 8,192 columns wide keeps it (`cwaves`; measured
+# only, no facts): does a matmul's strided output cost narrow tiles more, as the evaluation's suggests?
+CWAVES = [(w, bm, bn, bk, s, b, 16, k, 0) for (w, bm, bn, bk, s, b) in sorted({r[:6] for r in WAVES})
+          for k in (512, 1024)]
 # The SM clock under `waves`' launches of 1 to 16 waves (`clocks`): is the steady state's slower
 # iteration the card's clock?
 CLOCKS = [(8, 128, 256, 64, 3, 1, wv, 2048, 0) for wv in (1, 4, 16)] + \
@@ -329,8 +339,28 @@ def _kernels():
                 d = d * 0.996 + 0.0625
         tl.store(out_ptr + offs, a + b + c + d)
 
+    @triton.jit
+    def mma_tiles_strided(a_ptr, b_ptr, c_ptr, K: tl.constexpr, GA: tl.constexpr, GB: tl.constexpr, BM: tl.constexpr,
+                          BN: tl.constexpr, BK: tl.constexpr, CN: tl.constexpr):
+        # `mma_tiles` storing its tile where a row-major C of CN columns keeps it (tile row pid // (CN/BN),
+        # tile column pid % (CN/BN)), as a matmul does: BN x 2 bytes a row segment, CN x 2 bytes apart,
+        # where `mma_tiles` writes each tile contiguously.
+        rm = tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pid = tl.program_id(0)
+        a_ptrs = a_ptr + (pid % GA) * BM * K + rm[:, None] * K + rk[None, :]
+        b_ptrs = b_ptr + ((pid // GA) % GB) * BN + rk[:, None] * (GB * BN) + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(K // BK):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * GB * BN
+        tm, tn = pid // (CN // BN), pid % (CN // BN)
+        tl.store(c_ptr + (tm * BM + rm[:, None]).to(tl.int64) * CN + tn * BN + rn[None, :], acc.to(tl.float16))
+
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked)
+            piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -376,7 +406,7 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked) = _kernels()
+     mma_tiles, piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -520,6 +550,22 @@ def one(kind: str, params: list[int]) -> dict:
                 "waves": waves, "k": kk, "masked": masked, "panels": list(TILES_PANELS), "ms": ms,
                 "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
                 "async_copies": k.asm["ttgir"].count("ttg.async_copy_global_to_local"),
+                "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
+    if kind == "cwaves":
+        # a `swaves` row with the output stored into a row-major C 8,192 columns wide (mma_tiles_strided)
+        warps, bm, bn, bk, stages, per_sm, waves, kk, _ = params
+        cn = 8192
+        a = torch.randn(TILES_PANELS[0] * bm * kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk * TILES_PANELS[1] * bn, device="cuda", dtype=torch.float16)
+        progs = sms * per_sm * waves
+        rows = -(-progs // (cn // bn)) * bm
+        c = torch.empty(rows * cn, device="cuda", dtype=torch.float16)
+        run = (a, b, c, kk, *TILES_PANELS, bm, bn, bk, cn)
+        k = mma_tiles_strided.warmup(*run, grid=(progs,), num_warps=warps, num_stages=stages)
+        ms = _bench(lambda: mma_tiles_strided[(progs,)](*run, num_warps=warps, num_stages=stages))
+        return {"warps": warps, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "programs_per_sm": per_sm,
+                "waves": waves, "k": kk, "c_columns": cn, "panels": list(TILES_PANELS), "ms": ms,
+                "shared": k.metadata.shared, "regs": getattr(k, "n_regs", None),
                 "tflops": 2 * bm * bn * kk * progs / ms / 1e9}
     if kind == "clocks":
         # A `waves` row timed as do_bench times it (L2 flushed between launches) for 1.5 s, while
@@ -822,6 +868,49 @@ def check_chain(doc: dict) -> dict:
     return out
 
 
+def check_short_k(docs: list[dict], model: int = 15) -> dict:
+    """`model` on the unmasked `waves` rows of --facts-of files (--kinds waves: the `waves` run's K 1,024
+    and 2,048, the `swaves` run's 256 and 512), launched 4 or 16 waves deep: the mean log error (measured
+    over predicted) by K and programs an SM. Positive: the GPU took longer than the model says."""
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    groups: dict = {}
+    for doc in docs:
+        for r in doc["rows"]:
+            q = r.get("params", {})
+            if r["kind"] != "waves" or q.get("masked") or q.get("waves", 1) < 4:
+                continue
+            p, f = r["problem"], Facts.from_dict(r["facts"])
+            problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
+            ms = estimate(f, problem, h200, model).ms
+            per_sm = q["programs_per_sm"]
+            name = f"K={q['k']}, {per_sm} program{'s' if per_sm != 1 else ''}/SM"
+            groups.setdefault((q["k"], per_sm), (name, []))[1].append(math.log(r["ms"] / ms))
+    return {name: {"rows": len(e), "mean_log_error": round(sum(e) / len(e), 4)}
+            for _, (name, e) in sorted(groups.items())}
+
+
+def strided_outputs(run: dict) -> dict:
+    """A run of `--only waves,swaves,cwaves`: per shape and K, the time of the tile stored into a row-major C
+    (`cwaves`) over the same launch storing it contiguously (`waves`/`swaves` rows of that run)."""
+    def key(r: dict) -> tuple:
+        return tuple(r[k] for k in ("warps", "bm", "bn", "bk", "stages", "programs_per_sm", "waves", "k"))
+
+    contiguous = {key(r): r["ms"] for r in run.get("waves", []) if "ms" in r and not r.get("masked")}
+    out = {}
+    for r in run.get("cwaves", []):
+        if "ms" in r and key(r) in contiguous:
+            name = f"w{r['warps']}.s{r['stages']}.{r['bm']}x{r['bn']}x{r['bk']} K={r['k']}"
+            out[name] = round(r["ms"] / contiguous[key(r)], 3)
+    return out
+
+
 def check_waves(doc: dict, clocks: list[dict]) -> dict:
     """Model 11 on the `waves` rows of a --facts-of file (--kinds waves): the mean and root-mean-square
     log error of the predicted time by the launch's waves (1, 4, 16), and on the rows of `clocks` runs
@@ -1082,7 +1171,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--only", default="start,mma,l2,stream,dram,spill,loop,rows,feed,wspill,tiles,prows",
-                    help="kinds to measure (also frows, hrows, hwidths, icache, waves, clocks, clocks16)")
+                    help="kinds to measure (also frows, hrows, hwidths, icache, waves, swaves, cwaves, clocks, "
+                         "clocks16)")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
@@ -1106,6 +1196,11 @@ def main() -> int:
                     help="print model 14's wait cycles from OUT.json and these --facts-of files' row kernels")
     ap.add_argument("--fit-reps", nargs="*", metavar="FACTS.json",
                     help="print model 15's wgmma repetition rate from OUT.json and these --facts-of files' matrix loops")
+    ap.add_argument("--check-short-k", nargs="*", metavar="FACTS.json",
+                    help="print model 15's mean error on OUT.json's and these --facts-of files' waves rows by K and "
+                         "programs an SM")
+    ap.add_argument("--strided", action="store_true",
+                    help="print OUT.json's (a waves,swaves,cwaves run) strided over contiguous output times")
     ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
                     help="print model 11's error on OUT.json's waves rows (a --facts-of --kinds waves file), and in "
                          "cycles on these clocks runs' rows")
@@ -1133,6 +1228,12 @@ def main() -> int:
         return 0
     if args.fit_reps is not None:
         print(json.dumps(fit_reps(_read_docs([args.out, *args.fit_reps]))))
+        return 0
+    if args.check_short_k is not None:
+        print(json.dumps(check_short_k(_read_docs([args.out, *args.check_short_k])), indent=1))
+        return 0
+    if args.strided:
+        print(json.dumps(strided_outputs(_read_docs([args.out])[0]), indent=1))
         return 0
     if args.check_waves is not None:
         with open(args.out) as f:
@@ -1166,9 +1267,11 @@ def main() -> int:
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL], "waves": [list(s) for s in WAVES],
+            "swaves": [list(s) for s in SWAVES], "cwaves": [list(s) for s in CWAVES],
             "clocks": [list(s) for s in CLOCKS], "clocks16": [list(s) for s in CLOCKS_ALL]}
-    # hrows, hwidths: more frows rows (heavy_rows), measured and kept as frows; clocks16: more clocks rows
-    kept_as = {"hrows": "frows", "hwidths": "frows", "clocks16": "clocks"}
+    # hrows, hwidths: more frows rows (heavy_rows), measured and kept as frows; clocks16: more clocks rows;
+    # swaves: more waves rows
+    kept_as = {"hrows": "frows", "hwidths": "frows", "clocks16": "clocks", "swaves": "waves"}
     todo = [[kept_as.get(kind, kind), *p] for kind in args.only.split(",")
             for p in plan[kind]]
     began = time.time()

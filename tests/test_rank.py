@@ -1053,6 +1053,30 @@ def test_wgmma_repetitions_are_read_from_the_mma_layout():
     assert facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_80")).mma_m_reps == 0  # mma.sync
 
 
+def test_short_k_launches_the_calibration_timed_after_model_15_run_longer_than_it_says():
+    """The `swaves` run (our own matrix loop at K 256 and 512, 4 and 16 waves) and the `cwaves` run: what
+    docs/rank.md ("After model 15") says of them. Model 15 is low on short launches, the more the shorter
+    their loop and the more with two programs an SM (each wave's fill and epilogue, which the model
+    overlaps with the other program's work); storing the output into a row-major C costs no tile more
+    at K 512 (so it is not why the evaluation's narrow tiles ran behind at 8,192^2 x 512)."""
+    cal = _rank_calibrate()
+    short = json.loads((EVAL / "calibration-facts-swaves.json").read_text())
+    waves = json.loads((EVAL / "calibration-facts-waves.json").read_text())
+    assert len(short["rows"]) == 32 and {r["params"]["k"] for r in short["rows"]} == {256, 512}
+    err = {k: v["mean_log_error"] for k, v in cal.check_short_k([short, waves]).items()}
+
+    def at(k: int, b: int) -> float:
+        return err[f"K={k}, {b} program{'s' if b > 1 else ''}/SM"]
+
+    assert all(at(k, b) > 0.07 for k in (256, 512) for b in (1, 2, 3))
+    assert all(at(256, b) > at(512, b) > at(1024, b) for b in (1, 2, 3))
+    assert at(256, 2) > at(256, 1) + 0.05 and at(512, 2) > at(512, 1) + 0.03
+    assert all(abs(at(2048, b)) < 0.04 for b in (1, 2, 3))
+    strided = cal.strided_outputs(json.loads((EVAL / "calibrate-h200-v19.json").read_text()))
+    assert len(strided) == 16
+    assert all(0.97 <= v <= 1.04 for k, v in strided.items() if k.endswith("K=512"))
+
+
 def test_model_15s_fraction_is_what_fit_reps_derives_and_it_changes_only_repeated_wgmma():
     """Model 15 is model 14 with a warpgroup that repeats its wgmma down M at chips.py's
     `mma_reps_fraction` of the measured rate; --fit-reps picks that figure on the 153 matrix loops of our
