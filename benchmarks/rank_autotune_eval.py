@@ -56,10 +56,15 @@ def recomputable(ranking: dict, model: int | None = None) -> bool:
     config's own problem since 2026-12-02 (FLA's and Liger's rankings are older: their grids and trip
     counts per config are not in them, and the size's are not every config's); and model 15 needs each
     wgmma config's repetitions down M, a fact the rankings made before it lack (it would price them as
-    model 14 does, silently)."""
+    model 14 does, silently); model 16 whether each loop that multiplies has programs of equal lengths
+    (`ragged_loop`), which the rankings made before it lack (a persistent kernel's would be taken as
+    waves in lockstep)."""
     rows = [r for entry in ranking["sizes"] for r in entry["ranking"]]
     if model is not None and model >= 15 and any(r["facts"].get("instruction") == "wgmma" and
                                                  r["facts"].get("mma_m_reps", -1) < 0 for r in rows):
+        return False
+    if model is not None and model >= 16 and any((r["facts"].get("loop") or {}).get("dot_flops") and
+                                                 r["facts"].get("ragged_loop", -1) < 0 for r in rows):
         return False
     return all("problem" in r for r in rows)
 

@@ -27,6 +27,7 @@ clock and power nvidia-smi samples while such launches are timed (`clocks`, `clo
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v14.json --kinds waves   # many waves
     python3 benchmarks/rank_calibrate.py FACTS.json --check-waves calibrate-h200-v15.json calibrate-h200-v17.json
     python3 benchmarks/rank_calibrate.py WAVES_FACTS.json --fit-power calibration-facts.json [--power-model 13]
+    python3 benchmarks/rank_calibrate.py WAVES_FACTS.json --fit-lockstep calibration-facts.json SWAVES_FACTS.json
 
 On the GPU machine, through Triton's JIT. The measurements run in a child process; one that makes no progress for
 60 s is killed and the next child goes on after it (a compile that hangs costs that measurement, not the
@@ -1104,6 +1105,52 @@ def fit_reps(docs: list[dict]) -> dict:
             "rms_log_error_14": round(rms(errors(h200, 14)), 4), "by_repetitions": by_reps}
 
 
+LOCKSTEP_GRID = [x / 20 for x in range(0, 21)]  # the fraction of a wave's output stores it waits for (model 16)
+
+
+def fit_lockstep(docs: list[dict]) -> dict:
+    """Model 16's figure: on LOCKSTEP_GRID, the fraction of a wave's output stores (at the epilogue rate)
+    that each wave of a loop that multiplies waits for, at the least root-mean-square log error of model
+    16's time over the matrix loops of these --facts-of files (the `loop`, `feed`, `tiles`, `waves` and
+    `swaves` runs: kernels of our own), with model 15's error beside it, over all of them and over the
+    short ones (K 256 and 512, the `swaves` run)."""
+    import dataclasses
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+
+    h200 = CHIPS["h200"]
+    rows = []
+    for doc in docs:
+        for r in doc["rows"]:
+            if r["kind"] not in MATRIX_KINDS:
+                continue
+            p, f = r["problem"], Facts.from_dict(r["facts"])
+            short = r.get("params", {}).get("k", 4096) <= 512
+            rows.append((f, Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"]), r["ms"], short))
+
+    def rms(chip, model, only_short=False) -> float:
+        errs = [math.log(estimate(f, problem, chip, model).ms / ms) for f, problem, ms, short in rows
+                if short or not only_short]
+        return math.sqrt(sum(e * e for e in errs) / len(errs))
+
+    def chip_at(x: float):
+        return dataclasses.replace(h200, measured_16=dataclasses.replace(h200.measured_15, wave_store_fraction=x))
+
+    best, best_rms = None, float("inf")
+    for x in LOCKSTEP_GRID:
+        e = rms(chip_at(x), 16)
+        if e < best_rms:
+            best, best_rms = x, e
+    return {"wave_store_fraction": best, "rows": len(rows), "short_rows": sum(r[3] for r in rows),
+            "rms_log_error": round(best_rms, 4), "rms_log_error_15": round(rms(h200, 15), 4),
+            "short_rms_log_error": round(rms(chip_at(best), 16, True), 4),
+            "short_rms_log_error_15": round(rms(h200, 15, True), 4)}
+
+
 ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
@@ -1196,6 +1243,8 @@ def main() -> int:
                     help="print model 14's wait cycles from OUT.json and these --facts-of files' row kernels")
     ap.add_argument("--fit-reps", nargs="*", metavar="FACTS.json",
                     help="print model 15's wgmma repetition rate from OUT.json and these --facts-of files' matrix loops")
+    ap.add_argument("--fit-lockstep", nargs="*", metavar="FACTS.json",
+                    help="print model 16's figure from OUT.json's and these --facts-of files' matrix loops")
     ap.add_argument("--check-short-k", nargs="*", metavar="FACTS.json",
                     help="print model 15's mean error on OUT.json's and these --facts-of files' waves rows by K and "
                          "programs an SM")
@@ -1228,6 +1277,9 @@ def main() -> int:
         return 0
     if args.fit_reps is not None:
         print(json.dumps(fit_reps(_read_docs([args.out, *args.fit_reps]))))
+        return 0
+    if args.fit_lockstep is not None:
+        print(json.dumps(fit_lockstep(_read_docs([args.out, *args.fit_lockstep]))))
         return 0
     if args.check_short_k is not None:
         print(json.dumps(check_short_k(_read_docs([args.out, *args.check_short_k])), indent=1))

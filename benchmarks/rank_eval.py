@@ -123,6 +123,12 @@ HELDOUT_15 = {"matmul": ("M=4096,N=8192,K=2048", "M=8192,N=8192,K=512", "M=3072,
                          "M=2048,N=4096,K=2048", "M=7168,N=7168,K=1024", "M=1024,N=8192,K=4096"),
               "attention": ("z=2,h=32,n=8192,d=128", "z=8,h=8,n=4096,d=128"),
               "attention.causal": ("z=4,h=16,n=2048,d=128", "z=2,h=8,n=16384,d=128")}
+# Model 16's (frozen before it was timed): matmuls of short K launched many waves deep, where model 16
+# changes most, two longer ones, and both attentions (the causal one a control: model 16 leaves it).
+HELDOUT_16 = {"matmul": ("M=6144,N=6144,K=512", "M=12288,N=8192,K=512", "M=8192,N=8192,K=256",
+                         "M=16384,N=8192,K=1024", "M=10240,N=10240,K=1536", "M=4096,N=16384,K=512"),
+              "attention": ("z=4,h=32,n=4096,d=128", "z=1,h=16,n=16384,d=128"),
+              "attention.causal": ("z=2,h=32,n=4096,d=128",)}
 
 
 def sizes_of(kernel: str) -> tuple:
@@ -130,7 +136,8 @@ def sizes_of(kernel: str) -> tuple:
         (HELDOUT_4.get(kernel, ()) if kernel in WIDE_SAME_ROOT else ()) + HELDOUT_5.get(kernel, ()) + \
         HELDOUT_6.get(kernel, ()) + HELDOUT_7.get(kernel, ()) + HELDOUT_8.get(kernel, ()) + HELDOUT_9.get(kernel, ()) + \
         HELDOUT_10.get(kernel, ()) + HELDOUT_11.get(kernel, ()) + HELDOUT_12.get(kernel, ()) + \
-        HELDOUT_13.get(kernel, ()) + HELDOUT_14.get(kernel, ()) + HELDOUT_15.get(kernel, ())
+        HELDOUT_13.get(kernel, ()) + HELDOUT_14.get(kernel, ()) + HELDOUT_15.get(kernel, ()) + \
+        HELDOUT_16.get(kernel, ())
 
 
 WIDE_SAME_ROOT = ("add",)  # model 4's held-out sizes of a space already compiled (no second root)
@@ -350,7 +357,8 @@ def main(argv: list[str]) -> int:
         doc = json.loads((DOCS / "facts.json").read_text())
         n = add_sizes(doc, HELDOUT_9, HELDOUT_9W) + add_sizes(doc, HELDOUT_10, HELDOUT_10W) + \
             add_sizes(doc, HELDOUT_11, HELDOUT_11W) + add_sizes(doc, HELDOUT_12, {}) + \
-            add_sizes(doc, HELDOUT_13, {}) + add_sizes(doc, HELDOUT_14, HELDOUT_14W) + add_sizes(doc, HELDOUT_15, {})
+            add_sizes(doc, HELDOUT_13, {}) + add_sizes(doc, HELDOUT_14, HELDOUT_14W) + add_sizes(doc, HELDOUT_15, {}) + \
+            add_sizes(doc, HELDOUT_16, {})
         (DOCS / "facts.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
         print(f"{n} problems added -> {DOCS / 'facts.json'}")
         return 0
@@ -414,7 +422,7 @@ def main(argv: list[str]) -> int:
 def held_out_from(kernel: str, size: str) -> str:
     """The models whose design had not seen this space and size's timings."""
     # (each model's held-out sets, latest first: a size is held out from the first model that timed it)
-    runs = ((15, HELDOUT_15), (14, HELDOUT_14, HELDOUT_14W), (13, HELDOUT_13), (12, HELDOUT_12),
+    runs = ((16, HELDOUT_16), (15, HELDOUT_15), (14, HELDOUT_14, HELDOUT_14W), (13, HELDOUT_13), (12, HELDOUT_12),
             (11, HELDOUT_11, HELDOUT_11W),
             (10, HELDOUT_10, HELDOUT_10W), (9, HELDOUT_9, HELDOUT_9W), (8, HELDOUT_8), (7, HELDOUT_7),
             (6, HELDOUT_6), (5, HELDOUT_5))

@@ -275,6 +275,14 @@ MATMUL_13 = MATMUL_12 | {"M=12288,N=12288,K=1024", "M=5120,N=5120,K=2048", "M=81
                               "z=8,h=16,n=1024,d=128", "z=2,h=16,n=8192,d=128", "z=16,h=8,n=2048,d=128",
                               "z=1,h=32,n=16384,d=128", "z=8,h=16,n=4096,d=128", "z=4,h=16,n=2048,d=128",
                               "z=2,h=8,n=16384,d=128"}),
+    (16, "matmul", MATMUL_13 | {"M=4096,N=8192,K=2048", "M=8192,N=8192,K=512", "M=3072,N=3072,K=8192",
+                                "M=2048,N=4096,K=2048", "M=7168,N=7168,K=1024", "M=1024,N=8192,K=4096",
+                                "M=6144,N=6144,K=512", "M=12288,N=8192,K=512", "M=8192,N=8192,K=256",
+                                "M=16384,N=8192,K=1024", "M=10240,N=10240,K=1536", "M=4096,N=16384,K=512"}),
+    (16, "attention", {"n1024.d128", "n2048.d128", "n4096.d128", "n8192.d128", "z=1,h=32,n=32768,d=128",
+                       "z=16,h=16,n=1024,d=128", "z=2,h=16,n=4096,d=128", "z=2,h=32,n=8192,d=128",
+                       "z=4,h=16,n=8192,d=128", "z=4,h=32,n=16384,d=128", "z=8,h=32,n=2048,d=128",
+                       "z=8,h=8,n=4096,d=128", "z=4,h=32,n=4096,d=128", "z=1,h=16,n=16384,d=128"}),
 ])
 def test_the_frozen_predictions_are_what_the_models_predict_today(model, space, sizes):
     """docs/rank/predictions-N.json was committed before model N's held-out H200 run (its spaces and
@@ -1051,6 +1059,72 @@ def test_wgmma_repetitions_are_read_from_the_mma_layout():
     for name in ("matmul", "attention"):
         assert facts_of(load_snapshot(GOLDEN / name / "default" / "sm_90a")).mma_m_reps == 1
     assert facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_80")).mma_m_reps == 0  # mma.sync
+
+
+def test_a_main_loop_whose_bounds_follow_the_program_id_is_ragged():
+    """Model 16's fact: whether the main loop's bounds depend on tt.get_program_id through the ops before
+    it (a causal attention's keys up to its own rows, a persistent loop starting at its id), so that the
+    programs of a wave run loops of different lengths. Read from the TTGIR line by line."""
+    from irscope.rank.facts import ragged_main_loop
+
+    def ttgir(lb, ub, extra=""):
+        return ("module {\n  tt.func public @k(%n: i32) {\n"
+                "    %c0_i32 = arith.constant 0 : i32 loc(#loc1)\n"
+                "    %pid = tt.get_program_id x : i32 loc(#loc2)\n"
+                "    %hi = arith.muli %pid, %n : i32 loc(#loc3)\n" + extra +
+                f"    %r:2 = scf.for %i = {lb} to {ub} step %n iter_args(%a = %c0_i32) -> (i32) : i32 {{\n"
+                "      %x = tt.load %p : tensor<64x!tt.ptr<f16>>\n"
+                "      scf.yield %a : i32\n    }\n    tt.return\n  }\n}\n")
+    assert ragged_main_loop(ttgir("%c0_i32", "%hi")) == 1
+    assert ragged_main_loop(ttgir("%pid", "%n")) == 1  # a persistent loop
+    assert ragged_main_loop(ttgir("%c0_i32", "%n")) == 0
+    assert ragged_main_loop(ttgir("%c0_i32", "%m#1", "    %m:2 = tt.foo %hi : i32\n")) == 1  # through a result's part
+    assert ragged_main_loop(ttgir("%c0_i32", "%n").replace("scf.for", "scf.while")) == 0  # no loop
+    assert ragged_main_loop("") == 0
+    # untrusted text: long lines of near-matches, read in one pass
+    hostile = "%a = " + "scf.for %i = %x to " * 50_000 + "\n" + ("%" + "b" * 100_000 + " = tt.get_program_id\n")
+    assert ragged_main_loop(hostile) == 0
+    # the golden snapshots: the causal attention (warp-specialised) and the persistent TMA matmul are
+    # ragged, the tiled matmul, the attention and the row kernels not
+    for name in ("attention_ws.causal", "matmul.tma"):
+        assert facts_of(load_snapshot(GOLDEN / name / "default" / "sm_90a")).ragged_loop == 1
+    for name in ("matmul", "attention", "attention_ws", "softmax"):
+        assert facts_of(load_snapshot(GOLDEN / name / "default" / "sm_90a")).ragged_loop == 0
+    facts = json.loads((EVAL / "facts.json").read_text())
+    for space, ragged in (("attention.causal", 1), ("attention", 0), ("matmul", 0)):
+        assert {c["facts"]["ragged_loop"] for c in facts["spaces"][space]["configs"]
+                if c["facts"]["loop"]} == {ragged}
+
+
+def test_model_16s_fraction_is_what_fit_lockstep_derives_and_it_changes_only_equal_matrix_loops():
+    """Model 16 is model 15 with a loop that multiplies run in waves whose programs fill and drain
+    together; --fit-lockstep picks chips.py's `wave_store_fraction` on the 185 matrix loops of our own,
+    at an error well below model 15's (0.067 against 0.099; on the 32 short ones 0.042 against 0.190).
+    It changes no kernel without matrix products and no ragged loop (the causal attention), and puts the
+    short matmuls' two-program tiles behind the one-program ones that ran faster on the H200."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    cal = _rank_calibrate()
+    docs = [json.loads((EVAL / f"calibration-facts{k}.json").read_text()) for k in ("-waves", "", "-swaves")]
+    fit = cal.fit_lockstep(docs)
+    assert fit["wave_store_fraction"] == H200.measured_16.wave_store_fraction
+    assert (fit["rows"], fit["short_rows"]) == (185, 32)
+    assert (fit["rms_log_error"], fit["rms_log_error_15"]) == (0.0673, 0.099)
+    assert (fit["short_rms_log_error"], fit["short_rms_log_error_15"]) == (0.0422, 0.1902)
+    facts = json.loads((EVAL / "facts.json").read_text())
+    fifteen, sixteen = rank_eval.predictions(facts, 15), rank_eval.predictions(facts, 16)
+    assert all(fifteen[k] == sixteen[k] for k in fifteen if k not in ("matmul", "attention"))
+    assert fifteen["matmul"] != sixteen["matmul"]
+    row15, row16 = fifteen["matmul"]["M=8192,N=8192,K=512"], sixteen["matmul"]["M=8192,N=8192,K=512"]
+    two, one = (f"matmul/default.w{w}.s3.BLOCK_M=128.BLOCK_N={n}.BLOCK_K=64/sm_90a" for w, n in ((4, 128), (8, 256)))
+    assert row15[two] < row15[one] and row16[two] > row16[one]  # the H200: 158.6 and 148.3 us
+    assert H200_cli_default() == 15  # the default changes only after a held-out run bears model 16 out
+
+
+def H200_cli_default() -> int:
+    from irscope.rank.model import DEFAULT_MODEL
+    return DEFAULT_MODEL
 
 
 def test_short_k_launches_the_calibration_timed_after_model_15_run_longer_than_it_says():

@@ -52,13 +52,14 @@ class Chip:
     measured_13: "Measured | None" = None  # model 13's: model 12's refitted with a launch's copies once
     measured_14: "Measured | None" = None  # model 14's: model 13's and the clocks a scoreboard wait adds
     measured_15: "Measured | None" = None  # model 15's: model 14's and the rate of wgmma repeated down M
+    measured_16: "Measured | None" = None  # model 16's: model 15's and what a lockstep wave waits of its stores
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
         return {2: self.measured, 3: self.measured_3, 4: self.measured_4, 5: self.measured_5, 6: self.measured_6,
                 7: self.measured_7, 8: self.measured_8, 9: self.measured_8,  # 9: no new figure
                 10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13,
-                14: self.measured_14, 15: self.measured_15}.get(model)
+                14: self.measured_14, 15: self.measured_15, 16: self.measured_16}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -138,6 +139,9 @@ class Measured:
     # 64-row instructions or more a k-step: a 256-row tile at 8 warps, a 128-row one at 4) reaches this
     # fraction of the rate the one-repetition loops measured.
     mma_reps_fraction: float | None = None
+    # Model 16: the fraction of a wave's output stores (at `epilogue_bytes_clk`) that each wave of a loop
+    # that multiplies waits for before its next programs start
+    wave_store_fraction: float | None = None
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -352,6 +356,16 @@ H200_MEASURED_14 = dataclasses.replace(H200_MEASURED_13, wait_cycles=2.0)
 # picks it at the least RMS log error over the 153 matrix loops (model 13's power figures kept).
 H200_MEASURED_15 = dataclasses.replace(H200_MEASURED_14, mma_reps_fraction=0.935)
 
+# Model 16 (after model 15: the calibration's own matrix loop at K 256 and 512, 4-16 waves deep, ran 8-33%
+# longer than model 15 says, the more the shorter the loop and the more at two programs an SM: a fixed
+# ~2.5 us a wave at one program an SM and at two alike, where model 15 overlaps the second program's fill
+# and epilogue with the first's work): the programs of a wave start and end together, so every wave pays
+# the fill, the epilogues and `wave_store_fraction` of its output's stores beside its iterations'
+# demands. `rank_calibrate.py docs/rank/calibration-facts-waves.json --fit-lockstep
+# docs/rank/calibration-facts.json docs/rank/calibration-facts-swaves.json` picks it at the least RMS log
+# error over the 185 matrix loops (model 13's power figures and model 15's fraction kept).
+H200_MEASURED_16 = dataclasses.replace(H200_MEASURED_15, wave_store_fraction=0.35)
+
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
 # Hopper tuning guide: mma.sync cannot feed the tensor cores at that rate (irscope takes half, the
@@ -370,7 +384,8 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
          measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
-         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15),
+         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15,
+         measured_16=H200_MEASURED_16),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

@@ -103,6 +103,11 @@ class Facts:
     # TTGIR's nvidia_mma v3 layout: M / (16 x warpsPerCTA[0])); 0: no wgmma; -1: not read (facts made
     # before model 15, which then prices the products as model 14 does).
     mma_m_reps: int = -1
+    # 1 when the main loop's bounds follow the program's id (a causal attention's loop over the keys up to
+    # its own rows, a persistent loop starting at its id): the programs of a wave run loops of different
+    # lengths. 0: the same bounds in every program; -1: not read (facts made before model 16, which then
+    # takes the programs' loops as equal).
+    ragged_loop: int = -1
     # Iterations between the main loop issuing an asynchronous copy and waiting for it, from its
     # `ttg.async_wait {num}` over the commit groups an iteration makes (0: not read, e.g. TMA's mbarriers).
     prefetch: int = 0
@@ -424,6 +429,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         loop=loop.as_dict() if loops else {}, straight=straight.as_dict(), loops=loops, constexprs=constexprs,
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
         mma_m_reps=wgmma_m_reps(ttgir) if ttgir is not None else -1,
+        ragged_loop=ragged_main_loop(ttgir) if ttgir is not None else -1,
         prefetch=prefetch, **_sass_facts(snapshot))
 
 
@@ -433,6 +439,41 @@ def _wgmma_n(counters: dict) -> int:
         return 0
     m = re.match(r"ptx\.wgmma\.m\d+n(\d+)k", max(shapes)[1])
     return int(m.group(1)) if m else 0
+
+
+_VALUE = re.compile(r"%[\w$.-]+")
+_FOR_BOUNDS = re.compile(r"scf\.for %[\w$.-]+ = (%[\w$.#-]+) to (%[\w$.#-]+) step")
+
+
+def ragged_main_loop(text: str) -> int:
+    """1 when the bounds of the TTGIR's main loop (scan_loops' choice among the top-level scf.for loops)
+    depend on tt.get_program_id through the ops before it, 0 when not, 0 without a loop. Line by line:
+    each op's results depend on the program id when one of its operands does (the text is a snapshot's:
+    untrusted, so no pattern that backtracks over a line)."""
+    index = scan_loops(text)[6]
+    if index is None:
+        return 0
+    follows: set[str] = set()
+    depth, inside, seen = 0, -1, -1  # inside: the depth a top-level loop opened at (-1: in none)
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(("#", "//")):
+            continue
+        if inside < 0:
+            results, rhs = s.split(" = ", 1) if s.startswith("%") and " = " in s else ("", s)
+            rhs = rhs.split(" loc(", 1)[0]
+            if rhs.startswith("scf.for ") and rhs.endswith("{"):
+                seen, inside = seen + 1, depth
+                if seen == index:
+                    bounds = _FOR_BOUNDS.match(rhs)
+                    return int(bool(bounds) and any(b.split("#", 1)[0] in follows for b in bounds.groups()))
+            elif results and (rhs.startswith("tt.get_program_id") or
+                              any(v.split("#", 1)[0] in follows for v in _VALUE.findall(rhs.split(" : ", 1)[0]))):
+                follows.update(r.split(":", 1)[0].strip() for r in results.split(","))
+        depth += s.count("{") - s.count("}")
+        if 0 <= inside and depth <= inside:
+            inside = -1
+    return 0
 
 
 _WARPS_M = re.compile(r"warpsPerCTA = \[(\d+),")

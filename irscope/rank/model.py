@@ -102,7 +102,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -140,8 +140,18 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     (`chip.measured_14`) is model 13 with such a kernel's own work floored at the clocks its SASS stalls
     a warp, and `wait_cycles` more at each wait on a scoreboard (fitted on the calibration's row kernels).
     Model 15 (`chip.measured_15`) is model 14 with a warpgroup that repeats its wgmma down M (a 256-row
-    tile at 8 warps) at `mma_reps_fraction` of the rate (fitted on the calibration's matrix loops)."""
+    tile at 8 warps) at `mma_reps_fraction` of the rate (fitted on the calibration's matrix loops).
+    Model 16 (`chip.measured_16`) is model 15 with a loop that multiplies run in waves whose programs fill
+    and drain together: each wave pays its programs' fill, epilogues and `wave_store_fraction` of their
+    output's stores beside its iterations' demands (fitted on the calibration's matrix loops, its short
+    ones among them), except where the programs' loops differ in length (`ragged_loop`)."""
     model = effective_model(chip, model)
+    if model >= 16:
+        # Model 16: model 15, a loop that multiplies run in waves whose programs fill and drain together
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction,
+                         wave_stores=chip.calibration(16).wave_store_fraction)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 15:
         # Model 15: model 14, a warpgroup's wgmma repeated down M at the fraction of the rate it reached
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
@@ -159,11 +169,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
-              reps_fraction: float | None = None) -> Estimate:
-    """Models 1-11's estimate (`estimate` runs models 12-15 on model 11's); `wait_cycles`: model 14's
+              reps_fraction: float | None = None, wave_stores: float | None = None) -> Estimate:
+    """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
-    15's rate of a wgmma a warpgroup repeats down M, of the rate measured (none: the rate measured)."""
+    15's rate of a wgmma a warpgroup repeats down M, of the rate measured (none: the rate measured);
+    `wave_stores`: model 16's waves of a loop that multiplies, whose programs fill and drain together,
+    each paying this fraction of its output's stores at the epilogue rate (none: model 8's waves)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -221,6 +233,23 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     }
     if measured is not None:
         demand["program starts"] = measured.start(facts.num_warps)
+    looped_demand = None
+    if wave_stores is not None and loop.dot_flops and facts.loop and facts.ragged_loop != 1:
+        # Model 16: the demands of the main loop's iterations alone (its copies less the prologue's, which
+        # the fill waits for), for waves whose programs fill and drain together (below). Not where the
+        # programs' loops differ in length (ragged_loop: a causal attention's, a persistent loop's).
+        looped = Work()
+        looped.add(loop, n)
+        looped.load_bytes -= _prologue_bytes(facts, n, loop, straight)
+        issue = _issue(looped, threads, lanes, chip)
+        mine = {"tensor core": looped.dot_flops / mma, "issue": issue, "spills": spills}
+        copied = looped.load_bytes if pipelined else 0.0
+        looped_demand = {
+            **demand,
+            "core": max(mine["tensor core"], issue) + spills if facts.warp_specialized else sum(mine.values()),
+            "shared memory": looped.smem_bytes / chip.smem_bytes_clk,
+            "L2": copied / l2_rate + (looped.load_bytes + looped.store_bytes - copied) / sync_rate,
+        }
     # One program's own chain. Loads that re-read what other programs read hit L2.
     share = problem.min_bytes / programs
     latency = chip.l2_latency if total.load_bytes > 2 * share else chip.dram_latency
@@ -274,15 +303,15 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         chain = n * per_iter
     else:
         per_iter, chain = 0.0, 0.0
-    drain = 0.0
+    drain, first_tile, epilogue = 0.0, 0.0, 0.0
     if model >= 5 and facts.loop and measured.epilogue_bytes_clk:
         # Every program waits for its first tile in full before its pipelined loop starts (the fill, as
         # the calibration's one-wave loops paid it); other straight-line loads are waited for once. Its
         # output's stores do not hold it (they are asynchronous: the next program starts), but the launch
         # ends when the last wave's have landed, at what the calibration's epilogues reached: the drain,
         # once a launch.
-        first_tile = loop_latency if pipelined else 0.0
-        chain += first_tile + compute(straight, other_floor) + \
+        first_tile, epilogue = (loop_latency if pipelined else 0.0), compute(straight, other_floor)
+        chain += first_tile + epilogue + \
             (latency if straight.sync_loads else 0.0) + own_spills
         drain = straight.store_bytes / measured.epilogue_bytes_clk
     else:
@@ -313,6 +342,18 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
             # matrix products and the epilogue share the SM's ports, and near each other they interfere.
             # With two programs or more an SM, a program's chain is one more demand (its waits overlap the
             # others' work imperfectly); with one, the chain holds the program's own work: a floor.
+            if looped_demand is not None:
+                # Model 16: a wave's programs start together and end together (they do the same work),
+                # so they wait for their first tiles at once and run their epilogues at once: each wave
+                # pays the fill, the b epilogues' work and `wave_stores` of their output's stores at the
+                # epilogue rate, beside the p-norm of the iterations' demands, one program's chain the
+                # floor. (The calibration's launches 4-16 waves deep at K 256-2,048 showed ~2.5 us a wave
+                # beyond the iterations, at one program an SM and at two alike: rank_calibrate.py
+                # --check-short-k; the fraction is --fit-lockstep's.)
+                looped_terms = [b * v for v in looped_demand.values()]
+                output = straight.store_bytes / measured.epilogue_bytes_clk if measured.epilogue_bytes_clk else 0.0
+                fixed = first_tile + b * (epilogue + wave_stores * output)
+                return max(fixed + sum(v ** soft for v in looped_terms) ** (1.0 / soft), chain), bound
             shared = [v for k, v in terms.items() if k != "latency" or b >= 2]
             return max(sum(v ** soft for v in shared) ** (1.0 / soft), chain), bound
         return terms[bound], bound
