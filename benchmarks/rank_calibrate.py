@@ -872,7 +872,8 @@ def check_chain(doc: dict) -> dict:
 def check_short_k(docs: list[dict], model: int = 15) -> dict:
     """`model` on the unmasked `waves` rows of --facts-of files (--kinds waves: the `waves` run's K 1,024
     and 2,048, the `swaves` run's 256 and 512), launched 4 or 16 waves deep: the mean log error (measured
-    over predicted) by K and programs an SM. Positive: the GPU took longer than the model says."""
+    over predicted) by K and programs an SM (positive: the GPU took longer than the model says), and per
+    shape what a 16-wave launch pays a wave beyond its iterations, on the GPU and in the model."""
     import math
 
     from irscope.rank import estimate
@@ -882,6 +883,7 @@ def check_short_k(docs: list[dict], model: int = 15) -> dict:
 
     h200 = CHIPS["h200"]
     groups: dict = {}
+    per_wave: dict = {}  # (shape): {K: (GPU us a wave, model us a wave)} at 16 waves
     for doc in docs:
         for r in doc["rows"]:
             q = r.get("params", {})
@@ -893,8 +895,18 @@ def check_short_k(docs: list[dict], model: int = 15) -> dict:
             per_sm = q["programs_per_sm"]
             name = f"K={q['k']}, {per_sm} program{'s' if per_sm != 1 else ''}/SM"
             groups.setdefault((q["k"], per_sm), (name, []))[1].append(math.log(r["ms"] / ms))
-    return {name: {"rows": len(e), "mean_log_error": round(sum(e) / len(e), 4)}
-            for _, (name, e) in sorted(groups.items())}
+            if q["waves"] == 16:
+                shape = (per_sm, q["warps"], q["bm"], q["bn"], q["bk"], q["stages"])
+                per_wave.setdefault(shape, {})[q["k"]] = (r["ms"] * 1e3 / 16, ms * 1e3 / 16)
+    out = {name: {"rows": len(e), "mean_log_error": round(sum(e) / len(e), 4)}
+           for _, (name, e) in sorted(groups.items())}
+    # What a wave pays beyond its iterations: the intercept of its time, a straight line through K 256
+    # and 512 (16 waves deep), on the GPU and in the model
+    out["fixed_us_a_wave"] = {
+        f"w{w}.s{st}.{bm}x{bn}x{bk}, {b}/SM": {"gpu": round(2 * t[256][0] - t[512][0], 2),
+                                               "model": round(2 * t[256][1] - t[512][1], 2)}
+        for (b, w, bm, bn, bk, st), t in sorted(per_wave.items()) if 256 in t and 512 in t}
+    return out
 
 
 def strided_outputs(run: dict) -> dict:
@@ -1246,8 +1258,8 @@ def main() -> int:
     ap.add_argument("--fit-lockstep", nargs="*", metavar="FACTS.json",
                     help="print model 16's figure from OUT.json's and these --facts-of files' matrix loops")
     ap.add_argument("--check-short-k", nargs="*", metavar="FACTS.json",
-                    help="print model 15's mean error on OUT.json's and these --facts-of files' waves rows by K and "
-                         "programs an SM")
+                    help="print models 15's and 16's mean error on OUT.json's and these --facts-of files' waves rows "
+                         "by K and programs an SM, and what a wave pays beyond its iterations")
     ap.add_argument("--strided", action="store_true",
                     help="print OUT.json's (a waves,swaves,cwaves run) strided over contiguous output times")
     ap.add_argument("--check-waves", nargs="*", metavar="CLOCKS.json",
@@ -1282,7 +1294,8 @@ def main() -> int:
         print(json.dumps(fit_lockstep(_read_docs([args.out, *args.fit_lockstep]))))
         return 0
     if args.check_short_k is not None:
-        print(json.dumps(check_short_k(_read_docs([args.out, *args.check_short_k])), indent=1))
+        docs = _read_docs([args.out, *args.check_short_k])
+        print(json.dumps({f"model {m}": check_short_k(docs, m) for m in (15, 16)}, indent=1))
         return 0
     if args.strided:
         print(json.dumps(strided_outputs(_read_docs([args.out])[0]), indent=1))
