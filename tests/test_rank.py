@@ -1119,6 +1119,15 @@ def test_model_16s_fraction_is_what_fit_lockstep_derives_and_it_changes_only_equ
     row15, row16 = fifteen["matmul"]["M=8192,N=8192,K=512"], sixteen["matmul"]["M=8192,N=8192,K=512"]
     two, one = (f"matmul/default.w{w}.s3.BLOCK_M=128.BLOCK_N={n}.BLOCK_K=64/sm_90a" for w, n in ((4, 128), (8, 256)))
     assert row15[two] < row15[one] and row16[two] > row16[one]  # the H200: 158.6 and 148.3 us
+    # the reason says what each wave pays beside its iterations, only under model 16
+    config = {c["facts"]["label"]: c for c in facts["spaces"]["matmul"]["configs"]}
+    for label, model, said in ((one, 16, "us of fill and epilogue beside its iterations"),
+                               (two, 16, "of fill and epilogues beside its iterations (its 2 programs start and "
+                                         "end together)"), (one, 15, None)):
+        f = Facts.from_dict(config[label]["facts"])
+        plan = problem_at(library.load_kernel("matmul"), "M=8192,N=8192,K=512", f.constexprs, sms=H200.sms)
+        reason = estimate(f, plan, H200, model).reason
+        assert (said in reason) if said else ("fill and epilogue" not in reason), reason
     assert H200_cli_default() == 15  # the default changes only after a held-out run bears model 16 out
 
 

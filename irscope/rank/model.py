@@ -332,6 +332,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
 
     soft = measured.soft_p if model >= 8 and loop.dot_flops > 0 and measured.soft_p else None
 
+    def wave_fixed(b: int) -> float:
+        # Model 16: what a wave of b programs in lockstep pays beside its iterations (its fill, their
+        # epilogues, `wave_stores` of their output's stores)
+        output = straight.store_bytes / measured.epilogue_bytes_clk if measured.epilogue_bytes_clk else 0.0
+        return first_tile + b * (epilogue + (wave_stores or 0.0) * output)
+
     def wave(b: int) -> tuple[float, str]:
         terms = {k: b * v for k, v in demand.items()}
         terms["latency"] = chain
@@ -351,9 +357,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                 # beyond the iterations, at one program an SM and at two alike: rank_calibrate.py
                 # --check-short-k; the fraction is --fit-lockstep's.)
                 looped_terms = [b * v for v in looped_demand.values()]
-                output = straight.store_bytes / measured.epilogue_bytes_clk if measured.epilogue_bytes_clk else 0.0
-                fixed = first_tile + b * (epilogue + wave_stores * output)
-                return max(fixed + sum(v ** soft for v in looped_terms) ** (1.0 / soft), chain), bound
+                return max(wave_fixed(b) + sum(v ** soft for v in looped_terms) ** (1.0 / soft), chain), bound
             shared = [v for k, v in terms.items() if k != "latency" or b >= 2]
             return max(sum(v ** soft for v in shared) ** (1.0 / soft), chain), bound
         return terms[bound], bound
@@ -399,6 +403,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     if soft:
         b = blocks if waves > 1 else per_sm_last  # the fullest wave the launch has
         combined, largest = wave(b)[0], max(max(b * v for v in demand.values()), chain)
+        if looped_demand is not None:
+            looped_terms = [b * v for v in looped_demand.values()]
+            combined, largest = sum(v ** soft for v in looped_terms) ** (1.0 / soft), max(looped_terms)
+            together = f" (its {b} programs start and end together)" if b > 1 else ""
+            reason += (f"; each wave: {wave_fixed(b) / (chip.clock_ghz * 1e3):.1f} us of fill and "
+                       f"epilogue{'s' if b > 1 else ''} beside its iterations{together}")
         if combined > 1.03 * largest:
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
