@@ -40,7 +40,11 @@ copies counted once (model 12 counted the pipeliner's prologue twice), refitted.
 with a kernel without matrix products' own work floored at the clocks its SASS stalls each warp (the
 control bits ptxas writes in every instruction, read from the cubin: controls.py) plus a few at each wait
 on a scoreboard, where model 11 took one clock an instruction: a warp that no other warps hide waits on
-its own results (Proton's PC sampling saw the persistent softmax's 2-warp programs do so).
+its own results (Proton's PC sampling saw the persistent softmax's 2-warp programs do so). Model 15 is
+model 14 with a warpgroup that repeats its wgmma down M at a fraction of the measured rate. Model 16 is
+model 15 with a loop that multiplies run in lockstep waves: a wave's programs start and end together,
+so each wave pays their fill and epilogues (and part of their output's stores) beside the p-norm of its
+iterations' demands, except where the programs' loops differ in length (ragged_loop).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
