@@ -1168,6 +1168,30 @@ def test_short_k_launches_the_calibration_timed_after_model_15_run_longer_than_i
     assert all(0.97 <= v <= 1.04 for k, v in strided.items() if k.endswith("K=512"))
 
 
+def test_the_matmuls_parts_do_not_explain_its_narrow_tiles_lag():
+    """The `rank_matmul_parts.py` run: what docs/rank.md ("The matmul's parts at short K") says of it. The
+    tutorial kernel's narrow tiles run behind its 128x256 ones with every part of it and without any
+    (grouping, K masks, modulo offsets, masked store), at every size timed; the summary is of the raw
+    timings, every output checked before it was timed (no row carries an error)."""
+    spec = importlib.util.spec_from_file_location("rank_matmul_parts", ROOT / "benchmarks" / "rank_matmul_parts.py")
+    parts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(parts)
+    doc = json.loads((EVAL / "matmul-parts-h200.json").read_text())
+    assert doc["versions"]["gpu"] == "NVIDIA H200" and not [r for r in doc["rows"] if "error" in r]
+    assert len(doc["rows"]) == 4 * 10 * 7 and all(len(r["times_ms"]) == 2 for r in doc["rows"])
+    table = parts.summary(doc)
+    assert set(table) == {"8192x8192x512", "4096x4096x1024", "4096x4096x512", "8192x8192x2048"}
+    short = table["8192x8192x512"]
+    assert short["w4 s4 64x128x64"] == {"reference": 1.243, "full": 1.275, "no_group": 1.311, "no_mask_k": 1.263,
+                                        "no_mod": 1.227, "no_mask_c": 1.226, "bare": 1.285}
+    assert short["w8 s4 128x128x32"]["bare"] == 1.102 and short["w4 s4 64x256x32"]["no_group"] == 1.218
+    for size, tiles in table.items():
+        # the narrowest tiles lag by a fifth or more in every variant, at every size
+        assert all(v > 1.2 for name in ("w4 s4 64x128x64", "w4 s4 128x64x64") for v in tiles[name].values()), size
+    # the same code twice: `reference` (kernels/matmul.py) and `full` within 4% of each other
+    assert all(abs(v["full"] / v["reference"] - 1) < 0.04 for tiles in table.values() for v in tiles.values())
+
+
 def test_model_15s_fraction_is_what_fit_reps_derives_and_it_changes_only_repeated_wgmma():
     """Model 15 is model 14 with a warpgroup that repeats its wgmma down M at chips.py's
     `mma_reps_fraction` of the measured rate; --fit-reps picks that figure on the 153 matrix loops of our
