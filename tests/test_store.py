@@ -162,6 +162,21 @@ def test_a_symlink_out_of_the_folder_is_refused_and_one_inside_is_not(tmp_path, 
         load_snapshot(snap)
 
 
+def test_a_folder_that_is_no_snapshot_is_said_to_be_none_even_with_a_link_out_of_it(tmp_path):
+    """A wrong path (a home folder, /etc) is "not a snapshot", not "hostile" for a link it holds; once a
+    name makes it look like one (a stage file), its links out are refused as before."""
+    (tmp_path / "secret").write_text("secret")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.txt").write_text("x")
+    (folder / "localtime").symlink_to(tmp_path / "secret")
+    with pytest.raises(SnapshotError, match="is not a snapshot"):
+        load_snapshot(folder)
+    (folder / "k.ttir").write_text("module {}\n")
+    with pytest.raises(SnapshotError, match="localtime points outside the snapshot folder"):
+        load_snapshot(folder)
+
+
 def test_a_stage_whose_bytes_differ_from_the_recorded_hash_is_refused_and_listed(tmp_path, compiled):
     snap = _copy(compiled, tmp_path / "s")
     with open(snap / "add_kernel.ttgir", "a") as f:

@@ -181,18 +181,27 @@ def load_snapshot(path: Path | str) -> Snapshot:
         names = sorted(os.listdir(path))
     except OSError as e:
         raise SnapshotError(f"cannot list '{path}': {e.strerror}", "check its permissions") from None
-    _refuse_links_out(path, names)
-    if META_FILE in names:
-        return _load_irscope(path)
     # Triton's metadata is <kernel>.json; irscope's own files (results, analysis cache) are not it.
     triton_meta = [path / n for n in sorted(names) if n.endswith(".json") and not n.startswith(("__grp__", "."))
                    and n not in ("runs.json", "verify.json", "golden.json", "layouts.json", "launches.json")]
+    staged = any(Path(n).suffix[1:] in TEXT_STAGES for n in names)
+    if META_FILE not in names and not triton_meta and not staged:
+        # by its names alone: a folder that is no snapshot of any kind (a wrong path) is said to be so, not
+        # called hostile for a link it holds
+        raise _not_a_snapshot(path)
+    _refuse_links_out(path, names)
+    if META_FILE in names:
+        return _load_irscope(path)
     if triton_meta:
         return _load_triton_cache(path, triton_meta[0])
     if _dump_stem(path, names) is not None:
         return _load_dump(path)
-    raise SnapshotError(f"'{path}' is not a snapshot", "a snapshot folder holds irscope.json (irscope compile), "
-                        "or a Triton cache entry's <kernel>.json and stage files")
+    raise _not_a_snapshot(path)
+
+
+def _not_a_snapshot(path: Path) -> SnapshotError:
+    return SnapshotError(f"'{path}' is not a snapshot", "a snapshot folder holds irscope.json (irscope compile), "
+                         "or a Triton cache entry's <kernel>.json and stage files")
 
 
 def _refuse_links_out(path: Path, names: list[str]) -> None:
