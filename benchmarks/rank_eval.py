@@ -6,6 +6,7 @@
     python benchmarks/rank_eval.py sizes                        # models 9-13's held-out sizes added to facts.json
     python benchmarks/rank_eval.py table                        # docs/rank.md's table
     python benchmarks/rank_eval.py errors                       # each model's median error
+    python benchmarks/rank_eval.py topn [MODEL...]              # how many of the predicted top configs to time
     python benchmarks/rank_eval.py noise RERUN.json...          # -> docs/rank/noise.json: run-to-run orders
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
@@ -260,6 +261,39 @@ def median_error(preds: dict, meas: dict) -> tuple[int, float]:
     return len(errs), statistics.median(errs)
 
 
+TOP_N = (1, 2, 3, 5, 8, 10, 15, 20)
+BIG_SPACE = 24  # configs timed at a row: the softmax spaces of 5 and 6 configs are smaller
+
+
+def top_n(preds: dict, meas: dict) -> dict:
+    """How many of the predicted fastest configs a user has to time: per row (space and size), the least N
+    whose best measured time is within 3% (and 1%) of the measured best, and over the rows, how many of
+    them timing the predicted top N brings within 3% and 1% for N in TOP_N."""
+    rows: dict = {}
+    for kernel, sizes in meas.items():
+        for size, m in sizes.items():
+            p = preds.get(kernel, {}).get(size, {})
+            both = [c for c, v in p.items() if v is not None and m.get(c) is not None]
+            if len(both) < 2:
+                continue
+            best = min(m[c] for c in both)
+            need, fastest = {}, float("inf")
+            for i, c in enumerate(sorted(both, key=lambda c: (p[c], c)), 1):
+                fastest = min(fastest, m[c])
+                for pct in (3, 1):
+                    if pct not in need and fastest <= best * (1 + pct / 100):
+                        need[pct] = i
+            rows.setdefault(kernel, {})[size] = {"configs": len(both), "within_3pct": need[3], "within_1pct": need[1]}
+    flat = [r for sizes in rows.values() for r in sizes.values()]
+    big = [r for r in flat if r["configs"] >= BIG_SPACE]  # where timing the top N is a real saving
+
+    def counts(of: list) -> dict:
+        return {str(n): {"within_3pct": sum(r["within_3pct"] <= n for r in of),
+                         "within_1pct": sum(r["within_1pct"] <= n for r in of)} for n in TOP_N}
+
+    return {"rows": len(flat), "top_n": counts(flat), "big_rows": len(big), "big_top_n": counts(big), "by_row": rows}
+
+
 def noise(facts_doc: dict, first: dict, second: dict, model: int | None = None) -> dict:
     """Per space and size timed twice: Spearman between the two runs' times (over the configs both ran),
     and the model's Spearman against each; and how many rows reach 0.8 each way."""
@@ -406,6 +440,24 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["table"]:
         print(markdown(json.loads((DOCS / "evaluation.json").read_text())))
+        return 0
+    if argv[:1] == ["topn"]:
+        # how many of the predicted fastest configs to time (`irscope rank --top N`, `--emit-configs`)
+        facts = json.loads((DOCS / "facts.json").read_text())
+        meas = measured(json.loads((DOCS / "measured.json").read_text()))
+        models = [int(a) for a in argv[1:]] or [15, 16]
+        for m in models:
+            doc = top_n(predictions(facts, m), meas)
+            print(f"model {m}, {doc['rows']} rows: timing the predicted top N finds a config within 3% / 1% "
+                  f"of the measured best at")
+            print(f"  (and at the {doc['big_rows']} rows of {BIG_SPACE} configs or more)")
+            for n, c in doc["top_n"].items():
+                b = doc["big_top_n"][n]
+                print(f"  N = {n:>2}: {c['within_3pct']:3d} / {c['within_1pct']:3d} rows"
+                      f"   ({b['within_3pct']:3d} / {b['within_1pct']:3d})")
+            worst = sorted(((r["within_3pct"], k, s) for k, sizes in doc["by_row"].items()
+                            for s, r in sizes.items()), reverse=True)[:3]
+            print("  the most N needed for 3%: " + ", ".join(f"{k} at {s} ({n})" for n, k, s in worst))
         return 0
     if argv[:1] == ["errors"]:
         facts = json.loads((DOCS / "facts.json").read_text())

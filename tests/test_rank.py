@@ -1168,6 +1168,28 @@ def test_short_k_launches_the_calibration_timed_after_model_15_run_longer_than_i
     assert all(0.97 <= v <= 1.04 for k, v in strided.items() if k.endswith("K=512"))
 
 
+def test_how_many_to_time_is_what_the_committed_timings_say():
+    """docs/rank.md's "How many to time": timing model 15's predicted top N, recomputed from the committed
+    facts and timings. A ranking that put the best configs anywhere would need far more of the space."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval as ev
+    facts = json.loads((EVAL / "facts.json").read_text())
+    meas = ev.measured(json.loads((EVAL / "measured.json").read_text()))
+    doc = ev.top_n(ev.predictions(facts, 15), meas)
+    assert doc["rows"] == 129 and doc["big_rows"] == 100
+    got = {n: (doc["top_n"][n]["within_3pct"], doc["big_top_n"][n]["within_3pct"],
+               doc["top_n"][n]["within_1pct"], doc["big_top_n"][n]["within_1pct"]) for n in ("1", "5", "10", "15")}
+    assert got == {"1": (71, 43, 44, 17), "5": (126, 97, 114, 85), "10": (128, 99, 126, 97), "15": (129, 100, 128, 99)}
+    assert doc["by_row"]["add"]["n=10485760"] == {"configs": 66, "within_3pct": 11, "within_1pct": 26}
+    # reversed, the same ranking needs most of the space (the figures are the model's, not the space's)
+    worst = ev.top_n({k: {s: {c: (-v if v is not None else None) for c, v in p.items()} for s, p in sizes.items()}
+                      for k, sizes in ev.predictions(facts, 15).items()}, meas)
+    assert worst["top_n"]["10"]["within_3pct"] < 40
+    sixteen = ev.top_n(ev.predictions(facts, 16), meas)["top_n"]["10"]
+    assert (sixteen["within_3pct"], sixteen["within_1pct"]) == (128, 126)
+
+
 def test_the_matmuls_parts_do_not_explain_its_narrow_tiles_lag():
     """The `rank_matmul_parts.py` run: what docs/rank.md ("The matmul's parts at short K") says of it. The
     tutorial kernel's narrow tiles run behind its 128x256 ones with every part of it and without any
