@@ -11,6 +11,7 @@ moves between runs, and `--retime`'s do_bench times check the autotuner's.
     python benchmarks/rank_autotune_eval.py [--json docs/rank/autotune.json]
     python benchmarks/rank_autotune_eval.py --rankings docs/rank/autotune/model15 --only flaggems \
         [--json docs/rank/autotune-model15.json]   # FlagGems ranked again by model 15, the same timings
+    python benchmarks/rank_autotune_eval.py --top-n [--rankings DIR --only flaggems]   # how many to time
 """
 from __future__ import annotations
 
@@ -124,6 +125,22 @@ def score(stem: str, model: int | None = None, rankings: Path | None = None) -> 
             "versions": first["versions"], "gpu": first["gpu"]["name"], **({"model": model} if model else {})}
 
 
+def top_n(rankings: Path | None = None, only: str = "") -> dict:
+    """rank_eval.py's `top_n` over these rows (their rankings against the autotuner's first timing pass):
+    how many of the predicted fastest configs a user of the library has to time."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from rank_eval import top_n as count
+
+    preds, meas = {}, {}
+    for _, stem in ROWS:
+        path = (rankings or DATA) / f"ranking-{stem}.json"
+        if not stem.startswith(only) or not path.is_file():
+            continue
+        predicted, measured = joined(json.loads(path.read_text()), json.loads((DATA / f"timings-{stem}.json").read_text()))
+        preds[stem], meas[stem] = {"": predicted}, {"": measured}
+    return count(preds, meas)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write the figures here")
@@ -132,7 +149,16 @@ def main(argv=None) -> int:
     ap.add_argument("--rankings", type=Path, help="score the ranking-STEM.json files of this folder (a later "
                                                    "model's rankings of the same programs) against the same timings")
     ap.add_argument("--only", default="", help="score only the rows whose stem starts with this")
+    ap.add_argument("--top-n", action="store_true", help="how many of each ranking's top configs to time instead")
     args = ap.parse_args(argv)
+    if args.top_n:
+        doc = top_n(args.rankings, args.only)
+        print(f"{doc['rows']} rows: timing the predicted top N finds a config within 3% / 1% of the autotuner's best at")
+        for n, c in doc["top_n"].items():
+            print(f"  N = {n:>2}: {c['within_3pct']} / {c['within_1pct']} rows")
+        for stem, r in doc["by_row"].items():
+            print(f"  {stem}: {r['']['configs']} configs, N = {r['']['within_3pct']} for 3%, {r['']['within_1pct']} for 1%")
+        return 0
     out = {}
     print("| kernel and size | configs timed (refused at launch) | Spearman (2nd pass) | best in top-1 / top-5 "
           "| predicted top-1 slower | best of top-5 slower | GPU run to run |")

@@ -1188,6 +1188,16 @@ def test_how_many_to_time_is_what_the_committed_timings_say():
     assert worst["top_n"]["10"]["within_3pct"] < 40
     sixteen = ev.top_n(ev.predictions(facts, 16), meas)["top_n"]["10"]
     assert (sixteen["within_3pct"], sixteen["within_1pct"]) == (128, 126)
+    # the third-party rows: their committed rankings against each library's own autotuner
+    spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
+    at = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(at)
+    third = at.top_n()
+    assert third["rows"] == 9 and {n: third["top_n"][n]["within_1pct"] for n in ("1", "3", "8")} == \
+        {"1": 0, "3": 7, "8": 9}
+    flaggems = at.top_n(EVAL / "autotune" / "model15", "flaggems")
+    assert flaggems["rows"] == 6 and flaggems["top_n"]["2"]["within_3pct"] == 6 and \
+        flaggems["top_n"]["8"]["within_1pct"] == 6
 
 
 def test_the_matmuls_parts_do_not_explain_its_narrow_tiles_lag():
