@@ -1200,6 +1200,26 @@ def test_how_many_to_time_is_what_the_committed_timings_say():
         flaggems["top_n"]["8"]["within_1pct"] == 6
 
 
+def test_models_15_and_16_still_make_the_predictions_frozen_for_the_top_n_check():
+    """docs/rank/predictions-heldout17.json: models 15 and 16's predictions at HELDOUT_17's sizes, frozen
+    before those sizes were timed; the committed facts and models still make them."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    frozen = json.loads((EVAL / "predictions-heldout17.json").read_text())
+    facts = json.loads((EVAL / "facts.json").read_text())
+    for model in (15, 16):
+        today = rank_eval.predictions(facts, model)
+        want = frozen[f"model {model}"]
+        assert set(want) == set(rank_eval.HELDOUT_17) and all(set(want[k]) == set(s) for k, s in rank_eval.HELDOUT_17.items())
+        for kernel, sizes in want.items():
+            for size, preds in sizes.items():
+                assert len(preds) == {"matmul": 216, "add": 66}[kernel]
+                for label, ms in preds.items():
+                    assert (ms is None) == (today[kernel][size][label] is None), label
+                    assert ms is None or math.isclose(ms, today[kernel][size][label], rel_tol=1e-9), label
+
+
 def test_the_matmuls_parts_do_not_explain_its_narrow_tiles_lag():
     """The `rank_matmul_parts.py` run: what docs/rank.md ("The matmul's parts at short K") says of it. The
     tutorial kernel's narrow tiles run behind its 128x256 ones with every part of it and without any
