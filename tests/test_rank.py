@@ -1178,7 +1178,8 @@ def test_how_many_to_time_is_what_the_committed_timings_say():
     every = ev.measured(json.loads((EVAL / "measured.json").read_text()))
     # the rows timed before the section was written: all but the top-N check's own (HELDOUT_17)
     meas = {k: {s: m for s, m in sizes.items() if s not in ev.HELDOUT_17.get(k, ())} for k, sizes in every.items()}
-    doc = ev.top_n(ev.predictions(facts, 15), meas)
+    fifteen = ev.predictions(facts, 15)
+    doc = ev.top_n(fifteen, meas)
     assert doc["rows"] == 129 and doc["big_rows"] == 100
     got = {n: (doc["top_n"][n]["within_3pct"], doc["big_top_n"][n]["within_3pct"],
                doc["top_n"][n]["within_1pct"], doc["big_top_n"][n]["within_1pct"]) for n in ("1", "5", "10", "15")}
@@ -1186,7 +1187,7 @@ def test_how_many_to_time_is_what_the_committed_timings_say():
     assert doc["by_row"]["add"]["n=10485760"] == {"configs": 66, "within_3pct": 11, "within_1pct": 26}
     # reversed, the same ranking needs most of the space (the figures are the model's, not the space's)
     worst = ev.top_n({k: {s: {c: (-v if v is not None else None) for c, v in p.items()} for s, p in sizes.items()}
-                      for k, sizes in ev.predictions(facts, 15).items()}, meas)
+                      for k, sizes in fifteen.items()}, meas)
     assert worst["top_n"]["10"]["within_3pct"] < 40
     sixteen = ev.top_n(ev.predictions(facts, 16), meas)["top_n"]["10"]
     assert (sixteen["within_3pct"], sixteen["within_1pct"]) == (128, 126)
