@@ -6,7 +6,7 @@
     python benchmarks/rank_eval.py sizes                        # models 9-13's held-out sizes added to facts.json
     python benchmarks/rank_eval.py table                        # docs/rank.md's table
     python benchmarks/rank_eval.py errors                       # each model's median error
-    python benchmarks/rank_eval.py topn [MODEL...]              # how many of the predicted top configs to time
+    python benchmarks/rank_eval.py topn [MODEL...] [--before-heldout17 | --heldout17]  # how many top configs to time
     python benchmarks/rank_eval.py noise RERUN.json...          # -> docs/rank/noise.json: run-to-run orders
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
@@ -453,7 +453,12 @@ def main(argv: list[str]) -> int:
         # how many of the predicted fastest configs to time (`irscope rank --top N`, `--emit-configs`)
         facts = json.loads((DOCS / "facts.json").read_text())
         meas = measured(json.loads((DOCS / "measured.json").read_text()))
-        models = [int(a) for a in argv[1:]] or [15, 16]
+        # --before-heldout17: the rows the published figures were read off; --heldout17: the rows that checked them
+        late = {k: set(sizes) for k, sizes in HELDOUT_17.items()}
+        if "--before-heldout17" in argv or "--heldout17" in argv:
+            keep = "--heldout17" in argv
+            meas = {k: {s: m for s, m in sizes.items() if (s in late.get(k, ())) == keep} for k, sizes in meas.items()}
+        models = [int(a) for a in argv[1:] if not a.startswith("--")] or [15, 16]
         for m in models:
             doc = top_n(predictions(facts, m), meas)
             print(f"model {m}, {doc['rows']} rows: timing the predicted top N finds a config within 3% / 1% "
