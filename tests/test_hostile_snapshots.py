@@ -383,3 +383,30 @@ def test_run_snapshot_without_a_gpu_hints_a_command_that_works(tmp_path):
     assert "drop --interpret" not in err
     code, out, err = world.cli("run", "add", "--interpret", "--size", "small")
     assert code == 0 and "PASS" in out, err
+
+
+# -- irscope explain SNAPSHOT never imports what a snapshot records -----------------------------------
+
+@pytest.mark.parametrize("kernel", ["evil.py:add_kernel", "EVIL_ABS", "inside.py:add_kernel", "inside.py",
+                                    "../../../../../evil.py"])
+def test_explain_snapshot_never_imports_a_kernel_file_the_snapshot_names(tmp_path, kernel):
+    """`irscope explain SNAPSHOT` starts its what-ifs from the built-in kernel the snapshot names. A
+    path-like `kernel` (a file beside the folder, inside it, or up from it) is refused with exit 2 and
+    never imported, from the folder's parent and from inside the folder."""
+    world = World(tmp_path)
+    (world.bad / "inside.py").write_text(EVIL)
+    world.meta["kernel"] = str(tmp_path / "evil.py") + ":add_kernel" if kernel == "EVIL_ABS" else kernel
+    world.write_meta()
+    for cwd in (tmp_path, world.bad):
+        out, err = StringIO(), StringIO()
+        here = os.getcwd()
+        os.chdir(cwd)
+        try:
+            code = main(["--color", "never", "explain", str(world.bad), "--budget", "1", "--out",
+                         str(tmp_path / "whatifs")], out=out, err=err)
+        finally:
+            os.chdir(here)
+        assert code == 2 and err.getvalue().count("irscope: error:") == 1, (code, err.getvalue())
+        assert "not of a built-in kernel" in err.getvalue() and "Traceback" not in err.getvalue()
+        assert not (tmp_path / "EXECUTED").exists() and not (world.bad / "EXECUTED").exists()
+        assert not (tmp_path / "whatifs").exists()  # refused before any what-if compiled

@@ -177,7 +177,7 @@ def _cpu_hint(snapshots) -> str:
     """What does work without a GPU: checking the snapshot's kernel (not its cubin) in the interpreter."""
     from ..errors import IrscopeError
     from ..store.snapshot import load_snapshot
-    from ..gpu.session import builtin_name
+    from ..spec.library import builtin_name
 
     kernel = "KERNEL"
     try:

@@ -113,7 +113,7 @@ def _builtin_kernel(snap) -> str:
                             "read its decisions only with --budget 0, or explain the kernel: "
                             "irscope explain KERNEL --target T")
     try:
-        library.load_kernel(name)
+        library.load_builtin(name)  # never load_kernel: a path-like name would import the file it names
     except IrscopeError:
         raise UsageError(f"{snap.label} is a compile of {snap.meta.get('source_file') or 'a file'}, not of a "
                          "built-in kernel: its what-ifs need the kernel named on the command line",

@@ -6,7 +6,6 @@ torch and Triton are imported inside functions.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -93,11 +92,8 @@ def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
             return ref, spec
     hint = (f"name the kernel's file yourself, as in the compile: irscope run FILE.py:{snap.fn_name} "
             f"--snapshot {snap.path}")
-    if not builtin_name(snap.kernel):
-        raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
-                         "imports the source file a snapshot records", hint)
     try:
-        spec = library.load_kernel(snap.kernel)
+        spec = library.load_builtin(snap.kernel)
     except UsageError:
         raise UsageError(f"{snap.path} holds kernel '{snap.kernel}', which is not a built-in; irscope never "
                          "imports the source file a snapshot records", hint) from None
@@ -105,12 +101,6 @@ def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
         raise UsageError(f"{snap.path} holds function '{snap.fn_name}', but the built-in kernel '{snap.kernel}' is "
                          f"'{spec.fn_name}'", hint)
     return spec.name, spec
-
-
-def builtin_name(name: str) -> bool:
-    """Whether `name` can only mean a built-in kernel (`matmul`, `blur.row`), never a file to import."""
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name) is not None \
-        and not name.endswith(".py")
 
 
 def gpu_record(ceilings, target) -> dict:

@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -118,6 +119,21 @@ def load_kernel(ref: str) -> KernelSpec:
     if ref.endswith(".py") or os.sep in ref:
         return _user_kernel(Path(ref), None)
     return _builtin_kernel(ref)
+
+
+def builtin_name(name: str) -> bool:
+    """Whether `name` can only mean a built-in kernel (`matmul`, `blur.row`), never a file to import."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name) is not None \
+        and not name.endswith(".py")
+
+
+def load_builtin(name: str) -> KernelSpec:
+    """The built-in kernel `name`, for a name read from untrusted input (a snapshot folder's irscope.json):
+    never a file, since importing a file runs it. UsageError if `name` is not a built-in's."""
+    if not builtin_name(name):
+        raise UsageError(f"'{name}' is not a built-in kernel's name, and irscope never imports a file a "
+                         "snapshot names", "name the kernel's file on the command line: FILE.py:KERNEL")
+    return _builtin_kernel(name)
 
 
 def config_choices(ref: str, config: str | None) -> list[str | None]:
