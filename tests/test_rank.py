@@ -1319,3 +1319,26 @@ def test_a_correction_learned_on_other_kernels_ranks_worse_than_the_model_alone(
              and "all" in v}
     assert len(tried) == len(learned.TRAINED_ON) * len(learned.LAMBDAS)
     assert max(tried.values()) < alone, tried
+
+
+def test_rank_without_torch_says_so_before_compiling_anything(tmp_path):
+    """A workload plans its launch with torch's meta tensors: without torch, rank stops at once with an install
+    hint (exit 5), not after compiling the whole space with an internal error."""
+    import os
+    import subprocess
+    import sys
+    program = ("import sys\n"
+               "class NoTorch:  # `import torch` fails as it does where torch is not installed\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name == 'torch' or name.startswith('torch.'):\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, NoTorch())\n"
+               "from irscope.cli import main\n"
+               "sys.exit(main(['rank', 'add', '--target', 'sm_90a', '--size', 'small', '--out', 'snaps']))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 5, done.stderr
+    assert "irscope rank needs torch" in done.stderr and "pip install torch" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 2
+    assert not (tmp_path / "snaps").exists()  # nothing was compiled

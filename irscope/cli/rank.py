@@ -140,6 +140,8 @@ def run(args, ui) -> int:
         for size in args.size or ():  # a bad size is a usage error before anything compiles
             workload.parse_size(size, workload.bench_size if workload.bench_size in workload.sizes
                                 else next(iter(workload.sizes)))
+        from ..spec.problem import require_torch
+        require_torch()  # planning the launch needs it: found after the compiles, it would waste them
     emit = Path(args.emit_configs) if args.emit_configs else None
     if emit is not None:  # so is a file that cannot be written: found after the compiles, it would waste them
         _check_emit_path(emit)

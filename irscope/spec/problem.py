@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..errors import UsageError
+from ..errors import EnvironmentProblem, UsageError
 from .workload import MODELLED_SMS, KernelCall, Workload, params_for
 
 
@@ -44,10 +44,25 @@ class Problem:
                 **({"loop": dict(self.loop)} if self.loop is not None else {})}
 
 
+def require_torch() -> None:
+    """Raise EnvironmentProblem unless torch can be imported: a workload's `build` makes torch tensors, so
+    planning its launch needs torch (a check the CLI makes before it compiles anything)."""
+    import importlib.util
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a torch in sys.modules that is None or has no spec
+        found = False
+    if not found:
+        raise EnvironmentProblem("irscope rank needs torch to plan a workload's launch at a size (its build and "
+                                 "launch run on torch's meta device), and torch is not installed",
+                                 "install it: pip install 'irscope[test]' (or pip install torch)")
+
+
 def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None = None, *,
                sms: int = 1) -> Problem:
     """Plan `spec`'s launch at `size_text` (a preset or K=V,...) with `constexprs` over its default config;
     `sms` is what `sm_count()` answers for persistent grids."""
+    require_torch()
     import torch
 
     workload = spec.workload
