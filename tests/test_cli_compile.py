@@ -267,3 +267,29 @@ os._exit(0)
         time.sleep(0.05)
     time.sleep(0.1)
     assert flag.read_text() == "True"
+
+
+@pytest.mark.parametrize("name", ["../../victim", "/tmp/abs", "a/b", "..", ".", ".hidden", ""])
+def test_a_name_that_is_not_one_folder_name_is_a_usage_error_and_writes_nothing(cli, tmp_path, name):
+    """--name is the variant's folder under --out: a name that would leave it (or hide it) is refused
+    before anything compiles (it wrote to, and wiped, a folder two levels above --out)."""
+    code, out, err = cli("compile", "add", "--target", "sm_80", "--name", name, "--out", "snaps")
+    assert code == 2 and "Traceback" not in err and err.count("irscope: error:") == 1, err
+    assert "is not a folder name" in err and "irscope: hint: use a plain name" in err
+    assert not (tmp_path / "snaps").exists() and not (tmp_path.parent / "victim").exists()
+
+
+def test_compiling_again_keeps_the_gpu_records_and_refuses_to_drop_a_users_file(cli, tmp_path):
+    """A recompile into the same folder carries runs.json and verify.json over while the cubin is the same,
+    and refuses, naming it, a file irscope did not write there (compile replaced the whole folder)."""
+    assert cli("compile", "add", "--target", "sm_80", "--out", "snaps")[0] == 0
+    snap = tmp_path / "snaps" / "add" / "default" / "sm_80"
+    (snap / "runs.json").write_text("[]\n")
+    (snap / "verify.json").write_text("[]\n")
+    code, out, err = cli("compile", "add", "--target", "sm_80", "--out", "snaps")
+    assert code == 0, err
+    assert (snap / "runs.json").read_text() == "[]\n" and (snap / "verify.json").exists()
+    (snap / "notes.txt").write_text("mine")
+    code, out, err = cli("compile", "add", "--target", "sm_80", "--out", "snaps")
+    assert code == 2 and "notes.txt (not written by irscope)" in err and err.count("irscope: error:") == 1, err
+    assert (snap / "notes.txt").read_text() == "mine" and (snap / "runs.json").exists()

@@ -16,11 +16,41 @@ from irscope.store.folder import check_writable, write_folder
 
 def test_write_folder_creates_then_replaces_whole(tmp_path):
     dest = tmp_path / "k" / "v" / "sm_90a"
-    write_folder(dest, {"a.txt": "one", "logs/b.log": b"two"})
-    assert (dest / "a.txt").read_text() == "one" and (dest / "logs" / "b.log").read_bytes() == b"two"
-    write_folder(dest, {"c.txt": "three"})
-    assert sorted(p.name for p in dest.iterdir()) == ["c.txt"]
+    write_folder(dest, {"k.ptx": "one", "logs/b.log": b"two", "irscope.json": "{}"})
+    assert (dest / "k.ptx").read_text() == "one" and (dest / "logs" / "b.log").read_bytes() == b"two"
+    write_folder(dest, {"k.ttgir": "three", "irscope.json": "{}"})  # an earlier compile's stages and logs go
+    assert sorted(p.name for p in dest.iterdir()) == ["irscope.json", "k.ttgir"]
     assert [p.name for p in dest.parent.iterdir()] == ["sm_90a"]  # no temporary or old folders left
+
+
+def _snapshot_files(cubin: bytes) -> dict:
+    return {"k.ptx": "ptx", "k.cubin": cubin, "k.json": "{}", "source.py": "", "irscope.json": "{}"}
+
+
+def test_a_rewrite_keeps_the_gpu_records_of_an_unchanged_binary(tmp_path):
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF same"))
+    (dest / "runs.json").write_text('[{"recorded": "then"}]')
+    (dest / "verify.json").write_text("[]")
+    (dest / ".irscope-analysis.json").write_text("{}")  # a cache: made again on demand
+    write_folder(dest, {**_snapshot_files(b"\x7fELF same"), "k.ptx": "ptx, line info changed"})
+    assert (dest / "runs.json").read_text() == '[{"recorded": "then"}]' and (dest / "verify.json").exists()
+    assert (dest / "k.ptx").read_text() == "ptx, line info changed" and not (dest / ".irscope-analysis.json").exists()
+
+
+@pytest.mark.parametrize("extra", ["runs.json", "verify.json", "notes.txt", "mine/plot.png"])
+def test_a_rewrite_that_would_lose_a_record_or_a_users_file_is_refused_and_writes_nothing(tmp_path, extra):
+    """GPU records of a binary the compile changes, or a file irscope never writes there: refused, naming
+    the file, and the folder is left as it was."""
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF old"))
+    (dest / extra).parent.mkdir(exist_ok=True)
+    (dest / extra).write_text("keep me")
+    with pytest.raises(UsageError, match=re.escape(extra)) as e:
+        write_folder(dest, _snapshot_files(b"\x7fELF new"))
+    assert "would lose" in e.value.message
+    assert (dest / extra).read_text() == "keep me" and (dest / "k.cubin").read_bytes() == b"\x7fELF old"
+    assert [p.name for p in dest.parent.iterdir()] == ["sm_90a"]
 
 
 def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
@@ -33,7 +63,7 @@ def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        write_folder(dest, Exploding())
+        write_folder(dest, Exploding({"a.txt": "new"}))
     assert (dest / "a.txt").read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["snap"]
 
@@ -64,7 +94,7 @@ def test_killing_a_writer_at_random_moments_never_leaves_a_mixed_folder(tmp_path
             assert len(contents) == 1 and len(list(dest.iterdir())) == 400, f"mixed folder after kill {attempt}"
     visible = [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")]
     assert visible == ["snap"]
-    write_folder(dest, {"x": "y"})  # the next write sweeps the dead writers' hidden leftovers
+    write_folder(dest, {f"f{i:04d}.txt": "z" for i in range(400)})  # the next write sweeps the dead writers' leftovers
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]
 
 

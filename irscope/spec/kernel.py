@@ -168,6 +168,12 @@ class CompileOptions:
     # Not part of the variant name: the compiled code is the same, so it lands in the same folder.
     passes: str = ""
 
+    def __post_init__(self) -> None:
+        # The name becomes one folder under --out (kernel/NAME/target): never a path that leaves it, whether
+        # typed on the command line or read from a snapshot's recorded request.
+        if self.name is not None:
+            check_variant_name(self.name)
+
     def with_(self, **changes) -> "CompileOptions":
         return replace(self, **changes)
 
@@ -402,6 +408,14 @@ def parse_int_list(text: str, what: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise UsageError(f"bad {what} '{text}'", f"give positive integers, comma-separated: {what} 2,4,8")
     return values
+
+
+def check_variant_name(name: str) -> None:
+    """A variant's folder name (`--name`) is one plain folder name: not empty, not `.` or `..`, no slash."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name or \
+            name != name.strip() or any(ord(c) < 32 for c in name) or name.startswith("."):
+        raise UsageError(f"--name {name!r} is not a folder name: the variant is one folder under --out",
+                         "use a plain name such as --name my-variant (no slashes, not starting with a dot)")
 
 
 def variant_name(spec: KernelSpec, opts: CompileOptions) -> str:

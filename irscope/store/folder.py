@@ -30,15 +30,19 @@ def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     """Write a folder of files all at once: build it beside `dest`, then swap it in with one rename.
 
     A crash, a kill or Ctrl-C leaves either the old folder or the new one, never a mix; a half-built
-    folder stays hidden (a dot name) and is swept up by the next write into the same parent.
+    folder stays hidden (a dot name) and is swept up by the next write into the same parent. Replacing a
+    folder loses nothing: its GPU records move to the new folder while its binary stays the same, and a
+    file the new folder would drop otherwise (a record of a changed binary, a file irscope did not write)
+    is refused before anything is written (UsageError).
     """
     dest = Path(dest)
+    carried = _carried(dest, files)
     dest.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale(dest.parent)
     tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
-        for name, data in files.items():
+        for name, data in [*files.items(), *carried.items()]:
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(data, str):
@@ -57,6 +61,55 @@ def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+# What a snapshot folder holds beside its compile's files: GPU records of its binary (irscope run, verify),
+# and caches that are made again on demand.
+RECORDS = ("runs.json", "verify.json")
+CACHES = (".irscope-analysis.json", "layouts.json")
+BINARIES = (".cubin", ".hsaco")
+STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".sass", ".amdgcn", ".hsaco", ".json", ".py")
+MADE_DIRS = ("logs", "passes")
+
+
+def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
+    """The files of the folder at `dest` that its replacement by `files` must keep: its GPU records, when
+    the binary they were measured on is the same byte for byte. Anything else the replacement would lose
+    (those records over a changed binary, a file irscope never writes there) is refused, naming it."""
+    if not dest.is_dir() or dest.is_symlink():
+        return {}
+    old = [p for p in sorted(dest.rglob("*")) if p.is_file() or p.is_symlink()]
+    names = {p.relative_to(dest).as_posix(): p for p in old}
+    stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES[:-2]}
+    binaries = [n for n in files if Path(n).suffix in BINARIES]
+    same_binary = bool(binaries) and all(
+        n in names and not names[n].is_symlink() and names[n].read_bytes() == _bytes(files[n]) for n in binaries)
+    carried, lost = {}, []
+    for name, path in names.items():
+        top = name.split("/", 1)[0]
+        if name in files or name in CACHES or top in MADE_DIRS and "/" in name:
+            continue
+        if name in RECORDS and not path.is_symlink():
+            if same_binary:
+                carried[name] = path.read_bytes()
+            else:
+                lost.append(f"{name} (GPU records of the binary this compile changes)")
+        elif "/" not in name and not path.is_symlink() and (
+                Path(name).suffix in STAGE_SUFFIXES[:-2] or name == "irscope.json" or name == "source.py"
+                or Path(name).suffix == ".json" and Path(name).stem in stems):
+            continue  # a stage of an earlier compile into the same folder: irscope's own
+        else:
+            lost.append(f"{name} (not written by irscope)")
+    if lost:
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        raise UsageError(f"'{dest}' holds {', '.join(lost[:3])}{more}; compiling into it again would lose "
+                         f"{'it' if len(lost) == 1 else 'them'}",
+                         "move those files out of the folder (or the folder aside), or compile into another --out")
+    return carried
+
+
+def _bytes(data: bytes | str) -> bytes:
+    return data.encode() if isinstance(data, str) else data
 
 
 def _exchange(a: Path, b: Path) -> bool:
