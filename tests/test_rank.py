@@ -1342,3 +1342,22 @@ def test_rank_without_torch_says_so_before_compiling_anything(tmp_path):
     assert "irscope rank needs torch" in done.stderr and "pip install torch" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 2
     assert not (tmp_path / "snaps").exists()  # nothing was compiled
+
+
+def test_rank_refuses_a_size_too_large_to_plan_before_compiling_anything(cli, tmp_path):
+    code, _, err = cli("rank", "add", "--target", "sm_90a", "--size", "n=99999999999999999999999", "--out", "snaps")
+    assert code == 2 and "size n=99999999999999999999999 is too large" in err and "give smaller" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 2
+    assert not (tmp_path / "snaps").exists()
+
+
+def test_rank_refuses_a_size_past_the_integer_type_the_space_compiled_an_argument_as(cli, tmp_path):
+    """add's n_elements is compiled as i32 from its typical value: 2^32 elements would wrap. The hint's
+    `arg.n_elements` compiles it as i64, and that space ranks the size."""
+    code, _, err = cli("rank", "add", "--target", "sm_90a", "--size", "n=4294967296", "--out", "snaps")
+    assert code == 2 and "takes n_elements as i32" in err and "n_elements=4294967296" in err
+    assert "`arg.n_elements: 4294967296`" in err and "Traceback" not in err and len(err.splitlines()) == 2
+    (tmp_path / "big.yaml").write_text("kernels: [add]\ntargets: [sm_90a]\nset:\n  arg.n_elements: 4294967296\n"
+                                       "grid:\n  BLOCK_SIZE: [1024]\n")
+    code, stdout, err = cli("rank", "big.yaml", "--size", "n=4294967296", "--out", "snaps")
+    assert code == 0 and "at n=4294967296: 1 configs ranked" in stdout, err

@@ -76,6 +76,15 @@ def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None
     try:
         x = workload.build(size, torch.Generator(), "meta")
         calls = [c for c in workload.launch(x, size, params) if c.kernel == spec.name]
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
+        # torch's sizes are 64-bit: a dimension past them, or a tensor of more than 2^63 bytes, cannot be made
+        # even on the meta device. Anything else is the workload's own failure, and is raised as it is.
+        if "overflow" not in str(e).lower():
+            raise
+        what = name if "=" in name else f"{name} ({','.join(f'{k}={v}' for k, v in size.items())})"
+        raise UsageError(f"size {what} is too large for torch to plan the workload's tensors: "
+                         f"{str(e).splitlines()[0].strip()}",
+                         "give smaller dimensions (torch's sizes are 64-bit, in elements and in bytes)") from None
     finally:
         MODELLED_SMS.reset(token)
     if not calls:
@@ -83,3 +92,4 @@ def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None
     call: KernelCall = calls[0]
     return Problem(spec.name, name, size, tuple(call.grid), float(workload.flops(size)), float(workload.bytes(size)),
                    call)
+
