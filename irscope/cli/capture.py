@@ -7,12 +7,15 @@ traceback and exit code are its own, and irscope's exit code is the program's wh
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import CompileError, UsageError
+from ..errors import CompileError, EnvironmentProblem, ExitCode, IrscopeError, UsageError
 from ..render.terminal import ProgressLine
 from .options import positive_int, positive_seconds
 
@@ -68,6 +71,11 @@ def run(args: argparse.Namespace, ui) -> int:
         from ..targets import get_target
         emulate = get_target(args.emulate)
         device_properties(emulate)  # refuses a target it cannot stand for, before the program starts
+        if importlib.util.find_spec("torch") is None:
+            raise EnvironmentProblem(f"--as {emulate.name} emulates a GPU through torch.cuda, and torch is not "
+                                     f"installed in {sys.executable}",
+                                     "pip install torch (its CPU build is enough), or capture without --as; "
+                                     "nothing ran")
     out = ensure_root(Path(args.out) if args.out else default_out())
     out.mkdir(parents=True, exist_ok=True)  # the child writes its launch file into it
     final = out / "launches.json"
@@ -75,25 +83,29 @@ def run(args: argparse.Namespace, ui) -> int:
     mode = "interpret" if args.execute else "auto"
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+    if getattr(args, "debug", False):
+        env["IRSCOPE_DEBUG"] = "1"  # the child prints the traceback of a set-up that failed
     child = [sys.executable, "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
              targets[0].name, "--mode", mode, *(["--as", emulate.name] if emulate else []), "--", *program]
     try:
         code = subprocess.call(child, env=env)
     except KeyboardInterrupt:
         code = 130
-    not_started = raw.with_name(raw.name + ".not-started")
-    if not_started.is_file():
-        why = not_started.read_text()
-        not_started.unlink(missing_ok=True)
-        raise UsageError(f"{why} (irscope capture -- {' '.join(program)})",
-                         "nothing ran and the last capture's launches.json is kept; check the module's name "
-                         "and that the program runs with plain python")
+    signal_name = None
+    if code < 0:  # killed by a signal: the status a shell gives, 128 + N
+        signal_name = _signal_name(-code)
+        code = 128 - code
+    _refuse_what_did_not_start(raw, program)
     if not raw.is_file():
-        raise UsageError(f"the program ended (exit code {code}) before irscope could write what it captured",
-                         "it was killed or called os._exit; nothing was recorded") if code else \
-            UsageError("the program exited with code 0 but irscope could not write what it captured",
-                       "a program that ends with os._exit() skips the exit that writes the launch file: end it with "
-                       "sys.exit() or by returning (if it does neither, this is an irscope bug: please report it)")
+        if not code:
+            raise UsageError("the program exited with code 0 but irscope could not write what it captured",
+                             "a program that ends with os._exit() skips the exit that writes the launch file: end "
+                             "it with sys.exit() or by returning (if it does neither, this is an irscope bug: "
+                             "please report it)")
+        how = f"was killed by {signal_name}" if signal_name else f"ended with exit code {code} (os._exit or a kill)"
+        ui.warn(f"the program {how} before irscope could write what it captured: nothing was recorded"
+                + (f" and the last capture's {final} is kept" if final.exists() else ""))
+        return code
     try:
         data = read_launches(raw)
         write_launches(final, data)
@@ -119,6 +131,50 @@ def run(args: argparse.Namespace, ui) -> int:
     if failed:
         raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
     return 0
+
+
+def _refuse_what_did_not_start(raw: Path, program: list[str]) -> None:
+    """Raise what the child said when nothing of the program ran: the program could not be started
+    (`.not-started`), or irscope's own set-up failed first (`.boot-failed`). The last launch file stays."""
+    command = f"irscope capture -- {' '.join(program)}"
+    not_started = raw.with_name(raw.name + ".not-started")
+    if not_started.is_file():
+        why = not_started.read_text()
+        not_started.unlink(missing_ok=True)
+        raise UsageError(f"{why} ({command})",
+                         "nothing ran and the last capture's launches.json is kept; check the module's name "
+                         "and that the program runs with plain python")
+    failed = raw.with_name(raw.name + ".boot-failed")
+    if not failed.is_file():
+        return
+    try:
+        said = json.loads(failed.read_text())
+    except ValueError:
+        said = {}
+    finally:
+        failed.unlink(missing_ok=True)
+    error = str(said.get("error") or "no reason given")
+    if said.get("missing"):
+        raise EnvironmentProblem(f"irscope capture needs the module '{said['missing']}', which {sys.executable} "
+                                 f"cannot import ({error})",
+                                 f"pip install {said['missing']} into this Python; nothing ran and the last "
+                                 "capture's launches.json is kept")
+    if said.get("exit_code"):
+        e = IrscopeError(error, said.get("hint"))
+        e.exit_code = ExitCode(said["exit_code"])
+        raise e
+    e = IrscopeError(f"irscope capture failed to set up before the program started: {error}",
+                     "this is a bug in irscope (nothing ran and the last capture's launches.json is kept); rerun "
+                     "with --debug for the traceback and report it")
+    e.exit_code = ExitCode.INTERNAL
+    raise e
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=300.0, line_info=None) -> int:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib.machinery
 import importlib.util
+import json
 import os
 import runpy
 import shutil
 import sys
+import traceback
 
 
 # Variables whose names say they hold a credential stay out of the launch file, which is meant to be shared.
@@ -127,9 +129,8 @@ def _run_program(program: list[str]) -> None:
     runpy.run_path(path, run_name="__main__")
 
 
-def main(argv: list[str] | None = None) -> None:
-    args, program = _parse(list(sys.argv[1:] if argv is None else argv))
-    environ_before = dict(os.environ)
+def _hook_triton(args: argparse.Namespace):
+    """The Recorder for this run, with Triton hooked (and torch.cuda emulated under --as)."""
     mode = args.mode
     if mode == "auto":
         mode = "record" if args.emulate else ("gpu" if _has_gpu() else "record")
@@ -147,6 +148,32 @@ def main(argv: list[str] | None = None) -> None:
         from .capture_emulate import emulate
         recorder.emulation = emulate(target, executed=mode == "interpret")
     capture.install(recorder)
+    return recorder
+
+
+def _boot_failed(launches: str, error: Exception) -> None:
+    """Tell the parent that irscope's own set-up failed before the program started: a package it needs
+    is missing (`missing`), or a bug (`error`). It reports that as one error and keeps the last capture."""
+    if os.environ.get("IRSCOPE_DEBUG"):
+        traceback.print_exc()
+    from ..errors import IrscopeError
+
+    said = {"missing": error.name if isinstance(error, ModuleNotFoundError) else None,
+            "error": f"{type(error).__name__}: {error}"}
+    if isinstance(error, IrscopeError):  # the parent checks the same things first; said as it is
+        said.update(error=error.message, hint=error.hint, exit_code=int(error.exit_code))
+    with open(f"{launches}.boot-failed", "w") as f:
+        json.dump(said, f)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, program = _parse(list(sys.argv[1:] if argv is None else argv))
+    environ_before = dict(os.environ)
+    try:
+        recorder = _hook_triton(args)
+    except Exception as e:  # noqa: BLE001 - nothing of the program ran: said to the parent, not a traceback
+        _boot_failed(args.launches, e)
+        raise SystemExit(2) from None
     code: int | None = 0
     started = True
     try:

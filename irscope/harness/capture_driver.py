@@ -32,8 +32,8 @@ class _FakeUtils:
 
 def fake_driver(target, properties: dict | None = None):
     """A DriverBase for `target` (a triton GPUTarget) that never auto-selects itself; `properties` are
-    what its utils report of the device (default: an H100-class part)."""
-    import torch
+    what its utils report of the device (default: an H100-class part). torch is imported only by the
+    methods that hand the runtime a torch object, so a program that never uses torch captures without it."""
     from triton.backends.driver import DriverBase
 
     class FakeDriver(DriverBase):
@@ -53,6 +53,7 @@ def fake_driver(target, properties: dict | None = None):
             return self.target
 
         def get_active_torch_device(self):
+            import torch
             return torch.device("cpu")
 
         def get_benchmarker(self):
@@ -72,9 +73,11 @@ def fake_driver(target, properties: dict | None = None):
             return divmod(arch, 10) if isinstance(arch, int) else (0, 0)
 
         def get_device_interface(self):
+            import torch
             return _DeviceInterface(torch.cpu)
 
         def get_empty_cache_for_benchmark(self):
+            import torch
             return torch.empty(0)
 
         def clear_cache(self, cache):

@@ -1,0 +1,73 @@
+"""`irscope capture` given what it cannot capture: a program that never uses torch, a run that launches
+nothing, a program that is not Python, a program killed by a signal. Each keeps the last capture's
+launches.json, says so in one line, and exits with the program's code (or 2 before anything runs)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+# A real capture's launch file (Liger-Kernel on an H200): "the last capture" the runs below must not lose.
+GOOD = Path(__file__).resolve().parent.parent / "docs" / "examples" / "capture" / "liger-h200-launches.json"
+
+
+@pytest.fixture
+def last_capture(tmp_path) -> Path:
+    (tmp_path / "snaps").mkdir()
+    last = tmp_path / "snaps" / "launches.json"
+    shutil.copyfile(GOOD, last)
+    return last
+
+
+def _lines(err: str, kind: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith(f"irscope: {kind}: ")]
+
+
+@pytest.fixture
+def without_torch(tmp_path, monkeypatch) -> None:
+    """The captured program's Python cannot import torch, as in an environment without it (a
+    sitecustomize in the child's PYTHONPATH blocks it; Triton itself copes, irscope must too)."""
+    (tmp_path / "blocker").mkdir()
+    (tmp_path / "blocker" / "sitecustomize.py").write_text("import sys\nsys.modules['torch'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "blocker"))
+
+
+def test_a_program_that_never_uses_torch_is_captured_without_torch(cli, tmp_path, capfd, without_torch):
+    # irscope's fake driver imported torch at start-up: a traceback from capture_boot, a hint blaming
+    # os._exit, and exit 2.
+    (tmp_path / "hello.py").write_text("print('hello')\n")
+    code, out, err = cli("capture", "--out", "snaps", "--", "python", "hello.py")
+    child = capfd.readouterr()
+    assert code == 0, err + child.err
+    assert child.out == "hello\n" and "Traceback" not in child.err
+    assert "0 specialisations of 0 kernels" in out  # nothing before: an empty capture is written
+    assert (tmp_path / "snaps" / "launches.json").is_file()
+
+
+def test_emulating_a_gpu_without_torch_is_one_error_that_names_it_and_keeps_the_last_capture(
+        cli, last_capture, capfd, without_torch):
+    # torch is there for irscope but not for the program's Python: the child finds out, runs nothing, says so.
+    before = last_capture.read_bytes()
+    code, out, err = cli("capture", "--as", "sm_90a", "--out", "snaps", "--", "python", "-c", "print('ran')")
+    child = capfd.readouterr()
+    assert code == 5, err + child.err
+    [error], [hint] = _lines(err, "error"), _lines(err, "hint")
+    assert "needs the module 'torch'" in error and "pip install torch" in hint
+    assert "ran" not in child.out and "Traceback" not in child.err
+    assert last_capture.read_bytes() == before
+    assert [p.name for p in last_capture.parent.iterdir()] == ["launches.json"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_program_killed_by_a_signal_keeps_the_last_launch_file_and_exits_as_a_shell_says(cli, last_capture):
+    before = last_capture.read_bytes()
+    code, out, err = cli("capture", "--out", "snaps", "--", "python", "-c",
+                         "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert code == 128 + signal.SIGKILL, err
+    [warning] = _lines(err, "warning")
+    assert "killed by SIGKILL" in warning and "is kept" in warning and not _lines(err, "error")
+    assert last_capture.read_bytes() == before
