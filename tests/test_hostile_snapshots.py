@@ -410,3 +410,22 @@ def test_explain_snapshot_never_imports_a_kernel_file_the_snapshot_names(tmp_pat
         assert "not of a built-in kernel" in err.getvalue() and "Traceback" not in err.getvalue()
         assert not (tmp_path / "EXECUTED").exists() and not (world.bad / "EXECUTED").exists()
         assert not (tmp_path / "whatifs").exists()  # refused before any what-if compiled
+
+
+# -- a file larger than any compile writes is refused before it is read -------------------------------
+
+@pytest.mark.parametrize("name,size", [("add_kernel.ptx", 600 << 20), ("irscope.json", 100 << 20),
+                                       ("runs.json", 100 << 20)])
+def test_a_file_larger_than_any_compile_writes_is_refused_before_it_is_read(tmp_path, name, size):
+    """A 3 GiB stage file took 3.1 GB of memory to refuse (a 2 GiB irscope.json, 4.2 GB): a sparse file of
+    that size is now refused from its size alone, exit 4 and one line naming it."""
+    world = World(tmp_path)
+    (world.bad / name).touch()
+    os.truncate(world.bad / name, size)  # sparse: no disk, no memory
+    readers = [("show", str(world.bad))]  # the summary reads every one of them
+    if name != "runs.json":  # the GPU records only the summary reads
+        readers += [("show", str(world.bad), "--stage", "ptx"), ("stats", str(world.bad))]
+    for argv in readers:
+        code, out, err = world.cli(*argv)
+        assert "Traceback" not in err and err.count("irscope: error:") == 1, (argv, err)
+        assert code == 4 and f"{name} is {size >> 20} MiB, more than irscope reads" in err, (argv, code, err)

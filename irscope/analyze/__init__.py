@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..ir.resources import Resources
 from ..ir.stages import STAGES
+from ..store.schema import MAX_JSON_BYTES
 from ..store.snapshot import GOLDEN_MARKER, Snapshot
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
@@ -169,6 +170,8 @@ def _triton_metadata(snapshot: Snapshot) -> dict:
         return snapshot.meta["triton_metadata"]
     path = snapshot.path / f"{snapshot.fn_name}.json"
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return {}  # no compile writes one this large: read as none (the loader refused links out)
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
@@ -200,6 +203,8 @@ class _Cache:
         self.dirty = False
         if self.writable:
             try:
+                if self.path.stat().st_size > MAX_JSON_BYTES:
+                    raise ValueError("too large to be irscope's cache")  # read as no cache; rewritten below
                 data = json.loads(self.path.read_text())
                 if data.get("version") == ANALYZER_VERSION:
                     self.entries = data.get("stages", {})

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
-from .schema import ANY, BOOL, INT, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, map_of, obj, opt, validate
+from .schema import (ANY, BOOL, INT, MAX_JSON_BYTES, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, map_of,
+                     obj, opt, validate)
 
 RUNS_FILE = "runs.json"
 VERIFY_FILE = "verify.json"
@@ -62,7 +63,7 @@ _SCHEMAS = {RUNS_FILE: RUN_SCHEMA, VERIFY_FILE: VERIFY_SCHEMA}
 def _read(path: Path, root: Path | None = None) -> list[dict]:
     if not (path.is_file() or path.is_symlink()):
         return []
-    real = inside(root, path, path.name) if root is not None else path
+    real = inside(root, path, path.name, MAX_JSON_BYTES) if root is not None else path
     try:
         data = json.loads(real.read_text())
     except (OSError, ValueError) as e:

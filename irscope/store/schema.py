@@ -151,9 +151,16 @@ def validate(value: object, schema: Check, source: Path, hint: str | None = None
                             "is in docs/snapshot-format.md)") from None
 
 
+# The largest file irscope reads from a snapshot folder: a stage or log (the largest real ones, a big
+# kernel's LLVM IR or a pass timeline's module, are tens of MB) and a JSON file, whose parse takes several
+# times its size in memory. Beyond them a folder is damaged or hostile, and reading it could exhaust memory.
+MAX_FILE_BYTES = 512 << 20
+MAX_JSON_BYTES = 64 << 20
+
+
 def read_json(path: Path, schema: Check, root: Path, what: str):
     """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
-    real = inside(root, path, what)
+    real = inside(root, path, what, MAX_JSON_BYTES)
     try:
         data = json.loads(real.read_text())
     except (OSError, ValueError) as e:
@@ -162,10 +169,12 @@ def read_json(path: Path, schema: Check, root: Path, what: str):
     return data
 
 
-def inside(root: Path, path: Path, what: str) -> Path:
-    """`path` with its links resolved, refused unless it lies inside the snapshot folder `root`.
+def inside(root: Path, path: Path, what: str, limit: int = MAX_FILE_BYTES) -> Path:
+    """`path` with its links resolved, refused unless it lies inside the snapshot folder `root` and, if it
+    is a file, holds at most `limit` bytes.
 
-    A snapshot folder is untrusted input: no field and no symlink in it may make irscope read elsewhere.
+    A snapshot folder is untrusted input: no field and no symlink in it may make irscope read elsewhere, and
+    no file in it may make irscope read more than any compile writes.
     """
     base = Path(root).resolve()
     try:
@@ -175,6 +184,14 @@ def inside(root: Path, path: Path, what: str) -> Path:
     if real != base and base not in real.parents:
         raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
                             "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
+    try:
+        size = real.stat().st_size if real.is_file() else 0
+    except OSError:
+        size = 0  # unreadable: the read that follows says so
+    if size > limit:
+        raise SnapshotError(f"{root}: {what} is {size / (1 << 20):,.0f} MiB, more than irscope reads from a snapshot "
+                            f"({limit >> 20} MiB)", "no compile writes a file this large; this folder is damaged or "
+                            "hostile")
     return real
 
 _BASES = list_of(list_of(INT))
