@@ -62,6 +62,18 @@ def test_emulating_a_gpu_without_torch_is_one_error_that_names_it_and_keeps_the_
     assert [p.name for p in last_capture.parent.iterdir()] == ["launches.json"]
 
 
+def test_a_run_that_launches_nothing_keeps_the_last_launch_file_and_exits_with_the_programs_code(
+        cli, last_capture):
+    before = last_capture.read_bytes()
+    code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", "-c", "import sys; sys.exit(7)")
+    assert code == 7, err
+    assert last_capture.read_bytes() == before
+    [warning] = _lines(err, "warning")
+    assert "launched no Triton kernel (it exited with code 7)" in warning and "is kept" in warning
+    assert not _lines(err, "error") and "captured" not in out
+    assert [p.name for p in last_capture.parent.iterdir()] == ["launches.json"]  # no child files left
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_program_killed_by_a_signal_keeps_the_last_launch_file_and_exits_as_a_shell_says(cli, last_capture):
     before = last_capture.read_bytes()

@@ -108,19 +108,27 @@ def run(args: argparse.Namespace, ui) -> int:
         return code
     try:
         data = read_launches(raw)
-        write_launches(final, data)
+        # A run that launched nothing does not replace an earlier capture (a typo'd argument, a program
+        # that failed at its start): the last launch file is kept and the user is told.
+        kept = not data["launches"] and (final.exists() or final.is_symlink())
+        if not kept:
+            write_launches(final, data)
     finally:
         raw.unlink(missing_ok=True)
-
     s = ui.style
-    kernels = {launch["kernel"] for launch in data["launches"]}
-    launches = sum(launch.get("count") or 0 for launch in data["launches"])
-    counted = f", {launches} launches" if any("count" in launch for launch in data["launches"]) else ""
-    emulated = " emulated" if data.get("emulation") else ""
-    ui.print(f"{s('captured', 'bold')}  {len(data['launches'])} specialisations of {len(kernels)} kernels{counted} "
-             f"({data.get('mode')} mode, for{emulated} {data['captured_for']['name']})  ->  {final}")
+    if not kept:
+        kernels = {launch["kernel"] for launch in data["launches"]}
+        launches = sum(launch.get("count") or 0 for launch in data["launches"])
+        counted = f", {launches} launches" if any("count" in launch for launch in data["launches"]) else ""
+        emulated = " emulated" if data.get("emulation") else ""
+        ui.print(f"{s('captured', 'bold')}  {len(data['launches'])} specialisations of {len(kernels)} kernels"
+                 f"{counted} ({data.get('mode')} mode, for{emulated} {data['captured_for']['name']})  ->  {final}")
     for item in data.get("skipped") or ():
         ui.warn(f"not recorded: {item.get('kernel', '?')} at {item.get('first_call') or '?'}: {item['reason']}")
+    if kept:
+        exited = f" (it exited with code {code})" if code else ""
+        ui.warn(f"the program launched no Triton kernel{exited}: the last capture's {final} is kept, not replaced")
+        return code
     if code:
         ui.warn(f"the program exited with code {code}; what it launched before that is in {final}")
     if args.no_compile or not data["launches"]:
