@@ -74,6 +74,49 @@ def test_a_run_that_launches_nothing_keeps_the_last_launch_file_and_exits_with_t
     assert [p.name for p in last_capture.parent.iterdir()] == ["launches.json"]  # no child files left
 
 
+@pytest.mark.parametrize("program, says", [
+    (["ls"], "'ls' is not a Python program: {ls} is a binary file"),
+    (["bash", "-c", "echo ran"], "'bash' is not a Python program: {bash} is a binary file"),
+    (["python", "{ls}"], "'{ls}' is not a Python program: it is a binary file"),
+    (["./job.sh"], "'./job.sh' is not a Python program: its #! line runs /bin/sh"),
+    (["python", "job.sh"], "'job.sh' is not a Python program: its #! line runs /bin/sh"),
+    (["job"], "'job' is not a Python program: the #! line of {bin}/job runs /bin/sh"),  # found on PATH
+])
+def test_a_program_that_is_not_python_is_a_usage_error_and_keeps_the_last_launch_file(
+        cli, tmp_path, last_capture, capfd, monkeypatch, program, says):
+    # They ran as Python scripts ("SyntaxError: null bytes") and emptied the last launch file.
+    if not (shutil.which("ls") and shutil.which("bash")):
+        pytest.skip("needs ls and bash on PATH")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for script in (tmp_path / "job.sh", bin_dir / "job"):
+        script.write_text("#!/bin/sh\necho ran\n")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    names = {"ls": shutil.which("ls"), "bash": shutil.which("bash"), "bin": str(bin_dir)}
+    before = last_capture.read_bytes()
+    code, out, err = cli("capture", "--out", "snaps", "--", *[a.format(**names) for a in program])
+    assert code == 2, err
+    [error], [hint] = _lines(err, "error"), _lines(err, "hint")
+    assert says.format(**names) in error and "Traceback" not in err
+    assert "runs Python programs: -- python prog.py" in hint and "-- -m module" in hint
+    assert last_capture.read_bytes() == before
+    assert "ran" not in capfd.readouterr().out  # refused before anything ran
+
+
+def test_a_python_script_without_py_is_run_by_its_shebang_or_by_python(cli, tmp_path, capfd, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tool").write_text("#!/usr/bin/env python3\nprint('tool ran')\n")
+    (bin_dir / "tool").chmod(0o755)
+    (tmp_path / "plain").write_text("print('plain ran')\n")  # no #! line: text, which python runs
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for program, printed in ((["tool"], "tool ran"), (["python", "plain"], "plain ran")):
+        code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", *program)
+        assert code == 0, err
+        assert capfd.readouterr().out.strip() == printed
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_program_killed_by_a_signal_keeps_the_last_launch_file_and_exits_as_a_shell_says(cli, last_capture):
     before = last_capture.read_bytes()

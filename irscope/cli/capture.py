@@ -20,6 +20,11 @@ from ..render.terminal import ProgressLine
 from .options import positive_int, positive_seconds
 
 
+# The forms of PROGRAM, said wherever one is refused (docs/capture.md, "What it runs").
+PROGRAM_FORMS = ("irscope capture runs Python programs: -- python prog.py ARGS, -- -m module ARGS, "
+                 "-- python -c CODE, or a Python console script on PATH (-- pytest ARGS)")
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("capture", help="run a program and record (and compile) every Triton launch it makes",
                        description="Run PROGRAM unchanged and record each distinct Triton launch once per "
@@ -61,9 +66,7 @@ def run(args: argparse.Namespace, ui) -> int:
     from ..harness.capture_boot import program_problem
     problem = program_problem(program)
     if problem:
-        raise UsageError(f"{problem} (irscope capture -- {' '.join(program)})",
-                         "after -- give a Python script, -m MODULE, -c CODE or a console script on PATH, "
-                         "e.g. irscope capture -- python my_model.py")
+        raise UsageError(f"{problem} (irscope capture -- {' '.join(program)})", PROGRAM_FORMS)
     targets = parse_targets(args.target or args.emulate or "sm_90a")
     emulate = None
     if args.emulate:

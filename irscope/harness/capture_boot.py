@@ -82,8 +82,37 @@ def program_problem(program: list[str]) -> str | None:
         return None
     if args[0].startswith("-"):
         return f"python option '{args[0]}' is not supported before the program"
-    if _script(args[0]) is None:
+    path = _script(args[0])
+    if path is None:
         return f"cannot find program '{args[0]}'"
+    return _not_python(args[0], path)
+
+
+def _not_python(name: str, path: str) -> str | None:
+    """Why the file `path` (which `name` found) is not a Python program, or None. Like `coverage run`,
+    capture runs a file as Python source, as python does; a file python would refuse before running a
+    line (a binary such as `ls` or `bash`, a script whose #! line names another interpreter) is refused
+    before anything runs. A folder or zip file runs its __main__.py, as python runs them."""
+    if os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "__main__.py")):
+            return f"can't find '__main__' module in '{name}'"
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError as e:
+        return f"cannot read program '{name}': {e.strerror or e}"
+    if head.startswith(b"PK\x03\x04"):  # a zip application (.pyz)
+        return None
+    where = "it" if name == path else path
+    if head.startswith(b"#!"):
+        line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+        if "python" not in line.lower():
+            whose = "its #! line" if name == path else f"the #! line of {path}"
+            return f"'{name}' is not a Python program: {whose} runs {line or 'nothing'}"
+        return None
+    if b"\0" in head:
+        return f"'{name}' is not a Python program: {where} is a binary file"
     return None
 
 
