@@ -1361,3 +1361,27 @@ def test_rank_refuses_a_size_past_the_integer_type_the_space_compiled_an_argumen
                                        "grid:\n  BLOCK_SIZE: [1024]\n")
     code, stdout, err = cli("rank", "big.yaml", "--size", "n=4294967296", "--out", "snaps")
     assert code == 0 and "at n=4294967296: 1 configs ranked" in stdout, err
+
+
+def test_rank_compiles_into_and_scores_from_the_sweep_files_out_as_sweep_does(cli, tmp_path, monkeypatch):
+    """`irscope sweep` compiles into the file's `out:`; rank --measured reads the runs recorded there, and an
+    explicit --out still wins over the file's."""
+    import shutil
+
+    from irscope.store import results
+    monkeypatch.delenv("IRSCOPE_OUT", raising=False)
+    (tmp_path / "space.yaml").write_text(MEASURED_SWEEP + "out: from-file\n")
+    code, _, err = cli("sweep", "space.yaml")
+    assert code == 0, err
+    records = {r["label"]: r for r in json.loads((EVAL / "irscope-run" / "add.n-16777216.json").read_text())}
+    folders = {load_snapshot(p.parent).label: p.parent for p in (tmp_path / "from-file").rglob("irscope.json")}
+    assert len(folders) == 6
+    shutil.copytree(tmp_path / "from-file", tmp_path / "other")  # the same snapshots, with no runs recorded
+    for label, folder in folders.items():
+        results.append(folder, "runs.json", records[label])
+    code, stdout, err = cli("rank", "space.yaml", "--size", "n=16777216", "--measured", "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["sizes"][0]["measured"]["timed"] == 6
+    assert not (tmp_path / "irscope-snapshots").exists()  # nothing compiled into the default root
+    code, _, err = cli("rank", "space.yaml", "--size", "n=16777216", "--measured", "--out", "other")
+    assert code == 2 and "no GPU time of these configs is recorded" in err and "(under other)" in err

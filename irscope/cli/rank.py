@@ -31,8 +31,10 @@ def add_parser(sub) -> None:
                    help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the H200's "
                         f"calibration (default {DEFAULT_MODEL})")
     p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
-    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
-    p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per core)")
+    p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: a sweep file's `out:`, else "
+                                                       "$IRSCOPE_OUT or ./irscope-snapshots)")
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
+                   help="compiles at once (default: a sweep file's `jobs:`, else one per core)")
     add_cluster_options(p)
     p.add_argument("--emit-configs", metavar="FILE.py",
                    help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune")
@@ -55,7 +57,7 @@ def _one_target(text: str) -> str:
 
 
 def _points(args):
-    """(sweep points, the constexprs the space varies)."""
+    """(sweep points, the constexprs the space varies, the target, the sweep file or None for a menu)."""
     from ..spec import library
     from ..sweep import SweepPoint, expand, load_sweep
     from ..sweep.file import options_for
@@ -74,14 +76,14 @@ def _points(args):
         tuned = {n for p in points for n, _ in p.axes if n not in ("num_warps", "num_stages", "config")}
         tuned |= {n for p in points if p.options.config for n in library.load_kernel(p.kernel).config(
             p.options.config).constexprs}
-        return points, tuned, target
+        return points, tuned, target, sweep
     if not args.target:
         raise UsageError("which target? a kernel's menu is ranked for one target", "pass --target, e.g. --target sm_90a")
     target = _one_target(args.target)
     spec = library.load_kernel(args.space)
     points = [SweepPoint(args.space, target, options_for({}, c.name, True)) for c in spec.configs]
     tuned = {n for c in spec.configs for n in c.constexprs}
-    return points, tuned, target
+    return points, tuned, target, None
 
 
 def run(args, ui) -> int:
@@ -96,7 +98,7 @@ def run(args, ui) -> int:
     from ..sweep import run_points
 
     from .rank_launches import captured_space, is_capture
-    captured = None
+    captured, sweep = None, None
     if is_capture(args.space):  # the flags are checked before a launch's source runs (compiling runs it)
         if args.size:
             raise UsageError("--size: a captured kernel is ranked at the size the program launched it with",
@@ -117,7 +119,7 @@ def run(args, ui) -> int:
                     "traffic is taken as what the programs load and store, which overstates a kernel that reuses "
                     "its tiles (a matmul); capture the program again for the shapes")
     else:
-        points, tuned, target = _points(args)
+        points, tuned, target, sweep = _points(args)
     chip = chip_for(target, args.gpu)
     kernels = sorted({p.kernel for p in points})
     if args.kernel and captured is None:
@@ -144,15 +146,20 @@ def run(args, ui) -> int:
     emit = Path(args.emit_configs) if args.emit_configs else None
     if emit is not None:  # so is a file that cannot be written: found after the compiles, it would waste them
         _check_emit_path(emit)
-    out = ensure_root(Path(args.out) if args.out else default_out())
+    # A sweep file's out:, jobs: and timeout: are honoured as `irscope sweep` honours them (the flags win), so
+    # both commands compile into, and read from, the same root.
+    out = ensure_root(Path(args.out) if args.out else (sweep.out if sweep and sweep.out else default_out()))
+    jobs = args.jobs if args.jobs is not None else (sweep.jobs if sweep else None)
+    timeout = {"timeout": sweep.timeout} if sweep else {}  # a menu takes run_points' default
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
         progress.update(f"checking the cache: {p.done}/{p.total}" if p.phase == "planning" else progress_text(p))
 
-    executor = open_executor(args, args.jobs)
+    executor = open_executor(args, jobs)
     try:
-        result = run_points(points, out, workers=args.jobs, on_progress=on_progress, executor=executor)
+        result = run_points(points, out, workers=jobs, on_progress=on_progress, executor=executor,
+                             **timeout)
     finally:
         progress.close()
         executor.close()
