@@ -6,11 +6,10 @@ the reader refuses bases that do not fit their shape or that would take long to 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import SnapshotError
+from .folder import replace_file
 from .schema import LAYOUTS_SCHEMA, inside, read_json
 
 LAYOUTS_FILE = "layouts.json"
@@ -58,13 +57,5 @@ def write_layouts(folder: Path, data: dict) -> Path:
     path = folder / LAYOUTS_FILE
     if path.is_symlink():
         inside(folder, path, LAYOUTS_FILE)
-    fd, tmp = tempfile.mkstemp(prefix=f".{LAYOUTS_FILE}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(folder, LAYOUTS_FILE, (json.dumps(data, indent=1) + "\n").encode())  # mode by the umask
     return path

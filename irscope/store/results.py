@@ -7,13 +7,12 @@ appended whole (written to a temporary file, then renamed over the old one). No 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
+from .folder import replace_file
 from .schema import (ANY, BOOL, INT, MAX_JSON_BYTES, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, map_of,
                      obj, opt, validate)
 
@@ -26,15 +25,8 @@ def append(folder: Path, name: str, record: dict) -> Path:
     path = Path(folder) / name
     records = _read(path)
     records.append({"recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record})
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(records, f, indent=1, default=str)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # (replace_file: the file's mode follows the umask, as the folder's other files do; mkstemp made it 0600)
+    replace_file(Path(folder), name, (json.dumps(records, indent=1, default=str) + "\n").encode())
     return path
 
 
