@@ -101,3 +101,19 @@ def test_an_unknown_command_is_named_with_the_closest_one(cli):
     assert code == 2 and "unknown command 'irscope comapre'" in err and "did you mean `irscope compare`?" in err
     code, out, err = cli("snapshot", "chek")
     assert code == 2 and "did you mean `irscope snapshot check`?" in err and "commands: check, update" in err
+
+
+def test_show_refuses_an_unknown_stage_and_stage_with_json_as_usage_and_hints_each_binarys_readable_stage(cli):
+    """`show --stage bogus` was exit 4 (diff's is 2), `--stage ptx --json` printed the record without a
+    word, and an AMD hsaco hinted `--stage sass (cubin)`, a stage AMD snapshots never have."""
+    from pathlib import Path
+    goldens = Path(__file__).resolve().parent.parent / "snapshots" / "add" / "default"
+    nvidia = next(p for p in sorted(goldens.iterdir()) if p.name.startswith("sm_"))
+    code, out, err = cli("show", nvidia, "--stage", "bogus")
+    assert code == 2 and "unknown stage 'bogus'" in err and "hint: stages: python, source" in err
+    code, out, err = cli("show", nvidia, "--stage", "ptx", "--json")
+    assert code == 2 and not out and "--json prints the snapshot's record, not a stage" in err
+    code, out, err = cli("show", nvidia, "--stage", "PTX")
+    assert code == 0 and ".target sm_" in out
+    code, out, err = cli("show", nvidia, "--stage", "cubin")
+    assert code == 4 and "hint: read its disassembly: --stage sass" in err

@@ -18,6 +18,14 @@ def run(args, ui) -> int:
     from ..errors import SnapshotError
     from ..store.snapshot import load_snapshot
 
+    from ..errors import UsageError
+    from ..ir.stages import STAGES
+
+    if args.stage and args.json:
+        raise UsageError("--json prints the snapshot's record, not a stage", "drop --stage, or --json to print "
+                         "the stage")
+    if args.stage and args.stage.lower() not in (*STAGES, "python"):
+        raise UsageError(f"unknown stage '{args.stage}'", f"stages: python, {', '.join(STAGES)}")
     snap = load_snapshot(args.snapshot)
     if args.json:
         ui.print(json.dumps(snap.meta, indent=1, default=str))
@@ -27,7 +35,9 @@ def run(args, ui) -> int:
         if stage == "python":
             text = snap.python_source()
             if text is None:
-                raise SnapshotError(f"{snap.label} keeps no Python source", "only irscope snapshots do")
+                raise SnapshotError(f"{snap.label} keeps no Python source",
+                                    f"{snap.path} has no source.py (irscope compile writes one)"
+                                    if snap.origin == "irscope" else "only irscope snapshots do (irscope compile)")
         elif stage == "sass" and "sass" not in snap.stage_files and "cubin" in snap.stage_files:
             from ..harness.tools import disassemble
             text = disassemble(snap.read_bytes("cubin"))

@@ -103,7 +103,8 @@ class Snapshot:
     def read(self, stage: str) -> str:
         """The text of a stage (binary stages are refused: read `sass` instead)."""
         if stage in ("cubin", "hsaco") and stage in self.stage_files:
-            raise SnapshotError(f"stage '{stage}' is a binary", "read its disassembly: --stage sass (cubin)")
+            raise SnapshotError(f"stage '{stage}' is a binary", "read its disassembly: --stage sass" if stage == "cubin"
+                                else "read its assembly: --stage amdgcn")
         text = self.read_bytes(stage).decode("utf-8", errors="replace")
         return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as read_text gave
 
