@@ -1,5 +1,6 @@
 """Small CLI behaviours: `kernels --json`, and the global options --color and --debug after the subcommand."""
 import json
+import os
 
 import pytest
 
@@ -117,3 +118,35 @@ def test_show_refuses_an_unknown_stage_and_stage_with_json_as_usage_and_hints_ea
     assert code == 0 and ".target sm_" in out
     code, out, err = cli("show", nvidia, "--stage", "cubin")
     assert code == 4 and "hint: read its disassembly: --stage sass" in err
+
+
+def test_small_mistakes_are_one_line_usage_errors(cli, tmp_path):
+    """Found by a review as a new user: each of these exited 0 saying nothing, or misled."""
+    from pathlib import Path
+    snap = Path(__file__).resolve().parent.parent / "snapshots" / "add" / "default" / "sm_80"
+    code, out, err = cli("diff", snap, snap, "-U", "-1")  # was accepted
+    assert code == 2 and "--context -1 is negative" in err
+    code, out, err = cli("stats", snap, "--only", "nomatch*")  # printed the resources only, exit 0
+    assert code == 2 and "no counter matches --only 'nomatch*'" in err and "sass.*" in err
+    assert cli("stats", snap, "--only", "sass.*")[0] == 0
+    (tmp_path / "afile").write_text("")
+    code, out, err = cli("report", snap, "-o", "afile/x.html")  # "File exists", after building the report
+    assert code == 2 and "'afile' is a file, not a folder" in err
+    (tmp_path / "launches.json").write_text('{"format": "irscope-launches", "version": 1, "kernels": {}, '
+                                            '"launches": []}')
+    code, out, err = cli("compile", "launches.json")  # exit 0, no output
+    assert code == 2 and "records no launches" in err and not out
+    (tmp_path / "launches.json").write_text('{"format": "irscope-launches", "version": 99}')
+    code, out, err = cli("compile", "launches.json")  # "field 'kernels' must be present"
+    assert code == 4 and "version 99; this irscope reads version 1" in err
+
+
+def test_a_report_is_written_with_the_umasks_mode(cli, tmp_path):
+    from pathlib import Path
+    snap = Path(__file__).resolve().parent.parent / "snapshots" / "add" / "default" / "sm_80"
+    old = os.umask(0o022)
+    try:
+        assert cli("report", snap, "-o", "r.html")[0] == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644  # mkstemp made it 0600

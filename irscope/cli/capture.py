@@ -195,6 +195,10 @@ def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=3
     from ..harness.launches import launch_points
 
     points, skipped = launch_points(path, targets, line_info=line_info)
+    if not points and not skipped:
+        from ..errors import UsageError
+        raise UsageError(f"{path} records no launches: nothing to compile",
+                         "capture a program that launches a Triton kernel: irscope capture -- python prog.py")
     for launch_id, target, why in skipped:
         ui.warn(f"not compiled: {launch_id} for {target}: {why}")
     progress = ProgressLine(ui.err)

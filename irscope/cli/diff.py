@@ -35,6 +35,9 @@ def run(args, ui) -> int:
     from ..errors import SnapshotError
     from ..store.snapshot import load_snapshot
 
+    if args.context < 0:
+        from ..errors import UsageError
+        raise UsageError(f"--context {args.context} is negative", "give the lines of context as 0 or more: -U 3")
     a, b = load_snapshot(args.a), load_snapshot(args.b)
     for snap in (a, b):
         # The diff trusts equal recorded hashes without reading the files: check first that they hold.

@@ -55,6 +55,10 @@ def run(args, ui) -> int:
     if Path(args.output).is_dir():  # checked before the report is built, which can take a while
         raise UsageError(f"-o {args.output} is a folder", f"give the file to write, e.g. -o "
                          f"{Path(args.output) / 'report.html'}")
+    above = next((q for q in Path(args.output).parents if q.exists() and not q.is_dir()), None)
+    if above is not None:  # also before building: mkdir's "File exists" named neither the file nor the fix
+        raise UsageError(f"-o {args.output}: '{above}' is a file, not a folder", "give -o a path whose folders are "
+                         "folders (or move that file aside)")
     snaps = _load(args.snapshots, "snapshot")
     compare = _load(args.compare, "--compare") if args.compare else (snaps if len(snaps) >= 2 else [])
     if args.compare and len(compare) < 2:

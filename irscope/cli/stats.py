@@ -41,6 +41,11 @@ def run(args, ui) -> int:
         raise SnapshotError("no readable snapshots in " + ", ".join(args.snapshots),
                             "every one found is damaged (see the warnings above); recompile them")
     patterns = split_patterns(args.only)
+    if patterns and not any(matches(k, patterns) for a in analyses for k in (*a.counters, *a.zero_keys)):
+        from ..errors import UsageError
+        some = sorted({k.split(".")[0] + ".*" for a in analyses for k in a.counters})
+        raise UsageError(f"no counter matches --only '{args.only}'",
+                         f"counters are named STAGE.NAME ({', '.join(some[:6])}); irscope stats SNAPSHOT lists them")
     if args.json:
         rows = [a.as_dict() for a in analyses]
         if patterns:

@@ -63,6 +63,12 @@ LAUNCHES_SCHEMA: Check = obj(
 
 def check_launches(data: Any, source: Path) -> dict:
     """`data` as a launch file, or SnapshotError naming the field that does not fit."""
+    version = data.get("version") if isinstance(data, dict) and data.get("format") == FORMAT else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        # before the schema: a later version may lay its fields out otherwise, and "field 'kernels' must be
+        # present" would not say that this irscope is the older one
+        raise SnapshotError(f"{source} is a launch file of version {version}; this irscope reads "
+                            f"version {VERSION}", "upgrade irscope, or capture again with this one")
     validate(data, LAUNCHES_SCHEMA, source, "capture it again with irscope capture (the format is in docs/capture.md)")
     if data["version"] > VERSION:
         raise SnapshotError(f"{source} is a launch file of version {data['version']}; this irscope reads "
