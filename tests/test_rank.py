@@ -1385,3 +1385,18 @@ def test_rank_compiles_into_and_scores_from_the_sweep_files_out_as_sweep_does(cl
     assert not (tmp_path / "irscope-snapshots").exists()  # nothing compiled into the default root
     code, _, err = cli("rank", "space.yaml", "--size", "n=16777216", "--measured", "--out", "other")
     assert code == 2 and "no GPU time of these configs is recorded" in err and "(under other)" in err
+
+
+def test_rank_refuses_a_size_whose_launch_sets_a_constexpr_otherwise_before_compiling(cli, tmp_path):
+    """softmax's launch sets BLOCK_SIZE from the row length: 256 at `small`, where the space compiles 8192.
+    That is read from the sweep file, so nothing is compiled first; the hint's `set:` ranks the size."""
+    code, _, err = cli("rank", ROOT / "benchmarks" / "rank" / "softmax.yaml", "--kernel", "softmax.persistent",
+                       "--size", "small", "--out", "snaps")
+    assert code == 2 and "size small: the workload launches softmax.persistent with BLOCK_SIZE=256" in err
+    assert "the space compiles it with BLOCK_SIZE=8192" in err and "`BLOCK_SIZE: 256` under a sweep file's `set:`" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 2
+    assert not (tmp_path / "snaps").exists()  # refused before compiling the 24 points
+    (tmp_path / "small.yaml").write_text("kernels: [softmax.persistent]\ntargets: [sm_90a]\nset:\n  BLOCK_SIZE: 256\n"
+                                         "grid:\n  NUM_STAGES: [2]\n")
+    code, stdout, err = cli("rank", "small.yaml", "--size", "small", "--out", "snaps")
+    assert code == 0 and "at small: 1 configs ranked" in stdout, err

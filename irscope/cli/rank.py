@@ -139,10 +139,11 @@ def run(args, ui) -> int:
                              "to predict a time", "capture a program that launches it (irscope capture -- python "
                              "prog.py) and rank the launch file, or give it a KernelSpec with "
                              "workload=Workload(...) (docs/kernel-spec.md)")
-        from ..spec.problem import problem_at, require_torch
+        from ..rank.plans import check_launched_constexprs
+        from ..spec.problem import require_torch
         require_torch()  # planning the launch needs it: found after the compiles, it would waste them
-        for size in args.size or ():  # so is a bad size (malformed, or too large to plan) a usage error now
-            problem_at(spec, size, sms=chip.sms)
+        # So is a bad size (malformed, too large to plan, or launched with other constexprs than the space's)
+        check_launched_constexprs(spec, [p.options for p in points], args.size or [None], sms=chip.sms)
     emit = Path(args.emit_configs) if args.emit_configs else None
     if emit is not None:  # so is a file that cannot be written: found after the compiles, it would waste them
         _check_emit_path(emit)
@@ -234,6 +235,7 @@ def _workload_plans(args, spec, facts, chip) -> list:
     """(size, a problem, {label: problem}, measured runs or None) per --size, from the kernel's workload."""
     from ..gpu.replay import SpecialisationMismatch, check_call
     from ..rank.measured import measured_at
+    from ..rank.plans import check_int_args
     from ..spec.problem import problem_at
     planned = []
     for size in args.size or [None]:
@@ -242,32 +244,12 @@ def _workload_plans(args, spec, facts, chip) -> list:
         for label, (s, _) in facts.items():
             try:
                 check_call(s, spec.fn, problems[label].call)
-                _check_int_args(s, spec.fn, problems[label].call)
+                check_int_args(s, spec.fn, problems[label].call)
             except SpecialisationMismatch as e:
                 raise UsageError(f"size {first.size_name}: {e.message}", _mismatch_hint(e, args.space)) from None
         measured = measured_at([s for s, _ in facts.values()], first.size, chip.name) if args.measured else None
         planned.append((size, first, problems, measured))
     return planned
-
-
-def _check_int_args(snapshot, fn, call) -> None:
-    """Raise SpecialisationMismatch for an integer argument outside the type the snapshot compiled it as
-    (an n_elements of 2^32 for a space that took it as i32): the kernel would compute with a wrapped value."""
-    import re
-
-    from ..gpu.replay import SpecialisationMismatch, full_args
-    values = dict(zip(fn.arg_names, full_args(fn, call)))
-    for e in snapshot.meta.get("specialisation") or ():
-        m = re.fullmatch(r"([iu])(8|16|32|64)", str(e.get("type", "")))
-        value = values.get(e.get("name"))
-        if e.get("kind") != "scalar" or m is None or not isinstance(value, int) or isinstance(value, bool):
-            continue
-        bits = int(m[2])
-        low, high = (-(1 << bits - 1), (1 << bits - 1) - 1) if m[1] == "i" else (0, (1 << bits) - 1)
-        if not low <= value <= high:
-            raise SpecialisationMismatch(
-                f"{snapshot.label} takes {e['name']} as {e['type']} ({low:,} to {high:,}), but this launch has "
-                f"{e['name']}={value}", arg=e["name"], value=value)
 
 
 def _captured_plans(captured, facts, ref_of) -> list:

@@ -9,6 +9,7 @@
     export.py    the ranking as Triton autotune input: a pruned config list, an early_config_prune
     captured.py  a captured launch (`irscope capture`) as the problem to rank at, without a workload
     trips.py     a loop's trip count, its bounds read from the TTGIR with a launch's arguments
+    plans.py     whether a workload's launch at a size keeps what the space was compiled for
 
 docs/rank.md documents the model and its evaluation on the H200.
 """
