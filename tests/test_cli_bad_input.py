@@ -269,3 +269,14 @@ def test_a_size_key_given_twice_is_refused():
     with pytest.raises(UsageError, match="n is given twice"):
         workload.parse_size("n=4096,n=100", workload.bench_size)
     assert workload.parse_size("n=4096", workload.bench_size)[1]["n"] == 4096
+
+
+def test_rank_refuses_emit_configs_through_a_file_saying_it_is_a_file(cli, tmp_path):
+    # It said the folder 'afile' did not exist and suggested `mkdir -p afile`, which fails on a file.
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    (tmp_path / "afile").write_text("")
+    for given in ("afile/ranked.py", "afile/sub/ranked.py"):
+        code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", given)
+        assert code == 2, err
+        assert f"--emit-configs {given}: 'afile' is a file, not a folder" in _one_error(err) and "mkdir" not in err
+    assert not (tmp_path / "snaps").exists()

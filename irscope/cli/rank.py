@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
                    help="compiles at once (default: a sweep file's `jobs:`, else one per core)")
     add_cluster_options(p)
     p.add_argument("--emit-configs", metavar="FILE.py",
-                   help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune")
+                   help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune "
+                        "(a file already there is replaced)")
     p.add_argument("--measured", action="store_true",
                    help="score the ranking against the GPU times `irscope run` recorded beside these configs' "
                         "snapshots at each size (runs.json; `--snapshot DIR`, or a kernel's `--config all --out "
@@ -270,11 +271,16 @@ def _is_sweep_file(space: str) -> bool:
 
 
 def _check_emit_path(path: Path) -> None:
-    """Refuse an --emit-configs path that cannot become a file: a missing folder, a folder itself."""
+    """Refuse an --emit-configs path that cannot become a file: a missing folder, a folder itself, a path
+    through a file."""
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"--emit-configs {path} is a folder", "give the path of a .py file to write, e.g. "
                          f"--emit-configs {path / 'ranked_configs.py'}")
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():  # mkdir -p cannot make a folder there
+        raise UsageError(f"--emit-configs {path}: '{existing}' is a file, not a folder",
+                         "give a FILE.py in a folder, e.g. --emit-configs ranked_configs.py")
     if not folder.is_dir():
         raise UsageError(f"--emit-configs {path}: the folder '{folder}' does not exist",
                          f"create it first (mkdir -p {folder}), or give a FILE.py in an existing folder")
