@@ -96,7 +96,8 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("ptx.fence", "every fence.*"), ("ptx.fence.proxy.async", "fence.proxy.async (generic to async proxy)"),
          ("ptx.fence.proxy.<kind>", "other proxy fences (tensormap)"),
          ("ptx.setmaxnreg", "setmaxnreg (register reallocation between warp groups)"),
-         ("ptx.setmaxnreg.<op>", "setmaxnreg.inc / .dec"), ("ptx.instructions", "every PTX instruction"))
+         ("ptx.setmaxnreg.<op>", "setmaxnreg.inc / .dec"))
+    + _g("PTX · totals", ("ptx.instructions", "every PTX instruction"))
     + _g("SASS · matrix", ("sass.HGMMA", "HGMMA (Hopper warp-group MMA)"), ("sass.HGMMA.<shape>", "HGMMA by shape"),
          ("sass.HMMA", "HMMA (warp MMA)"), ("sass.HMMA.<shape>", "HMMA by shape (16816)"),
          ("sass.<X>MMA", "other MMA opcodes: IMMA, QGMMA, UTCHMMA, UTCQMMA, ..."),
@@ -113,8 +114,8 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("sass.REDG", "global reductions"))
     + _g("SASS · synchronisation", ("sass.BAR", "BAR (CTA barriers)"), ("sass.SYNCS", "SYNCS (mbarrier operations)"),
          ("sass.WARPGROUP", "WARPGROUP.ARRIVE / DEPBAR (wgmma ordering)"), ("sass.DEPBAR", "DEPBAR (cp.async waits)"),
-         ("sass.MEMBAR", "MEMBAR"), ("sass.USETMAXREG", "USETMAXREG (setmaxnreg)"), ("sass.ELECT", "ELECT"),
-         ("sass.instructions", "every SASS instruction"))
+         ("sass.MEMBAR", "MEMBAR"), ("sass.USETMAXREG", "USETMAXREG (setmaxnreg)"), ("sass.ELECT", "ELECT"))
+    + _g("SASS · totals", ("sass.instructions", "every SASS instruction"))
     + _g("SASS · arithmetic", ("sass.FFMA", "fp32 fused multiply-adds"), ("sass.FADD", "fp32 adds"), ("sass.FMUL", "fp32 multiplies"), ("sass.HFMA2", "packed fp16x2/bf16x2 fused multiply-adds (two lanes an instruction)"), ("sass.HADD2", "packed fp16x2/bf16x2 adds"), ("sass.HMUL2", "packed fp16x2/bf16x2 multiplies"), ("sass.IMAD", "integer multiply-adds (also address arithmetic and moves)"), ("sass.IADD3", "three-input integer adds"), ("sass.LOP3", "three-input logic"), ("sass.SHF", "funnel shifts"), ("sass.MUFU", "special-function unit (exp2, rcp, rsqrt...)"), ("sass.FMNMX", "fp32 min/max"), ("sass.F2F", "float conversions"), ("sass.I2F", "integer to float"), ("sass.F2I", "float to integer"))
     + _g("AMDGCN · matrix", ("amdgcn.v_mfma", "v_mfma_* (CDNA matrix cores)"),
          ("amdgcn.v_mfma.<variant>", "by variant, e.g. amdgcn.v_mfma.f32_32x32x8_f16"),
