@@ -71,6 +71,12 @@ LOOP = [(w, bm, bn, bk, s, b, LOOP_K) for (w, bm, bn) in ((4, 64, 128), (4, 128,
 # row's load, R chained reductions across the program's warps, the store; what a program that holds
 # one row waits for, by warps and reductions.
 ROWS = [(w, c, r) for w in (1, 2, 4, 8, 16, 32) for c in (2048, 8192) for r in (0, 1, 4)]
+# and (`mrows`, after model 16) masked: a row of N fp32 in a block of B (the next power of two), 0 or 2
+# chained reductions, so that a program's chain meets its memory demand (the row softmax's 32 warps run
+# 4-11% behind at 6,144-7,680 columns, level at 8,192): (warps, N, B, reductions). 4,096 and 8,192 are
+# unmasked; 6,144 and 7,168 are masked in a block of 8,192.
+MROWS = [(w, n, b, r) for r in (0, 2) for (n, b) in ((4096, 4096), (6144, 8192), (7168, 8192), (8192, 8192))
+         for w in (4, 8, 16, 32)]
 # `spill`'s row loop pipelined by tl.range (warps, row length in fp32, programs launched per SM, stages;
 # `range` with a launch's num_stages is left alone by the pipeliner, as a first run showed): what one
 # program's copies, work and stores take when too few programs share an SM to hide them (4 an SM where
@@ -234,6 +240,17 @@ def _kernels():
         tl.store(out_ptr + tl.program_id(0).to(tl.int64) * COLS + cols, x)
 
     @triton.jit
+    def masked_row_chain(x_ptr, out_ptr, n_cols, COLS: tl.constexpr, R: tl.constexpr):
+        # `row_chain` over a row of n_cols <= COLS: the loads and the store masked past its end
+        cols = tl.arange(0, COLS)
+        mask = cols < n_cols
+        row = tl.program_id(0).to(tl.int64) * n_cols
+        x = tl.load(x_ptr + row + cols, mask=mask, other=0.0)
+        for _ in tl.static_range(R):
+            x = x - tl.sum(x, 0) / n_cols
+        tl.store(out_ptr + row + cols, x, mask=mask)
+
+    @triton.jit
     def mma_feed(a_ptr, b_ptr, c_ptr, K: tl.constexpr, G: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                  BK: tl.constexpr):
         # `mma_stream`, but program p reads A panel p % G (BM x K, row stride K) of G: different programs
@@ -361,7 +378,7 @@ def _kernels():
         tl.store(c_ptr + (tm * BM + rm[:, None]).to(tl.int64) * CN + tn * BN + rn[None, :], acc.to(tl.float16))
 
     return (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed, mma_tiles,
-            piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided)
+            piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided, masked_row_chain)
 
 
 def _ptxas_spills(ptx: str) -> tuple[int, int]:
@@ -407,7 +424,8 @@ def one(kind: str, params: list[int]) -> dict:
     """One measurement, in this (child) process."""
     import torch
     (start_only, mma_loop, l2_read, stream, dram_stream, spill_rows, mma_stream, row_chain, mma_feed,
-     mma_tiles, piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided) = _kernels()
+     mma_tiles, piped_rows, exp_rows, heavy_rows, icache, mma_tiles_masked, mma_tiles_strided,
+     masked_row_chain) = _kernels()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     if kind == "start":
         (w,) = params
@@ -535,6 +553,22 @@ def one(kind: str, params: list[int]) -> dict:
         return {"warps": warps, "cols": cols, "reductions": reductions, "rows": rows, "ms": ms,
                 "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
                 "shared": k.metadata.shared, "gbs": 2 * rows * cols * 4 / ms / 1e6}
+    if kind == "mrows":
+        warps, n, block, reductions = params
+        rows = 16384
+        x = torch.randn(rows * n, device="cuda", dtype=torch.float32)
+        o = torch.empty_like(x)
+        want = x.view(rows, n).clone()
+        for _ in range(reductions):
+            want = want - want.sum(1, keepdim=True) / n
+        k = masked_row_chain.warmup(x, o, n, block, reductions, grid=(rows,), num_warps=warps, num_stages=1)
+        masked_row_chain[(rows,)](x, o, n, block, reductions, num_warps=warps, num_stages=1)
+        torch.cuda.synchronize()
+        err = (o.view(rows, n) - want).abs().max().item()
+        ms = _bench(lambda: masked_row_chain[(rows,)](x, o, n, block, reductions, num_warps=warps, num_stages=1))
+        return {"warps": warps, "cols": n, "block": block, "reductions": reductions, "rows": rows, "ms": ms,
+                "max_abs_err": err, "regs": getattr(k, "n_regs", None), "local_bytes": getattr(k, "n_spills", None),
+                "shared": k.metadata.shared, "gbs": 2 * rows * n * 4 / ms / 1e6}
     if kind == "waves":
         # `tiles` (or its masked twin) launched `waves` full waves deep: a program's start, fill and
         # epilogue beside the other programs' loops in the steady state of a many-wave launch
@@ -734,8 +768,15 @@ def _rows_point(kind: str, r: dict) -> tuple[dict, tuple]:
 
 def _rows_problem(kind: str, r: dict, sms: int) -> dict:
     # spill, prows and frows: a persistent grid of programs_per_sm an SM; rows: one program a row
-    programs = r["rows"] if kind == "rows" else sms * r["programs_per_sm"]
+    programs = r["rows"] if kind in ("rows", "mrows") else sms * r["programs_per_sm"]
     return {"programs": programs, "flops": 0.0, "min_bytes": 2 * r["rows"] * r["cols"] * 4}
+
+
+def _mchain_point(kind: str, r: dict) -> tuple[dict, tuple]:
+    # masked_row_chain(x_ptr, out_ptr, n_cols, COLS, R): one fp32 row of n_cols in a block of COLS
+    from irscope.spec.kernel import Tensor
+    return {"COLS": r["block"], "R": r["reductions"]}, (("x_ptr", Tensor("fp32")), ("out_ptr", Tensor("fp32")),
+                                                       ("n_cols", r["cols"]))
 
 
 def _chain_point(kind: str, r: dict) -> tuple[dict, tuple]:
@@ -752,6 +793,7 @@ WAVES_KERNEL = lambda r: "mma_tiles_masked" if r.get("masked") else "mma_tiles" 
 FACT_KINDS = {**{k: (fn, _matrix_point, _matrix_problem) for k, fn in MATRIX_LOOPS.items()},
               "spill": ("spill_rows", _rows_point, _rows_problem), "prows": ("piped_rows", _rows_point, _rows_problem),
               "rows": ("row_chain", _chain_point, _rows_problem),
+              "mrows": ("masked_row_chain", _mchain_point, _rows_problem),
               "waves": (WAVES_KERNEL, _matrix_point, _matrix_problem),
               "frows": (lambda r: ("spill_rows", "exp_rows", "heavy_rows")[r["exp"]], _rows_point, _rows_problem)}
 # The num_stages each kind's kernels were launched with (prows: the launch's default; tl.range sets its loop's)
@@ -1330,6 +1372,7 @@ def main() -> int:
             "frows": [list(s) for s in FROWS], "hrows": [list(s) for s in FROWS_HEAVY],
             "icache": [list(s) for s in ICACHE], "hwidths": [list(s) for s in FROWS_WIDTHS],
             "loop": [list(s) for s in LOOP], "rows": [list(s) for s in ROWS], "feed": [list(s) for s in FEED],
+            "mrows": [list(s) for s in MROWS],
             "tiles": [list(s) for s in TILES],
             "wspill": [list(s) for s in WSPILL], "waves": [list(s) for s in WAVES],
             "swaves": [list(s) for s in SWAVES], "cwaves": [list(s) for s in CWAVES],
