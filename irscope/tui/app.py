@@ -47,6 +47,12 @@ class IrscopeApp(App):
         # Snapshot folder -> the kernel file the user named for it in this session's compile form.
         self.trusted_sources: dict[Path, Path] = {}
 
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        # Never markup by default: messages carry a snapshot's fields (untrusted), and Textual markup in them
+        # would run actions when clicked ([@click=app.screenshot(...)] wrote a file) or crash on `[/]`.
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="main"):

@@ -293,3 +293,34 @@ def test_a_kernel_file_named_in_this_session_is_the_one_python_file_shown_from_o
             await settle(pilot)
             assert "the kernel I typed" in screen_text(app) and TOKEN not in _rendered(app)
     run(scenario)
+
+
+def test_markup_in_a_snapshots_fields_is_shown_as_text_never_run_or_rendered(tmp_path):
+    """A snapshot's fields are untrusted: Textual markup in them ran an action when its notification was
+    clicked (`[@click=app.screenshot(...)]` wrote a file where the snapshot said), and `[/]` crashed the
+    resource panel (MarkupError). They are shown as the characters they are."""
+    click = f"[@click=app.screenshot('pwned.svg','{tmp_path / 'pw'}')]KCLICK[/]"
+    root = tmp_path / "root"
+    snap = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, snap)
+    meta = _meta(snap)
+    meta["kernel"] = click
+    meta["target"]["name"] = "sm_80[/]"
+    meta["compile_options"]["constexprs"] = {"BLOCK_SIZE": "[link=file:///etc/passwd]1024[/link]"}
+    _write_meta(snap, meta)
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            entry = app.query_one(Browser).entries[0]
+            assert entry.ok, entry.error
+            await open_snapshot(app, pilot, entry.label)
+            await pilot.press("m")  # "A = <label>": the label holds the kernel field
+            await settle(pilot)
+            shown = _rendered(app)
+            assert "KCLICK" in shown and "[@click=" in shown  # the characters, not an action
+            assert all(not n.markup for n in app._notifications)
+            screen = screen_text(app)
+            assert "target       sm_80[/]" in screen and "BLOCK_SIZE=[li" in screen  # the panel, as typed
+            assert app.is_running
+    run(scenario)
+    assert not (tmp_path / "pw").exists()

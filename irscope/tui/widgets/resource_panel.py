@@ -87,6 +87,12 @@ class ResourcePanel(Static):
             self.update(Text(f"✗ damaged snapshot: {type(e).__name__}: {e}", style="red"))
 
 
+def _row(table: Table, *cells) -> None:
+    """A row whose strings are plain text: they hold a snapshot's fields (untrusted), and Rich would read
+    `[...]` in them as markup (a crash on `[/]`, a live link on `[link=...]`)."""
+    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
 def panel_table(snapshot: Snapshot, facts: Facts) -> Table:
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(style="bold", no_wrap=True)
@@ -94,40 +100,40 @@ def panel_table(snapshot: Snapshot, facts: Facts) -> Table:
 
     def section(title: str) -> None:
         if table.row_count:
-            table.add_row("", "")
-        table.add_row(Text(title, style="bold underline"), "")
+            _row(table, "", "")
+        _row(table, Text(title, style="bold underline"), "")
 
     section("target")
     t = snapshot.target
-    table.add_row("target", f"{snapshot.target_name}" + (f" ({t.family})" if t else ""))
-    table.add_row("warps", describe(snapshot, "num_warps"))
-    table.add_row("stages", describe(snapshot, "num_stages"))
-    table.add_row("align", describe(snapshot, "alignment"))
+    _row(table, "target", f"{snapshot.target_name}" + (f" ({t.family})" if t else ""))
+    _row(table, "warps", describe(snapshot, "num_warps"))
+    _row(table, "stages", describe(snapshot, "num_stages"))
+    _row(table, "align", describe(snapshot, "alignment"))
     cx = describe(snapshot, "constexprs")
     if cx != "-":
-        table.add_row("consts", cx)
+        _row(table, "consts", cx)
     if not snapshot.ok:
         err = snapshot.error or {}
-        table.add_row(Text("FAILED", style="bold red"), f"at {err.get('stage', '?')}")
+        _row(table, Text("FAILED", style="bold red"), f"at {err.get('stage', '?')}")
     section("resources")
     rows = resource_rows(facts.resources)
     for label, value in rows:
-        table.add_row(label, value)
+        _row(table, label, value)
     if not rows:
-        table.add_row(Text("none known", style="dim"), "")
+        _row(table, Text("none known", style="dim"), "")
     if facts.occupancy or facts.launchable is not None:
         section("launch")
         if facts.launchable is not None:
-            table.add_row("launch", Text("ok", style="green") if facts.launchable else Text("cannot", style="red"))
+            _row(table, "launch", Text("ok", style="green") if facts.launchable else Text("cannot", style="red"))
         for reason in facts.reasons:
-            table.add_row("", Text(reason, style="red"))
+            _row(table, "", Text(reason, style="red"))
         if facts.occupancy:
-            table.add_row("occupancy", facts.occupancy)
+            _row(table, "occupancy", facts.occupancy)
     section("stages")
     stages = snapshot.meta.get("stages") or {}
     for stage in snapshot.text_stages:
         lines = (stages.get(stage) or {}).get("lines")
-        table.add_row(stage, "" if lines is None else f"{lines:,} lines")
+        _row(table, stage, "" if lines is None else f"{lines:,} lines")
     if not facts.counters:
         return table
     return Group(table, Text(""), counters_table(facts.counters))
@@ -144,6 +150,6 @@ def counters_table(counters) -> Table:
         stage, _, short = name.partition(".")
         if stage != current:
             current = stage
-            table.add_row(Text(f"{stage} counters", style="bold underline"), "")
-        table.add_row(short or name, f"{value:,}" if isinstance(value, int) else str(value))
+            _row(table, Text(f"{stage} counters", style="bold underline"), "")
+        _row(table, short or name, f"{value:,}" if isinstance(value, int) else str(value))
     return table
