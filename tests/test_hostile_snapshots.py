@@ -429,3 +429,28 @@ def test_a_file_larger_than_any_compile_writes_is_refused_before_it_is_read(tmp_
         code, out, err = world.cli(*argv)
         assert "Traceback" not in err and err.count("irscope: error:") == 1, (argv, err)
         assert code == 4 and f"{name} is {size >> 20} MiB, more than irscope reads" in err, (argv, code, err)
+
+
+# -- nothing a snapshot holds reaches the terminal as a command ---------------------------------------
+
+def test_escape_sequences_in_a_snapshot_are_printed_as_text_never_sent_to_the_terminal(tmp_path):
+    """An OSC 52 (writes the clipboard), ESC [2J (clears the screen) or a bell in a field or a stage went
+    to the terminal as they were. They print as \\xNN now; irscope's own colours (SGR) still work."""
+    world = World(tmp_path)
+    hostile = "x\x1b]52;c;SGFja2Vk\x07\x1b[2J\x9b31m"
+    world.meta["kernel"] = "add" + hostile
+    ptx = world.bad / "add_kernel.ptx"
+    ptx.write_text(ptx.read_text() + f"// {hostile}\n")
+    world.meta["stages"]["ptx"].update(sha256=hashlib.sha256(ptx.read_bytes()).hexdigest(),
+                                       bytes=ptx.stat().st_size)
+    world.write_meta()
+    for argv in (("show", str(world.bad)), ("show", str(world.bad), "--stage", "ptx"),
+                 ("stats", str(world.bad)), ("diff", str(world.good), str(world.bad), "--stage", "ptx"),
+                 ("show", str(world.bad), "--stage", "ptx", "--color", "always")):
+        code, out, err = world.cli(*argv)
+        assert code in (0, 1), (argv, err)
+        for bad in ("\x1b]", "\x07", "\x1b[2J", "\x9b"):
+            assert bad not in out + err, (argv, bad)
+        assert "\\x1b]52;c;SGFja2Vk\\x07" in out, argv
+    code, out, err = world.cli("show", str(world.bad), "--stage", "ptx", "--color", "always")
+    assert "\x1b[" in out and "m" in out  # the highlighting's own colours are kept

@@ -15,7 +15,7 @@ from typing import IO, Sequence
 
 from .. import __version__
 from ..errors import ExitCode, IrscopeError, UsageError
-from ..render.terminal import Style, wants_color
+from ..render.terminal import SafeStream, Style, wants_color
 
 # Subcommands, in the order `irscope --help` lists them; each is the module of its name (MODULES: where not).
 COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare", "explain", "sweep", "passes", "tui",
@@ -27,8 +27,9 @@ class UI:
     """Where a command writes: stdout for results, stderr for progress, with colour decided once."""
 
     def __init__(self, out: IO, err: IO, color_mode: str = "auto"):
-        self.out = out
-        self.err = err
+        # Both through SafeStream: what a command prints may come from a hostile snapshot's fields.
+        self.out = SafeStream(out)
+        self.err = SafeStream(err)
         self.color_mode = color_mode
         self.color = wants_color(out, color_mode)
         self.style = Style(self.color)

@@ -6,11 +6,37 @@ which writes to the stream it is given.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from typing import IO, Iterable, Sequence
 
 from ..store.snapshot import Snapshot
+
+# What a terminal would act on in text irscope prints from untrusted input (a snapshot's fields and stages,
+# a launch file): every control character and escape sequence but the SGR colours irscope writes itself
+# (ESC [ digits m). An OSC 52 writes the clipboard, ESC [2J clears the screen, a C1 CSI moves the cursor.
+_UNSAFE = re.compile(r"\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
+
+
+def _escaped(m: re.Match) -> str:
+    return f"\\x{ord(m.group()):02x}"
+
+
+class SafeStream:
+    """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, carriage returns
+    (progress lines) and SGR colour sequences: nothing from a hostile snapshot reaches the terminal as a
+    command."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(_UNSAFE.sub(_escaped, text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
 
 RESET = "\x1b[0m"
 STYLES = {"bold": "\x1b[1m", "dim": "\x1b[2m", "red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m",
@@ -97,7 +123,6 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, right: Se
 
 
 def _visible(text: str) -> str:
-    import re
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
