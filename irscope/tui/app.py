@@ -47,12 +47,6 @@ class IrscopeApp(App):
         # Snapshot folder -> the kernel file the user named for it in this session's compile form.
         self.trusted_sources: dict[Path, Path] = {}
 
-    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
-               markup: bool = False) -> None:
-        # Never markup by default: messages carry a snapshot's fields (untrusted), and Textual markup in them
-        # would run actions when clicked ([@click=app.screenshot(...)] wrote a file) or crash on `[/]`.
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="main"):
@@ -111,7 +105,7 @@ class IrscopeApp(App):
 
     def show_damaged(self, entry: Entry) -> None:
         reason = entry.error or "this folder is not a readable snapshot"
-        self.notify(reason, title=entry.relative, severity="error")
+        self.notify(reason, title=entry.relative, severity="error", markup=False)
         self.view.show_damaged(entry.relative, reason)
 
     def open_snapshot(self, snapshot: Snapshot) -> None:
@@ -130,7 +124,7 @@ class IrscopeApp(App):
 
     def on_browser_snapshot_marked(self, event: Browser.SnapshotMarked) -> None:
         self.marked = event.snapshot
-        self.notify(f"A = {event.snapshot.label}; open another snapshot and press d to compare")
+        self.notify(f"A = {event.snapshot.label}; open another snapshot and press d to compare", markup=False)
 
     def on_compile_screen_snapshots_compiled(self, event: CompileScreen.SnapshotsCompiled) -> None:
         browser = self.query_one(Browser)
@@ -160,18 +154,19 @@ class IrscopeApp(App):
 
     def action_mark(self) -> None:
         if self.view.snapshot is None:
-            self.notify("open a snapshot first (Enter in the tree)", severity="warning")
+            self.notify("open a snapshot first (Enter in the tree)", severity="warning", markup=False)
             return
         self.query_one(Browser).mark(self.view.snapshot)
 
     def action_compare(self) -> None:
         snapshots = self.query_one(Browser).snapshots
         if self.view.snapshot is None:
-            self.notify("open a snapshot first, then press d", severity="warning")
+            self.notify("open a snapshot first, then press d", severity="warning", markup=False)
             return
         pair = partner(snapshots, self.view.snapshot, self.marked)
         if pair is None:
-            self.notify("nothing to compare with: mark a snapshot with m, open another, press d", severity="warning")
+            self.notify("nothing to compare with: mark a snapshot with m, open another, press d", severity="warning",
+                        markup=False)
             return
         self.push_screen(CompareScreen(*pair, snapshots, stage=self.view.stage))
 
@@ -180,7 +175,7 @@ class IrscopeApp(App):
         from .screens.layouts import LayoutsScreen
         snapshot = self.view.snapshot
         if snapshot is None:
-            self.notify("open a snapshot first", severity="warning")
+            self.notify("open a snapshot first", severity="warning", markup=False)
             return
         line = self.view.main.cursor + 1 if self.view.stage == "ttgir" else None
         self.push_screen(LayoutsScreen(snapshot, line))

@@ -322,5 +322,8 @@ def test_markup_in_a_snapshots_fields_is_shown_as_text_never_run_or_rendered(tmp
             screen = screen_text(app)
             assert "target       sm_80[/]" in screen and "BLOCK_SIZE=[li" in screen  # the panel, as typed
             assert app.is_running
+            await pilot.press("ctrl+c")  # Textual's own notification keeps its markup
+            await settle(pilot)
+            assert [n.markup for n in app._notifications if "ctrl+q" in n.message] == [True]
     run(scenario)
     assert not (tmp_path / "pw").exists()

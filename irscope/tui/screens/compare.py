@@ -103,7 +103,7 @@ class CompareScreen(Screen):
                 self._facts[snap.path] = facts_of(snap)
             except DAMAGE as e:  # a damaged stage: compare what can be read, say what could not
                 self.app.notify(f"cannot analyse {snap.label}: {getattr(e, 'message', None) or e}",
-                                title="damaged snapshot", severity="warning", timeout=10)
+                                title="damaged snapshot", severity="warning", timeout=10, markup=False)
                 self._facts[snap.path] = Facts(resources=Resources())
         return self._facts[snap.path]
 
@@ -216,7 +216,7 @@ class CompareScreen(Screen):
         view = self.query_one(DiffView)
         k = view.next_change(forward)
         if k is None:
-            self.app.notify("no changes in this stage")
+            self.app.notify("no changes in this stage", markup=False)
 
     def action_swap(self) -> None:
         self.a, self.b = self.b, self.a
@@ -226,7 +226,7 @@ class CompareScreen(Screen):
         sibling = next_sibling(self.snapshots, self.a, axis, current=self.b)
         if sibling is None:
             self.app.notify(f"no snapshot of {self.a.kernel} differs from A in {axis} alone; compile one with `c`",
-                            severity="warning")
+                            severity="warning", markup=False)
             return
         self.b = sibling
         self._load()

@@ -153,12 +153,12 @@ class CompileScreen(ModalScreen):
 
     def action_close(self) -> None:
         if self.busy:
-            self.app.notify("compiles are still running; they keep going and land in the tree when done")
+            self.app.notify("compiles are still running; they keep going and land in the tree when done", markup=False)
         self.dismiss()
 
     def action_compile(self) -> None:
         if self.busy:
-            self.app.notify("already compiling", severity="warning")
+            self.app.notify("already compiling", severity="warning", markup=False)
             return
         try:
             request = parse_request(self.values(), self.out)

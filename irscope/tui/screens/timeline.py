@@ -147,7 +147,7 @@ class TimelineScreen(Screen):
         if self.line is not None and self.stage is not None:
             anchor, reason = stage_step(tl, self.stage)
             if anchor is None:
-                self.app.notify(reason, severity="warning", timeout=8)
+                self.app.notify(reason, severity="warning", timeout=8, markup=False)
                 self.finder.say(Text(reason, style="yellow"))
         if anchor is not None:
             self.show_step(anchor)
@@ -203,7 +203,8 @@ class TimelineScreen(Screen):
         order = steps[self.current.n + 1:] if delta > 0 else steps[:self.current.n][::-1]
         nxt = next((s for s in order if is_changing(s)), None)
         if nxt is None:
-            self.app.notify(f"no pass {'after' if delta > 0 else 'before'} #{self.current.n} changes the IR")
+            self.app.notify(f"no pass {'after' if delta > 0 else 'before'} #{self.current.n} changes the IR",
+                            markup=False)
             return
         self.show_step(nxt)
 
@@ -230,10 +231,10 @@ class TimelineScreen(Screen):
 
     def action_hunk(self, forward: bool) -> None:
         if self.view != "diff":
-            self.app.notify("n and N walk the diff's changes: press i for the diff")
+            self.app.notify("n and N walk the diff's changes: press i for the diff", markup=False)
             return
         if self.diff_view.next_change(forward) is None:
-            self.app.notify("this pass changed nothing")
+            self.app.notify("this pass changed nothing", markup=False)
 
     def on_code_view_cursor_moved(self, event: CodeView.CursorMoved) -> None:
         event.stop()
@@ -260,7 +261,7 @@ class TimelineScreen(Screen):
             self.show_step(self.timeline.steps[event.line])
         else:
             self.app.notify(f"no step {event.line}: steps are numbered 0 to {len(self.timeline.steps) - 1}",
-                            severity="warning")
+                            severity="warning", markup=False)
 
     def on_navigator_dismissed(self, event: Navigator.Dismissed) -> None:
         event.stop()
@@ -268,7 +269,7 @@ class TimelineScreen(Screen):
     def action_origin(self) -> None:
         if self.view != "ir":
             self.app.notify("P finds the pass that introduced a line of the IR: press i for the IR after this pass, "
-                            "put the cursor on a line, then P (or Enter)")
+                            "put the cursor on a line, then P (or Enter)", markup=False)
             return
         self._origin_of_cursor()
 

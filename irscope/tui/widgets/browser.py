@@ -191,7 +191,7 @@ class Browser(Vertical):
     def action_mark(self) -> None:
         node = self.tree.cursor_node
         if node is None or node.data is None or node.data.snapshot is None:
-            self.app.notify("put the cursor on a snapshot to mark it", severity="warning")
+            self.app.notify("put the cursor on a snapshot to mark it", severity="warning", markup=False)
             return
         self.mark(node.data.snapshot)
 

@@ -67,7 +67,7 @@ class Navigator(FindBar):
             self._go_home()
             if view is not None:
                 if text and not count:
-                    self.app.notify(f"'{text}' is not in {view.stage}", severity="warning")
+                    self.app.notify(f"'{text}' is not in {view.stage}", severity="warning", markup=False)
                 elif count:
                     view.next_match(True)
             self.post_message(self.Searched(text, count))
@@ -75,7 +75,7 @@ class Navigator(FindBar):
         try:
             line = int(text)
         except ValueError:
-            self.app.notify(f"'{text}' is not a line number", severity="warning")
+            self.app.notify(f"'{text}' is not a line number", severity="warning", markup=False)
             self.dismissed()
             return
         if view is not None:
@@ -101,7 +101,7 @@ class Navigator(FindBar):
         if not view.query_text:
             self.find()
         elif view.next_match(forward) is None:
-            self.app.notify(f"'{view.query_text}' is not in {view.stage}", severity="warning")
+            self.app.notify(f"'{view.query_text}' is not in {view.stage}", severity="warning", markup=False)
 
     def landmark(self, kind: str, lines: list[int], forward: bool) -> None:
         """The view's next (previous) `kind` ("function", "loop") among `lines`, wrapping around."""
@@ -109,6 +109,6 @@ class Navigator(FindBar):
         if view is None:
             return
         if not lines:
-            self.app.notify(f"no {kind}s found in {view.stage}", severity="warning")
+            self.app.notify(f"no {kind}s found in {view.stage}", severity="warning", markup=False)
             return
         view.go_to(next_landmark(lines, view.cursor, forward))

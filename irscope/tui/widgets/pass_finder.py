@@ -72,7 +72,7 @@ class PassFinder(StatusLine):
         if event.blame is None:
             assert event.error is not None
             self.say(Text(event.error.message, style="red"))
-            self.app.notify(f"{event.error.message}\n{event.error.hint or ''}", severity="warning")
+            self.app.notify(f"{event.error.message}\n{event.error.hint or ''}", severity="warning", markup=False)
             return
         blame = event.blame
         self.say(blame_note(blame, self._steps))
@@ -80,7 +80,7 @@ class PassFinder(StatusLine):
         if found is not None:
             self.post_message(self.StepFound(found.step, ("pattern", event.pattern)))
         elif not blame.at_start:
-            self.app.notify(self.note.plain, severity="warning")
+            self.app.notify(self.note.plain, severity="warning", markup=False)
 
     def find_origin(self, tl: Timeline, anchor: Step, line: str) -> None:
         """Look for the pass that introduced `line` of `anchor`'s IR; the answer comes as `OriginFound`."""
@@ -96,7 +96,7 @@ class PassFinder(StatusLine):
         origin = event.origin
         if origin.step is None:
             self.say(Text(origin.message, style="yellow"))
-            self.app.notify(origin.message, severity="warning")
+            self.app.notify(origin.message, severity="warning", markup=False)
             return
         self.say(Text(f"{origin.message}: {origin.line.strip()}", style="yellow"))
         self.post_message(self.StepFound(origin.step, ("line", origin.line)))

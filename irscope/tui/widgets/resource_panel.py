@@ -50,7 +50,7 @@ class ResourcePanel(Static):
             self.analyse(snapshot)
 
     def _warn(self, message: str) -> None:
-        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10)
+        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10, markup=False)
 
     @work(thread=True, exclusive=True, group="analysis")
     def analyse(self, snapshot: Snapshot) -> None:

@@ -169,7 +169,7 @@ class SnapshotView(Vertical):
         self._tabs = tabs
 
     def _warn(self, message: str) -> None:
-        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10)
+        self.app.notify(message, title="damaged snapshot", severity="warning", timeout=10, markup=False)
 
     @work(thread=True, exclusive=True, group="line-maps")
     def map_lines(self, snapshot: Snapshot) -> None:
@@ -285,7 +285,7 @@ class SnapshotView(Vertical):
         main = self.main
         ask = timeline_ask(self.snapshot, self.stage, main.document.lines, main.cursor, for_line)
         if ask.problem is not None:
-            self.app.notify(ask.problem, severity="warning", timeout=ask.timeout)
+            self.app.notify(ask.problem, severity="warning", timeout=ask.timeout, markup=False)
             return
         self.app.push_screen(TimelineScreen(self.snapshot, stage=self.stage, line=ask.line))
 

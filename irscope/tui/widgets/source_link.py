@@ -26,7 +26,7 @@ class SourceLink:
     def toggle_split(self) -> None:
         r = self.reader
         if PYTHON not in r.stages:
-            r.app.notify("this snapshot keeps no Python source", severity="warning")
+            r.app.notify("this snapshot keeps no Python source", severity="warning", markup=False)
             return
         self.split = not self.split
         r.side.set_class(not self.split, "-hidden")
@@ -69,7 +69,7 @@ class SourceLink:
             target = r.stage if view is r.side and r.stage != PYTHON else r.last_ir_stage
             lines = reading.lines_for(target)
             if not lines:
-                r.app.notify(f"line {reading.source_line} left no trace in {target}", severity="warning")
+                r.app.notify(f"line {reading.source_line} left no trace in {target}", severity="warning", markup=False)
                 return
             nxt = next_block(lines, r.main.cursor if r.stage == target else -1)
             if r.stage != target:
@@ -80,7 +80,7 @@ class SourceLink:
             return
         loc = reading.loc(stage, line) if stage else None
         if loc is None:
-            r.app.notify("this line has no source location", severity="warning")
+            r.app.notify("this line has no source location", severity="warning", markup=False)
             return
         if self.split:
             r.side.go_to(loc.line - 1)
