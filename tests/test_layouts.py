@@ -245,3 +245,33 @@ def test_a_module_that_aborts_triton_costs_only_tritons_bases():
     blocked = ls.find("blocked").at((16, 64))
     assert blocked.by == "irscope" and blocked.layout.apply(warp=1, lane=8, register=0) == (5, 0)
     assert ls.find("linear").at((16, 64)).status == "not-available"
+
+
+def test_layouts_of_a_golden_or_a_triton_cache_entry_are_shown_but_never_written_into_it(tmp_path):
+    """`irscope layouts` wrote layouts.json into a committed golden folder (and into Triton cache entries);
+    its conversion's temporary .ttgir files stay in a folder it removes, even when a child aborts."""
+    import io
+    import os
+    from pathlib import Path
+    goldens = Path(__file__).resolve().parent.parent / "snapshots"
+    root = tmp_path / "snapshots"
+    shutil.copytree(goldens / "add" / "default" / "sm_80", root / "add" / "default" / "sm_80")
+    shutil.copy(goldens / ".irscope-goldens", root / ".irscope-goldens")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    old = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(scratch)
+    try:
+        import tempfile
+        tempfile.tempdir = None  # read TMPDIR again
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["layouts", str(root / "add" / "default" / "sm_80")], out=out, err=err)
+    finally:
+        if old is None:
+            os.environ.pop("TMPDIR")
+        else:
+            os.environ["TMPDIR"] = old
+        tempfile.tempdir = None
+    assert code == 0 and "#blocked" in out.getvalue(), err.getvalue()
+    assert not (root / "add" / "default" / "sm_80" / "layouts.json").exists()
+    assert list(scratch.iterdir()) == []

@@ -19,7 +19,7 @@ from ..errors import UsageError
 from ..ir.resources import Resources
 from ..ir.stages import STAGES
 from ..store.schema import MAX_JSON_BYTES
-from ..store.snapshot import GOLDEN_MARKER, Snapshot
+from ..store.snapshot import Snapshot, keeps_caches
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
 from .ttgir import Allocation, Layout
@@ -198,7 +198,7 @@ class _Cache:
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
         self.path = snapshot.path / CACHE_FILE
-        self.writable = snapshot.origin == "irscope" and not _under_goldens(snapshot.path)
+        self.writable = keeps_caches(snapshot)
         self.entries: dict = {}
         self.dirty = False
         if self.writable:
@@ -259,8 +259,3 @@ class _Cache:
                 tmp.unlink()
             except OSError:
                 pass
-
-
-def _under_goldens(path: Path) -> bool:
-    path = Path(path).resolve()
-    return any((p / GOLDEN_MARKER).is_file() for p in [path, *path.parents])

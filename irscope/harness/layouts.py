@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
@@ -155,12 +156,16 @@ def _convert(builder, gl_layout, u: EncodingUse, shape: tuple[int, ...]) -> Shap
 
 # -- in child processes ----------------------------------------------------------------------------------
 
-def _job(ttgir: str) -> dict:
+def _job(job: tuple[str, str]) -> dict:
     # LLVM writes its abort message and nanobind its leak report straight to fds 1 and 2: keep them off
     # the user's terminal (the parent reports a crash from the exit status).
+    ttgir, scratch = job
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
+    # The parser takes a path: its file goes in the parent's scratch folder, which the parent removes
+    # even when an abort in Triton's conversion kills this child before its own clean-up runs.
+    tempfile.tempdir = scratch
     return compute_layouts(ttgir).to_json()
 
 
@@ -169,8 +174,12 @@ def layouts_of(ttgir_texts: Sequence[str], *, workers: int | None = None, timeou
                start_method: str | None = None) -> list[LayoutSet]:
     """The layouts of each TTGIR text, each converted in a child process. A child that crashes, hangs or
     raises gives irscope's own conversion, with a note saying what happened to Triton's."""
-    results = run_jobs(list(ttgir_texts), _job, workers=workers, timeout=timeout, on_progress=on_progress,
-                       start_method=start_method)
+    scratch = tempfile.mkdtemp(prefix="irscope-layouts-")
+    try:
+        results = run_jobs([(t, scratch) for t in ttgir_texts], _job, workers=workers, timeout=timeout,
+                           on_progress=on_progress, start_method=start_method)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     out = []
     for text, r in zip(ttgir_texts, results):
         if r.status == JobStatus.OK:
@@ -186,11 +195,13 @@ def compute_for_snapshots(snapshots, *, workers: int | None = None, timeout: flo
                           start_method: str | None = None) -> list[LayoutSet | None]:
     """Compute and store layouts.json for each snapshot that has a TTGIR stage (None for the others)."""
     from ..store.layouts import write_layouts
+    from ..store.snapshot import keeps_caches
     todo = [s for s in snapshots if "ttgir" in s.stage_files]
     sets = layouts_of([s.read("ttgir") for s in todo], workers=workers, timeout=timeout,
                       start_method=start_method) if todo else []
     by_path = {}
     for snap, ls in zip(todo, sets):
-        write_layouts(snap.path, ls.to_json())
+        if keeps_caches(snap):  # never into goldens, a Triton cache entry or a dump folder
+            write_layouts(snap.path, ls.to_json())
         by_path[snap.path] = ls
     return [by_path.get(s.path) for s in snapshots]

@@ -328,6 +328,14 @@ def _load_dump(path: Path) -> Snapshot:
     return Snapshot(path=path, meta=meta, stage_files=files, origin="triton-dump")
 
 
+def keeps_caches(snapshot: Snapshot) -> bool:
+    """Whether irscope may write its caches (the analysis cache, layouts.json) into a snapshot's folder:
+    only its own folders, never committed goldens, a Triton cache entry or a kernel-dump folder."""
+    return snapshot.origin == "irscope" and not any((p / GOLDEN_MARKER).is_file()
+                                                    for p in [Path(snapshot.path).resolve(),
+                                                              *Path(snapshot.path).resolve().parents])
+
+
 def _resources_from_files(snap: Snapshot) -> Resources:
     tmeta = snap.meta.get("triton_metadata", {})
     res = from_triton_metadata(tmeta)
