@@ -165,3 +165,38 @@ def test_in_process_compile_captures_passes_and_restores_the_streams(capfd):
     assert "compiler" not in result.logs  # the dumps went to the timeline, not the log
     print("still here")
     assert "still here" in capfd.readouterr().out
+
+
+def test_a_damaged_or_hostile_timeline_is_one_line_exit_4(with_passes, cli, tmp_path):
+    """passes/ is read from an untrusted folder: an index that is not the format or names IRs the files
+    lack (a KeyError, exit 70), and lines.xz expanding to gigabytes from a few hundred KB (2.1 GB of
+    memory), are refused with one line."""
+    import lzma
+    import shutil
+
+    def copy(name: str) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(with_passes["sm_90a"], dest)
+        return dest
+
+    cases = {}
+    snap = copy("steps-text")
+    (snap / "passes" / "index.json").write_text('{"steps": "abc", "irs": []}')
+    cases[snap] = "field 'steps' must be a list"
+    snap = copy("after-out-of-range")
+    index = json.loads((snap / "passes" / "index.json").read_text())
+    index["steps"][0]["after"] = 10 ** 6
+    (snap / "passes" / "index.json").write_text(json.dumps(index))
+    cases[snap] = "a step names IR 1000000"
+    snap = copy("bomb")
+    bomb = lzma.LZMACompressor()
+    data = b"".join(bomb.compress(b"a" * (64 << 20)) for _ in range(9)) + bomb.flush()
+    assert len(data) < 1 << 20
+    (snap / "passes" / "lines.xz").write_bytes(data)
+    cases[snap] = "expands to more than 512 MiB"
+    index = json.loads((with_passes["sm_90a"] / "passes" / "index.json").read_text())
+    changed = next(s["n"] for s in index["steps"] if s.get("changed"))  # a step whose diff reads the IRs
+    for snap, why in cases.items():
+        code, out, err = cli("passes", snap, "--diff", str(changed))
+        assert code == 4 and why in err and err.count("irscope: error:") == 1, (snap.name, code, err)
+        assert "Traceback" not in err and "internal error" not in err

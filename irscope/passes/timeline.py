@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import array
 import enum
-import json
 import lzma
 import sys
 from collections import Counter
@@ -15,6 +14,7 @@ from typing import Mapping
 
 from ..diff.unified import unified_diff
 from ..errors import SnapshotError
+from ..store.schema import MAX_FILE_BYTES, BOOL, COUNT, INT, STR, list_of, map_of, obj, opt, read_json
 from ..store.snapshot import PASSES_DIR
 from .text import canonical_mlir, normalize_line
 
@@ -103,14 +103,20 @@ class Timeline:
 
     @cached_property
     def _lines(self) -> list[str]:
-        return _read_xz(self.folder / LINES_FILE).decode().split("\n")
+        return _read_xz(self.folder / LINES_FILE).decode("utf-8", errors="replace").split("\n")
 
     @cached_property
     def _flat(self) -> array.array:
         flat = array.array("I")
-        flat.frombytes(_read_xz(self.folder / IRS_FILE))
+        data = _read_xz(self.folder / IRS_FILE)
+        flat.frombytes(data[:len(data) - len(data) % flat.itemsize])
         if sys.byteorder != "little":
             flat.byteswap()
+        # Every IR's line numbers lie in the files: checked once, so reading one never raises IndexError.
+        lines = len(self._lines)
+        if any(i.offset + i.count > len(flat) for i in self.irs) or (flat and max(flat) >= lines):
+            raise SnapshotError(f"{self.folder / IRS_FILE} is damaged: it names lines its other files do not hold",
+                                "recompile the snapshot with irscope compile --passes")
         return flat
 
     def text(self, ir: int) -> str:
@@ -170,10 +176,36 @@ def _step(d: dict) -> Step:
 
 
 def _read_xz(path: Path) -> bytes:
+    """An xz file of the timeline, decompressed to at most MAX_FILE_BYTES: a small file that expands to
+    gigabytes (an xz bomb in an untrusted folder) is refused, not decompressed. (The snapshot's loader
+    refused links out of its passes/ folder.)"""
     try:
-        return lzma.decompress(path.read_bytes())
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SnapshotError(f"{path} is larger than irscope reads from a snapshot",
+                                "no compile writes a timeline this large; this folder is damaged or hostile")
+        data = path.read_bytes()
+        unpack = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        out = unpack.decompress(data, max_length=MAX_FILE_BYTES + 1)
     except (OSError, lzma.LZMAError) as e:
         raise SnapshotError(f"{path} is damaged: {e}", "recompile the snapshot with irscope compile --passes") from None
+    if len(out) > MAX_FILE_BYTES:
+        raise SnapshotError(f"{path} expands to more than {MAX_FILE_BYTES >> 20} MiB, more than irscope reads from a "
+                            "snapshot", "no compile writes a timeline this large; this folder is damaged or hostile")
+    if not unpack.eof:
+        raise SnapshotError(f"{path} is damaged: it ends before its xz stream does",
+                            "recompile the snapshot with irscope compile --passes")
+    return out
+
+
+_STEP = obj(("n", "name"), n=COUNT, name=STR, before=opt(COUNT), after=opt(COUNT), since=opt(COUNT),
+            changed=opt(BOOL), added=opt(COUNT), removed=opt(COUNT), ops=opt(map_of(INT)), failed=opt(BOOL),
+            nested=opt(list_of(STR)), **{k: opt(STR) for k in ("pass", "stage", "form", "scope", "options", "part",
+                                                                "within")})
+_IR = obj(("form", "lines", "offset", "count"), form=STR, style=opt(STR), lines=COUNT, ops=opt(map_of(INT)),
+          offset=COUNT, count=COUNT)
+INDEX_SCHEMA = obj(("steps", "irs"), format=opt(INT), level=opt(STR), initial=opt(COUNT), steps=list_of(_STEP),
+                   irs=list_of(_IR))
+"""passes/index.json: what every reader of a timeline may rely on (indices are checked against the files)."""
 
 
 def load_timeline(snap) -> Timeline:
@@ -184,8 +216,13 @@ def load_timeline(snap) -> Timeline:
         kernel = snap.kernel if snap.origin == "irscope" else "KERNEL"
         raise SnapshotError(f"{snap.label} has no pass timeline",
                             f"recompile with --passes: irscope compile {kernel} --target {snap.target_name} --passes")
-    try:
-        index = json.loads(index_path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise SnapshotError(f"{index_path} is damaged: {e}", "recompile with irscope compile --passes") from None
+    index = read_json(index_path, INDEX_SCHEMA, Path(snap.path), f"{PASSES_DIR}/{INDEX_FILE}")
+    if index.get("format", FORMAT) > FORMAT:
+        raise SnapshotError(f"{index_path} is a timeline of format {index['format']}; this irscope reads format "
+                            f"{FORMAT}", "read it with the irscope that wrote it")
+    irs = len(index["irs"])
+    for ref in [index.get("initial")] + [s.get(k) for s in index["steps"] for k in ("before", "after")]:
+        if ref is not None and ref >= irs:
+            raise SnapshotError(f"{index_path} is damaged: a step names IR {ref} of {irs}",
+                                "recompile with irscope compile --passes")
     return Timeline(folder, index, snap.label)

@@ -44,6 +44,9 @@ BOOL = _kind("true or false", lambda v: isinstance(v, bool))
 # a time or rate read back to compute with (a ratio, a correlation): never 0, negative, NaN or infinite
 POSITIVE = _kind("a positive finite number",
                  lambda v: (is_int(v) or isinstance(v, float)) and math.isfinite(v) and v > 0)
+# a count read back to compute with (registers, bytes, warps): an integer, never negative, never absurd
+COUNT = _kind("a non-negative integer", lambda v: is_int(v) and 0 <= v < 1 << 48)
+WARPS = _kind("a positive integer", lambda v: is_int(v) and 0 < v <= 1024)
 IDENT = _kind("a Python identifier (the @triton.jit function's name)",
               lambda v: isinstance(v, str) and v.isidentifier())
 SHA256 = _kind("64 lower-case hex digits",
@@ -107,7 +110,7 @@ def obj(required: tuple[str, ...] = (), **fields: Check) -> Check:
     return check
 
 
-_STAGE_RECORD = obj(file=STR, bytes=opt(INT), lines=opt(INT), sha256=opt(SHA256))
+_STAGE_RECORD = obj(file=STR, bytes=opt(COUNT), lines=opt(COUNT), sha256=opt(SHA256))
 _ARG = obj(("name", "type"), name=STR, type=STR, kind=opt(STR), value=ANY, divisibility=opt(INT),
            attrs=opt(map_of(ANY)), why=opt(STR))
 
@@ -115,14 +118,14 @@ META_SCHEMA: Check = obj(
     ("function",),
     format=INT, kernel=STR, function=IDENT, variant=STR, description=opt(STR), source_file=opt(STR),
     target=obj(("name",), name=STR, backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
-               warp_size=opt(INT), vendor=opt(STR)),
+               warp_size=opt(WARPS), vendor=opt(STR)),
     status=one_of("ok", "failed"),
     error=opt(obj(stage=opt(STR), type=opt(STR), message=opt(STR))),
     request=opt(map_of(ANY)),
-    compile_options=opt(obj(num_warps=opt(INT), num_stages=opt(INT), constexprs=opt(map_of(ANY)))),
+    compile_options=opt(obj(num_warps=opt(WARPS), num_stages=opt(COUNT), constexprs=opt(map_of(ANY)))),
     backend_options=opt(map_of(ANY)),
     specialisation=opt(list_of(_ARG)),
-    resources=opt(map_of(opt(INT))),
+    resources=opt(map_of(opt(COUNT))),
     times_ms=opt(map_of(NUM)),
     versions=opt(map_of(SCALAR)),
     content_key=opt(STR),
@@ -135,9 +138,9 @@ META_SCHEMA: Check = obj(
 """irscope.json, format 1. One schema for every reader: a value that passes it has these types."""
 
 TRITON_META_SCHEMA: Check = obj(
-    name=opt(STR), num_warps=opt(INT), num_stages=opt(INT), shared=opt(INT), tmem_size=opt(INT),
+    name=opt(STR), num_warps=opt(WARPS), num_stages=opt(COUNT), shared=opt(COUNT), tmem_size=opt(COUNT),
     triton_version=opt(STR), target=opt(obj(backend=opt(STR), arch=opt(either(INT, STR, "an integer or a string")),
-                                            warp_size=opt(INT))),
+                                            warp_size=opt(WARPS), name=opt(STR))),
 )
 """The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
 

@@ -299,7 +299,7 @@ def _load_triton_cache(path: Path, meta_file: Path) -> Snapshot:
     target = tmeta.get("target") or {}
     meta = {
         "kernel": fn, "function": fn, "variant": path.name[:12], "status": "ok",
-        "target": {"name": _target_name(target.get("backend", ""), target.get("arch", "")), **target},
+        "target": {**target, "name": _target_name(target.get("backend", ""), target.get("arch", ""))},
         "compile_options": {"num_warps": tmeta.get("num_warps"), "num_stages": tmeta.get("num_stages")},
         "versions": {"triton": tmeta.get("triton_version", "?")}, "triton_metadata": tmeta,
     }
