@@ -150,3 +150,27 @@ def test_a_report_is_written_with_the_umasks_mode(cli, tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644  # mkstemp made it 0600
+
+
+def test_a_sweep_result_or_analysis_cache_of_another_shape_is_refused_or_ignored_never_exit_70(cli, tmp_path):
+    """Files given to irscope (a sweep result) or found in a snapshot (its analysis cache) are as untrusted as
+    the snapshot: a field of another type was a TypeError (exit 70) halfway through the work."""
+    import shutil
+    from pathlib import Path
+    for bad, field in (('{"points": [{"analysis": [1]}]}', "points[0].analysis"),
+                       ('{"points": [{"times_ms": {"ttir": "abc"}}]}', "points[0].times_ms.ttir")):
+        (tmp_path / "s.json").write_text(bad)
+        code, out, err = cli("report", "--sweep", "s.json", "-o", "r.html")
+        assert code == 2 and f"field '{field}'" in err and "internal error" not in err, err
+    snap = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "snapshots" / "add" / "default" / "sm_80", snap)
+    (snap / "golden.json").unlink()
+    code, first, err = cli("stats", snap)  # writes the cache (an irscope folder outside the goldens)
+    cache = snap / ".irscope-analysis.json"
+    assert code == 0 and cache.exists(), err
+    doc = json.loads(cache.read_text())
+    for entry in doc["stages"].values():
+        entry["counters"] = {k: "many" for k in entry["counters"]}
+    cache.write_text(json.dumps(doc))
+    code, again, err = cli("stats", snap)
+    assert code == 0 and again == first, err  # the bad entries analysed again, not shown

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..ir.resources import Resources
 from ..ir.stages import STAGES
-from ..store.schema import MAX_JSON_BYTES
+from ..store.schema import BOOL, COUNT, INT, MAX_JSON_BYTES, STR, fits, list_of, map_of, obj, opt
 from ..store.snapshot import Snapshot, keeps_caches
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
@@ -188,6 +188,17 @@ def _layout_dict(layout: Layout) -> dict:
     return {"kind": layout.kind, "alias": layout.alias, "params": dict(layout.params), "text": layout.text}
 
 
+# What a cache entry must hold to be used: it lies in the snapshot's folder, so it is as untrusted as the
+# folder (an entry of another shape is analysed again, never a crash). Counters it claims are as good as the
+# hashes irscope.json records, which whoever wrote the folder could have written too.
+_CACHED = obj(("counters", "layouts", "allocations"), counters=map_of(INT),
+              layouts=list_of(obj(("kind", "params", "alias", "text"), kind=STR, alias=STR, text=STR,
+                                  params=list_of(list_of(STR)))),
+              allocations=list_of(obj(("name", "shape", "dtype", "bytes", "buffers", "space"), name=STR,
+                                      shape=list_of(COUNT), dtype=STR, bytes=COUNT, buffers=COUNT, space=STR,
+                                      encoding=opt(STR), barrier=opt(BOOL))))
+
+
 class _Cache:
     """Per-stage facts kept in the snapshot folder, valid while the stage file is the one analysed.
 
@@ -228,6 +239,8 @@ class _Cache:
         fp = self._fingerprint(stage)
         if not entry or fp is None or entry.get("fingerprint") != fp:
             return None
+        if not fits(entry, _CACHED):
+            return None  # not irscope's: analysed again
         try:
             return StageFacts(entry["counters"], tuple(Layout(lay["kind"], tuple(map(tuple, lay["params"])),
                                                               lay["alias"], lay["text"]) for lay in entry["layouts"]),

@@ -8,6 +8,7 @@ from html import escape
 from pathlib import Path
 
 from ..errors import UsageError
+from ..store.schema import BOOL, MAX_JSON_BYTES, NUM, SCALAR, STR, _Invalid, list_of, map_of, obj, opt
 from ..targets import TARGETS
 from .page import Page, table
 from .svg import Point, scatter, stacked
@@ -15,10 +16,23 @@ from .svg import Point, scatter, stacked
 STAGE_TIMES = ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "disassembly")
 
 
+# What the report reads of each point: a file given to it may come from anyone, so a field of another type
+# is refused naming it, never met as a TypeError halfway through the page.
+_POINT = obj(
+    status=opt(STR), target=opt(STR), axes=opt(map_of(SCALAR)), times_ms=opt(map_of(opt(NUM))),
+    error=opt(obj(message=opt(SCALAR), summary=opt(SCALAR))),
+    analysis=opt(obj(resources=opt(map_of(opt(NUM))), occupancy=opt(obj(value=opt(NUM))),
+                     launch=opt(obj(launchable=opt(BOOL), reasons=opt(list_of(STR)))))))
+SWEEP_RESULT = obj(("points",), sweep=opt(obj(name=opt(SCALAR))), points=list_of(_POINT))
+
+
 def read_sweep(path: Path | str) -> dict:
     """A sweep result as `irscope sweep --json` writes it (UsageError when it is not one)."""
     path = Path(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
+            raise UsageError(f"{path} is {path.stat().st_size >> 20} MiB, larger than any sweep result irscope reads "
+                             f"({MAX_JSON_BYTES >> 20} MiB)", "give the JSON `irscope sweep FILE --json` wrote")
         data = json.loads(path.read_text())
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}", "write one with `irscope sweep FILE --json > RESULT.json`")
@@ -27,6 +41,11 @@ def read_sweep(path: Path | str) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("points"), list):
         raise UsageError(f"{path} is not a sweep result (no 'points' list)",
                          "write one with `irscope sweep FILE --json > RESULT.json`; CSV output is for spreadsheets")
+    try:
+        SWEEP_RESULT(data, "")
+    except _Invalid as e:
+        raise UsageError(f"{path} is not a sweep result irscope wrote: {e}",
+                         "write one with `irscope sweep FILE --json > RESULT.json`") from None
     return data
 
 

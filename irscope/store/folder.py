@@ -95,7 +95,7 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
             else:
                 lost.append(f"{name} (GPU records of the binary this compile changes)")
         elif "/" not in name and not path.is_symlink() and (
-                Path(name).suffix in STAGE_SUFFIXES[:-2] or name == "irscope.json" or name == "source.py"
+                Path(name).suffix in STAGE_SUFFIXES[:-2] or name in ("irscope.json", "source.py", "golden.json")
                 or Path(name).suffix == ".json" and Path(name).stem in stems):
             continue  # a stage of an earlier compile into the same folder: irscope's own
         else:

@@ -145,6 +145,15 @@ TRITON_META_SCHEMA: Check = obj(
 """The fields irscope reads of Triton's own `<fn>.json` (a cache entry's metadata)."""
 
 
+def fits(value: object, schema: Check) -> bool:
+    """Whether `value` fits `schema` (for data irscope can do without, such as a cache: a misfit is ignored)."""
+    try:
+        schema(value, "")
+    except _Invalid:
+        return False
+    return True
+
+
 def validate(value: object, schema: Check, source: Path, hint: str | None = None) -> None:
     """SnapshotError naming the field of `source` that does not fit `schema`."""
     try:
