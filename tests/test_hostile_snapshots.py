@@ -454,3 +454,17 @@ def test_escape_sequences_in_a_snapshot_are_printed_as_text_never_sent_to_the_te
         assert "\\x1b]52;c;SGFja2Vk\\x07" in out, argv
     code, out, err = world.cli("show", str(world.bad), "--stage", "ptx", "--color", "always")
     assert "\x1b[" in out and "m" in out  # the highlighting's own colours are kept
+
+
+@pytest.mark.parametrize("name", ["irscope.json", "add_kernel.ptx", "runs.json", "logs/ptxas.log"])
+def test_a_fifo_in_a_snapshot_is_refused_or_skipped_never_waited_on(tmp_path, name):
+    """A FIFO named irscope.json made `irscope show` wait forever (a tarball can carry one)."""
+    world = World(tmp_path)
+    path = world.bad / name
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    for argv in (("show", str(world.bad)), ("show", str(world.bad), "--stage", "ptx"), ("stats", str(world.bad))):
+        code, out, err = world.cli(*argv)  # returns: a blocking read would hang the test
+        assert code in (0, 4) and "Traceback" not in err, (argv, err)
+        if name == "irscope.json":
+            assert code == 4 and "irscope.json is not a regular file" in err

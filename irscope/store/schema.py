@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from pathlib import Path
 from typing import Callable
 
@@ -197,9 +198,13 @@ def inside(root: Path, path: Path, what: str, limit: int = MAX_FILE_BYTES) -> Pa
         raise SnapshotError(f"{root}: {what} points outside the snapshot folder ({path})",
                             "irscope reads nothing outside a snapshot; this folder is damaged or hostile")
     try:
-        size = real.stat().st_size if real.is_file() else 0
+        st = real.stat()
     except OSError:
-        size = 0  # unreadable: the read that follows says so
+        st = None  # missing or unreadable: the read that follows says so
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        # a FIFO, socket or device would block the read or never end: a tarball can carry them
+        raise SnapshotError(f"{root}: {what} is not a regular file", "this folder is damaged or hostile")
+    size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
     if size > limit:
         raise SnapshotError(f"{root}: {what} is {size / (1 << 20):,.0f} MiB, more than irscope reads from a snapshot "
                             f"({limit >> 20} MiB)", "no compile writes a file this large; this folder is damaged or "
