@@ -243,3 +243,27 @@ def test_a_passing_run_leaves_no_temporary_folder_of_its_own(project, monkeypatc
     # the fresh snapshots went under pytest's basetemp, which pytest prunes itself
     fresh = {p.resolve() for p in pt.path.glob("runpytest-*/irscope*/add/default/sm_80/irscope.json")}
     assert len(fresh) == 2  # one per run (the glob also sees pytest's *current symlinks)
+
+
+@pytest.mark.slow
+def test_update_mends_a_damaged_golden_and_a_goldens_path_that_is_a_file_is_one_line(project):
+    """A golden with a corrupt irscope.json could not be rewritten by --irscope-update (its hint said
+    "recompile it with irscope compile"); a `snapshots` that is a file was a FileExistsError traceback."""
+    pt, write, run = project
+    write(targets='["sm_80"]')
+    run("--irscope-update").assert_outcomes(passed=1)
+    meta = pt.path / "snapshots" / "scale" / "default" / "sm_80" / "irscope.json"
+    meta.write_text("{ not json")
+    result = run()
+    result.assert_outcomes(failed=1)
+    result = run("--irscope-update")
+    result.assert_outcomes(passed=1)
+    assert json.loads(meta.read_text())["function"] == "scale"
+    run().assert_outcomes(passed=1)
+    import shutil
+    shutil.rmtree(pt.path / "snapshots")
+    (pt.path / "snapshots").write_text("")
+    result = run("--irscope-update")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "is a file, not a folder of golden snapshots" in out and "FileExistsError" not in out

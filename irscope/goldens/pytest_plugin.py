@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from ..errors import IrscopeError, UsageError
+from ..errors import IrscopeError, SnapshotError, UsageError
 
 _KEY = pytest.StashKey["IrscopeSession"]()
 
@@ -301,8 +301,11 @@ class IrscopeFixture:
         failures, skipped = [], []
         for snap in snaps:
             if s.update:
-                result = s.root.compare(snap)
-                if result.status != "match":
+                try:
+                    result = s.root.compare(snap)
+                except SnapshotError:
+                    result = None  # a damaged golden: --irscope-update is how it is mended, so write it anew
+                if result is None or result.status != "match":
                     result = s.root.write(snap, self._request.node.nodeid, kernel)
                 elif result.source_stale:  # the IR matches: source.py alone is rewritten
                     result = s.root.refresh_source(result, snap)

@@ -17,7 +17,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Sequence
 
 from ..diff.delta import Delta
-from ..errors import SnapshotError
+from ..errors import SnapshotError, UsageError
 from ..spec.kernel import CompileOptions
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
 from ..store.folder import write_folder
@@ -116,7 +116,9 @@ class GoldenRoot:
         if (versioned / META_FILE).is_file():
             return versioned
         held = _folder_version(plain)
-        return plain if held is None or held == version else versioned
+        # "?": a damaged golden, whose release cannot be read: compared there (and reported damaged), and
+        # mended there by an update, not left beside a new folder
+        return plain if held in (None, "?", version) else versioned
 
     def versions(self, snap: Snapshot) -> dict[str, Path]:
         """Every golden of `snap`'s point, by the Triton release that made it."""
@@ -130,6 +132,9 @@ class GoldenRoot:
 
     def mark(self) -> None:
         """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError(f"'{self.path}' is a file, not a folder of golden snapshots",
+                             "move it aside, or keep the goldens elsewhere: --irscope-goldens DIR")
         self.path.mkdir(parents=True, exist_ok=True)
         marker = self.path / GOLDEN_MARKER
         if not marker.exists():
