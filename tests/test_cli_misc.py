@@ -174,3 +174,12 @@ def test_a_sweep_result_or_analysis_cache_of_another_shape_is_refused_or_ignored
     cache.write_text(json.dumps(doc))
     code, again, err = cli("stats", snap)
     assert code == 0 and again == first, err  # the bad entries analysed again, not shown
+
+
+def test_run_checks_its_json_path_before_running(cli, tmp_path):
+    """`run --json /etc/passwd/x` ran every check, then failed with exit 70 (NotADirectoryError)."""
+    (tmp_path / "afile").write_text("")
+    code, out, err = cli("run", "add", "--interpret", "--size", "small", "--json", "afile/x.json")
+    assert code == 2 and "'afile' is a file, not a folder" in err and "PASS" not in out
+    code, out, err = cli("run", "add", "--interpret", "--size", "small", "--json", "nofolder/x.json")
+    assert code == 2 and "does not exist" in err

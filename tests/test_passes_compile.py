@@ -200,3 +200,12 @@ def test_a_damaged_or_hostile_timeline_is_one_line_exit_4(with_passes, cli, tmp_
         code, out, err = cli("passes", snap, "--diff", str(changed))
         assert code == 4 and why in err and err.count("irscope: error:") == 1, (snap.name, code, err)
         assert "Traceback" not in err and "internal error" not in err
+
+
+def test_an_unknown_stage_or_negative_context_is_a_usage_error(with_passes, cli):
+    """`passes --stage bogus` printed an empty table, `--context -2` broken hunk headers; both exit 0."""
+    code, out, err = cli("passes", with_passes["sm_90a"], "--stage", "bogus")
+    assert code == 2 and "runs at stage 'bogus'" in err and "stages: ttir" in err
+    code, out, err = cli("passes", with_passes["sm_90a"], "--context", "-2", "--diff", "1")
+    assert code == 2 and "--context -2 is negative" in err
+    assert cli("passes", with_passes["sm_90a"], "--stage", "ttgir")[0] == 0

@@ -49,7 +49,12 @@ def run(args, ui) -> int:
         return _pipeline(args, ui)
     if not args.snapshot:
         raise UsageError("give a snapshot folder", "irscope passes SNAPSHOT, or irscope passes --pipeline A B")
+    if args.context < 0:
+        raise UsageError(f"--context {args.context} is negative", "give the lines of context as 0 or more")
     tl = load_timeline(load_snapshot(args.snapshot))
+    if args.stage and args.stage not in {st.stage for st in tl.steps}:
+        have = ", ".join(dict.fromkeys(st.stage for st in tl.steps)) or "none"
+        raise UsageError(f"no pass of {tl.label} runs at stage '{args.stage}'", f"its timeline's stages: {have}")
     if args.first is not None:
         return _first(tl, args, ui)
     if args.diff is not None:

@@ -62,6 +62,14 @@ def run(args: argparse.Namespace, ui) -> int:
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
+    if args.json:  # before anything runs: a path that cannot be written was exit 70 once the runs were done
+        from pathlib import Path
+        where = Path(args.json)
+        above = next((q for q in where.parents if q.exists() and not q.is_dir()), None)
+        if above is not None or where.is_dir() or not where.parent.exists():
+            why = (f"'{above}' is a file, not a folder" if above is not None else
+                   "it is a folder" if where.is_dir() else f"folder '{where.parent}' does not exist")
+            raise UsageError(f"--json {args.json}: {why}", "give --json a file in a folder that exists")
     if args.snapshot and args.interpret:
         raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
                          "runs the Python kernel instead", _cpu_hint(args.snapshot))
