@@ -27,6 +27,10 @@ def run(args, ui) -> int:
     missing = [r for r in roots if not r.exists()]
     if missing:
         raise UsageError(f"'{missing[0]}' does not exist", "give folders of snapshots (irscope compile writes them)")
+    files = [r for r in roots if not r.is_dir()]
+    if files:  # it opened an empty browser ("0 snapshots in passwd")
+        raise UsageError(f"'{files[0]}' is a file, not a folder of snapshots",
+                         "give a snapshot folder or a folder of them (irscope compile writes them)")
     if not ui.out.isatty():
         raise UsageError("irscope tui needs a terminal", "run it in a terminal, not with its output redirected")
     try:

@@ -78,3 +78,9 @@ def test_irscope_tui_in_tmux_opens_matmul_ttgir_and_quits(compiled, tmp_path):
 def test_irscope_tui_refuses_a_missing_root_with_a_hint(cli, tmp_path):
     code, out, err = cli("tui", str(tmp_path / "nope"))
     assert code == 2 and "does not exist" in err and "hint:" in err
+
+
+def test_irscope_tui_refuses_a_file_for_a_root(cli, tmp_path):
+    (tmp_path / "notes.txt").write_text("x")  # it opened an empty browser: "0 snapshots in notes.txt"
+    code, out, err = cli("tui", str(tmp_path / "notes.txt"))
+    assert code == 2 and "is a file, not a folder of snapshots" in err and "hint:" in err
