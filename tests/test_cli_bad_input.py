@@ -196,7 +196,7 @@ def test_an_empty_sweep_file_is_told_what_a_sweep_needs_and_that_holds(cli, tmp_
     assert code == 2 and "at least `kernels` and `targets`" in _one_error(err)
     (tmp_path / "two.yaml").write_text(SPACE)  # those two and no grid: a valid sweep (one point)
     code, out, err = cli("sweep", "two.yaml", "--list")
-    assert code == 0 and "1 points" in out, err
+    assert code == 0 and "1 point," in out, err
 
 
 @pytest.mark.parametrize("argv", [

@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+from ..render.terminal import plural
 from .envs import add_triton_option
 from .options import add_compile_options, positive_int, positive_seconds
 from .sweep import add_cluster_options, open_executor, warn_unmatched
@@ -218,7 +219,7 @@ def run(args, ui) -> int:
             for line in group_lines(groups, labels):
                 ui.print(f"  {line}")
         fresh = sum(r.cached for r in result.rows)
-        ui.print(f"\n{len(result.rows)} points ({result.compiled} compiled, {fresh} from the cache) under {out}")
+        ui.print(f"\n{plural(len(result.rows), 'point')} ({result.compiled} compiled, {fresh} from the cache) under {out}")
         for label, r in zip(labels, rows):
             if r.point in shared:
                 ui.print(f"{label} changes nothing: the same compile (content key) as {r.label}, "

@@ -170,7 +170,7 @@ def _list(points, out: Path, ui) -> int:
     planned = plan_points(points, out)
     rows = [[pp.folder.relative_to(out).as_posix(), "fresh" if pp.fresh else "to compile"] for pp in planned]
     ui.print(table(["point", "cache"], rows, style=ui.style))
-    ui.print(f"\n{len(rows)} points, {sum(pp.fresh for pp in planned)} fresh, under {out}")
+    ui.print(f"\n{_plural(len(rows), 'point')}, {sum(pp.fresh for pp in planned)} fresh, under {out}")
     return 0
 
 

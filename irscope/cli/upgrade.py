@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..render.terminal import plural
 from .envs import prepare
 from .options import positive_int, positive_seconds
 
@@ -220,7 +221,7 @@ def compare_analyses(a, b) -> list[Finding]:
 def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
     s = ui.style
     colour = {Kind.REGRESSION: "red", Kind.CHANGE: "yellow", Kind.IMPROVEMENT: "green"}
-    lines = [s(f"Triton {old} → {new}: {len(reports)} points", "bold"), ""]
+    lines = [s(f"Triton {old} → {new}: {plural(len(reports), 'point')}", "bold"), ""]
     for r in reports:
         if not r.findings and not show_all:
             continue
@@ -230,7 +231,7 @@ def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
     counts = {k: sum(1 for r in reports for f in r.findings if f.kind == k) for k in Kind}
     same = sum(1 for r in reports if not r.findings)
     regressed = sum(1 for r in reports if r.regressed)
-    lines += ["", f"{regressed} of {len(reports)} points regressed; {counts[Kind.REGRESSION]} regressions, "
+    lines += ["", f"{regressed} of {plural(len(reports), 'point')} regressed; {counts[Kind.REGRESSION]} regressions, "
                   f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} unchanged"
                   + ("" if show_all or not same else " (--all lists them)")]
     return "\n".join(lines)

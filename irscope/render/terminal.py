@@ -87,6 +87,11 @@ def time_split(times: dict) -> str:
     return text
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 point`, `2 points`."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "-"

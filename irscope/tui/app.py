@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Header
 
+from ..render.terminal import plural
 from ..store.snapshot import Snapshot
 from .model.axes import partner
 from .widgets.browser import Browser
@@ -90,7 +91,7 @@ class IrscopeApp(App):
         browser.set_entries(entries)
         names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
         damaged = sum(not e.ok for e in entries)
-        self.sub_title = f"{sum(e.ok for e in entries)} snapshots in {names}" + \
+        self.sub_title = f"{plural(sum(e.ok for e in entries), 'snapshot')} in {names}" + \
             (f", {damaged} damaged" if damaged else "")
         browser.tree.focus()
         # `irscope tui SNAPSHOT`: a root that is itself one snapshot folder opens straight in the reader.
