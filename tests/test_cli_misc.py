@@ -183,3 +183,13 @@ def test_run_checks_its_json_path_before_running(cli, tmp_path):
     assert code == 2 and "'afile' is a file, not a folder" in err and "PASS" not in out
     code, out, err = cli("run", "add", "--interpret", "--size", "small", "--json", "nofolder/x.json")
     assert code == 2 and "does not exist" in err
+
+
+def test_a_launch_files_kernel_name_is_a_name_never_a_path(cli, tmp_path):
+    """The name becomes the snapshots' first folder under --out: `../../x` would have written above it."""
+    for name in ("../../x", "/abs", "a/b", ".hidden"):
+        doc = {"format": "irscope-launches", "version": 1, "launches": [],
+               "kernels": {"k": {"name": name, "function": "f", "src": "def f(): pass\n"}}}
+        (tmp_path / "launches.json").write_text(json.dumps(doc))
+        code, out, err = cli("compile", "launches.json")
+        assert code == 4 and "kernels.k.name" in err and "a kernel name" in err, (name, err)

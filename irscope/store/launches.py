@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError, UsageError
-from .schema import ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, either, list_of, map_of, obj, one_of, opt, validate
+from .schema import (ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, _kind, either, list_of, map_of, obj, one_of, opt,
+                     validate)
 
 FORMAT = "irscope-launches"
 VERSION = 1
@@ -30,9 +32,14 @@ _ARG: Check = obj(
     alias=opt(STR),  # a tensor at the same address as an earlier tensor argument (an in-place op)
 )
 
+# A kernel's name is the first folder of its snapshots (kernel/variant/target under --out): a Python name,
+# or one with a `.hash` suffix (capture keeps two kernels of one name apart so), never a path.
+FOLDER_NAME = _kind("a kernel name (letters, digits, _ and ., not starting with a dot)",
+                    lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", v) is not None)
+
 _KERNEL: Check = obj(
     ("name", "function", "src"),
-    name=STR, function=STR, module=opt(STR), qualname=opt(STR), file=opt(STR), first_line=opt(INT),
+    name=FOLDER_NAME, function=STR, module=opt(STR), qualname=opt(STR), file=opt(STR), first_line=opt(INT),
     generated=opt(BOOL), src=STR, module_source=opt(STR), jit=opt(map_of(ANY)),
     globals=opt(map_of(STR)),  # names the kernel takes from another module: "module:qualname" or "module"
     autotune=opt(obj(("configs",), configs=list_of(map_of(ANY)), key=opt(list_of(STR)),
