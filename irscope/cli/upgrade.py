@@ -222,15 +222,19 @@ def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
     s = ui.style
     colour = {Kind.REGRESSION: "red", Kind.CHANGE: "yellow", Kind.IMPROVEMENT: "green"}
     lines = [s(f"Triton {old} → {new}: {plural(len(reports), 'point')}", "bold"), ""]
+    listed = 0
     for r in reports:
         if not r.findings and not show_all:
             continue
+        listed += 1
         lines.append(s(r.label, "bold") + ("" if r.findings else "  unchanged"))
         for f in r.findings:
             lines.append(f"  {s(f'{f.kind:<11}', colour[f.kind])} {f.category:<10} {f.text}")
     counts = {k: sum(1 for r in reports for f in r.findings if f.kind == k) for k in Kind}
     same = sum(1 for r in reports if not r.findings)
     regressed = sum(1 for r in reports if r.regressed)
+    if not listed:
+        lines.append("no point changed")  # (a blank page said nothing)
     lines += ["", f"{regressed} of {plural(len(reports), 'point')} regressed; {counts[Kind.REGRESSION]} regressions, "
                   f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} unchanged"
                   + ("" if show_all or not same else " (--all lists them)")]
