@@ -201,7 +201,11 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
         else:
             kind, verb = "analysis", "becomes"
         why = "; ".join(p for p in after.why.split("; ") if p not in d.why.split("; "))  # what differs
-        out.append(Remark(kind, after, f"{d.subject}: {verb} {after.value} with {w.change}"
+        head, _, rest = after.value.partition("; ")
+        said = f"{verb} {after.value}"
+        if rest and head == d.value.partition("; ")[0]:  # the verdict holds, its details moved: not "becomes"
+            said = f"stays {head}; now {rest}"
+        out.append(Remark(kind, after, f"{d.subject}: {said} with {w.change}"
                           + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
                           deciding_pass(d.topic, vendor), "pipeline" if deciding_pass(d.topic, vendor) else "",
                           w.change))
