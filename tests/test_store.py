@@ -38,10 +38,25 @@ def test_a_rewrite_keeps_the_gpu_records_of_an_unchanged_binary(tmp_path):
     assert (dest / "k.ptx").read_text() == "ptx, line info changed" and not (dest / ".irscope-analysis.json").exists()
 
 
-@pytest.mark.parametrize("extra", ["runs.json", "verify.json", "notes.txt", "mine/plot.png"])
-def test_a_rewrite_that_would_lose_a_record_or_a_users_file_is_refused_and_writes_nothing(tmp_path, extra):
-    """GPU records of a binary the compile changes, or a file irscope never writes there: refused, naming
-    the file, and the folder is left as it was."""
+def test_a_rewrite_that_changes_the_binary_keeps_its_records_under_the_old_binarys_name(tmp_path):
+    import hashlib
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF old"))
+    (dest / "runs.json").write_text('[{"recorded": "old binary"}]')
+    (dest / ".runs.json.tmp-99999-abcdef12").write_text("a killed writer's leftover")
+    (dest / "k.glir").write_text("an earlier compile's stage")
+    write_folder(dest, _snapshot_files(b"\x7fELF new"))
+    old = hashlib.sha256(b"\x7fELF old").hexdigest()[:12]
+    assert not (dest / "runs.json").exists()  # never taken for the new binary's
+    assert (dest / f"runs.{old}.json").read_text() == '[{"recorded": "old binary"}]'
+    assert not (dest / "k.glir").exists() and not (dest / ".runs.json.tmp-99999-abcdef12").exists()
+    write_folder(dest, _snapshot_files(b"\x7fELF newer"))  # kept again at the next rewrite
+    assert (dest / f"runs.{old}.json").exists()
+
+
+@pytest.mark.parametrize("extra", ["notes.txt", "mine/plot.png", ".hidden"])
+def test_a_rewrite_that_would_lose_a_users_file_is_refused_and_writes_nothing(tmp_path, extra):
+    """A file irscope never writes there: refused, naming the file, and the folder is left as it was."""
     dest = tmp_path / "add" / "default" / "sm_90a"
     write_folder(dest, _snapshot_files(b"\x7fELF old"))
     (dest / extra).parent.mkdir(exist_ok=True)

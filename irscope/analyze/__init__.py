@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import SnapshotError, UsageError
 from ..ir.resources import Resources
 from ..ir.stages import STAGES
-from ..store.schema import BOOL, COUNT, INT, MAX_JSON_BYTES, STR, fits, list_of, map_of, obj, opt
+from ..store.folder import replace_file
+from ..store.schema import BOOL, COUNT, INT, MAX_JSON_BYTES, STR, fits, inside, list_of, map_of, obj, opt
 from ..store.snapshot import Snapshot, keeps_caches
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
@@ -212,15 +212,16 @@ class _Cache:
         self.writable = keeps_caches(snapshot)
         self.entries: dict = {}
         self.dirty = False
-        if self.writable:
+        if self.writable and (self.path.exists() or self.path.is_symlink()):
+            # As untrusted as the folder: a link out, a FIFO or an oversized file is no cache (inside()
+            # refuses them before a byte is read), nor is a document of another shape.
             try:
-                if self.path.stat().st_size > MAX_JSON_BYTES:
-                    raise ValueError("too large to be irscope's cache")  # read as no cache; rewritten below
-                data = json.loads(self.path.read_text())
-                if data.get("version") == ANALYZER_VERSION:
-                    self.entries = data.get("stages", {})
-            except (OSError, ValueError, AttributeError):
-                pass
+                data = json.loads(inside(snapshot.path, self.path, CACHE_FILE, MAX_JSON_BYTES).read_text())
+            except (OSError, ValueError, SnapshotError):
+                data = None
+            stages = data.get("stages") if isinstance(data, dict) and data.get("version") == ANALYZER_VERSION else None
+            if isinstance(stages, dict):
+                self.entries = {k: v for k, v in stages.items() if isinstance(v, dict)}
 
     def _fingerprint(self, stage: str) -> dict | None:
         recorded = self.snapshot.meta.get("stages", {}).get(stage, {})
@@ -263,12 +264,8 @@ class _Cache:
     def save(self) -> None:
         if not self.dirty:
             return
-        tmp = self.path.with_name(f"{CACHE_FILE}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps({"version": ANALYZER_VERSION, "stages": self.entries}))
-            os.replace(tmp, self.path)
+            replace_file(self.snapshot.path, CACHE_FILE,
+                         json.dumps({"version": ANALYZER_VERSION, "stages": self.entries}).encode())
         except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            pass  # a folder that cannot be written is simply not cached

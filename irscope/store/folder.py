@@ -4,13 +4,17 @@ into a golden root unless asked, and sweeping up what a killed writer left. Read
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import itertools
 import os
+import re
 import secrets
 import shutil
 from pathlib import Path
 from typing import Mapping
 
 from ..errors import UsageError
+from ..ir.stages import STAGES
 from .snapshot import GOLDEN_MARKER
 
 
@@ -42,7 +46,7 @@ def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     tmp = dest.parent / f".{dest.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     tmp.mkdir()
     try:
-        for name, data in [*files.items(), *carried.items()]:
+        for name, data in itertools.chain(files.items(), carried.items()):
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(data, str):
@@ -68,35 +72,45 @@ def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
 RECORDS = ("runs.json", "verify.json")
 CACHES = (".irscope-analysis.json", "layouts.json")
 BINARIES = (".cubin", ".hsaco")
-STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".sass", ".amdgcn", ".hsaco", ".json", ".py")
+STAGE_SUFFIXES = tuple(f".{s}" for s in STAGES)  # every stage file a compile writes (glir, source, ...)
 MADE_DIRS = ("logs", "passes")
+# The records of a binary the folder held before, kept beside the new one: runs.<its sha256, 12 digits>.json
+_OLD_RECORD = re.compile(r"(runs|verify)\.[0-9a-f]{12}\.json")
+# What a killed writer leaves: replace_file's and the analysis cache's temporary files
+_LEFTOVER = re.compile(r"\..+\.(tmp-\d+-[0-9a-f]+|\d+\.tmp)")
 
 
 def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
-    """The files of the folder at `dest` that its replacement by `files` must keep: its GPU records, when
-    the binary they were measured on is the same byte for byte. Anything else the replacement would lose
-    (those records over a changed binary, a file irscope never writes there) is refused, naming it."""
+    """The files of the folder at `dest` that its replacement by `files` must keep. Its GPU records move
+    to the new folder: as they are while its binary stays the same byte for byte, else renamed for the
+    binary they were measured on (`runs.<sha256[:12]>.json`), so that neither is lost nor taken for the
+    other's. A file irscope never writes there is refused, naming it, before anything is written."""
     if not dest.is_dir() or dest.is_symlink():
         return {}
     old = [p for p in sorted(dest.rglob("*")) if p.is_file() or p.is_symlink()]
     names = {p.relative_to(dest).as_posix(): p for p in old}
-    stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES[:-2]}
+    stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES}
     binaries = [n for n in files if Path(n).suffix in BINARIES]
     same_binary = bool(binaries) and all(
         n in names and not names[n].is_symlink() and names[n].read_bytes() == _bytes(files[n]) for n in binaries)
+    was = next((names[n] for n in sorted(names) if "/" not in n and Path(n).suffix in BINARIES
+                and not names[n].is_symlink()), None)
+    old_sha = hashlib.sha256(was.read_bytes()).hexdigest()[:12] if was is not None else "nobinary0000"
     carried, lost = {}, []
     for name, path in names.items():
         top = name.split("/", 1)[0]
-        if name in files or name in CACHES or top in MADE_DIRS and "/" in name:
+        if name in files or name in CACHES or top in MADE_DIRS and "/" in name or _LEFTOVER.fullmatch(name):
             continue
-        if name in RECORDS and not path.is_symlink():
-            if same_binary:
-                carried[name] = path.read_bytes()
-            else:
-                lost.append(f"{name} (GPU records of the binary this compile changes)")
-        elif "/" not in name and not path.is_symlink() and (
-                Path(name).suffix in STAGE_SUFFIXES[:-2] or name in ("irscope.json", "source.py", "golden.json")
-                or Path(name).suffix == ".json" and Path(name).stem in stems):
+        if path.is_symlink():
+            lost.append(f"{name} (a link, not written by irscope)")
+        elif name in RECORDS:
+            kept = name if same_binary else f"{Path(name).stem}.{old_sha}.json"
+            carried[kept] = path.read_bytes()
+        elif _OLD_RECORD.fullmatch(name):
+            carried[name] = path.read_bytes()
+        elif "/" not in name and (Path(name).suffix in STAGE_SUFFIXES
+                                  or name in ("irscope.json", "source.py", "golden.json")
+                                  or Path(name).suffix == ".json" and Path(name).stem in stems):
             continue  # a stage of an earlier compile into the same folder: irscope's own
         else:
             lost.append(f"{name} (not written by irscope)")
