@@ -79,7 +79,6 @@ def test_a_run_that_launches_nothing_keeps_the_last_launch_file_and_exits_with_t
     (["bash", "-c", "echo ran"], "'bash' is not a Python program: {bash} is a binary file"),
     (["python", "{ls}"], "'{ls}' is not a Python program: it is a binary file"),
     (["./job.sh"], "'./job.sh' is not a Python program: its #! line runs /bin/sh"),
-    (["python", "job.sh"], "'job.sh' is not a Python program: its #! line runs /bin/sh"),
     (["job"], "'job' is not a Python program: the #! line of {bin}/job runs /bin/sh"),  # found on PATH
 ])
 def test_a_program_that_is_not_python_is_a_usage_error_and_keeps_the_last_launch_file(
@@ -126,3 +125,24 @@ def test_a_program_killed_by_a_signal_keeps_the_last_launch_file_and_exits_as_a_
     [warning] = _lines(err, "warning")
     assert "killed by SIGKILL" in warning and "is kept" in warning and not _lines(err, "error")
     assert last_capture.read_bytes() == before
+
+
+@pytest.mark.parametrize("script", [
+    "#!/bin/sh\n'''exec' /a venv/with spaces/bin/python \"$0\" \"$@\"\n' '''\nprint('ran')\n",  # pip's launcher
+    "#!/usr/bin/env pypy3\nprint('ran')\n",
+    "#!/usr/bin/env -S uv run --script\nprint('ran')\n",  # PEP 723
+    "print('ran')\n",
+])
+def test_python_programs_with_any_python_launcher_line_are_run(tmp_path, script):
+    """The first check refused every #! line without 'python' in it, and even `python prog.py`, where
+    python ignores that line."""
+    from irscope.harness.capture_boot import program_problem
+    prog = tmp_path / "prog"
+    prog.write_text(script)
+    prog.chmod(0o755)
+    assert program_problem([str(prog)]) is None
+    assert program_problem(["python", str(prog)]) is None
+    shell = tmp_path / "job.sh"
+    shell.write_text("#!/bin/sh\necho ran\n")
+    assert "its #! line runs /bin/sh" in program_problem([str(shell)])
+    assert program_problem(["python", str(shell)]) is None  # python runs it as Python, as it would

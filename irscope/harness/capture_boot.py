@@ -85,10 +85,20 @@ def program_problem(program: list[str]) -> str | None:
     path = _script(args[0])
     if path is None:
         return f"cannot find program '{args[0]}'"
-    return _not_python(args[0], path)
+    # `-- python prog.py` runs prog.py whatever its #! line says, as python does; a program run bare
+    # (`-- pytest`, `-- ./prog`) is run by the interpreter its #! line names
+    return _not_python(args[0], path, bare=args is program)
 
 
-def _not_python(name: str, path: str) -> str | None:
+# Interpreters a #! line may name that do not run Python. A shell line may still start a Python program:
+# pip's launcher for a long or spaced venv path is `#!/bin/sh` then a line beginning '''exec'. Any other
+# interpreter (python, pypy, `uv run --script`) may run Python.
+_NOT_PYTHON = {"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "perl", "ruby", "node", "Rscript", "lua",
+               "php", "awk", "make"}
+_PIP_LAUNCHER = b"'''exec'"
+
+
+def _not_python(name: str, path: str, bare: bool = True) -> str | None:
     """Why the file `path` (which `name` found) is not a Python program, or None. Like `coverage run`,
     capture runs a file as Python source, as python does; a file python would refuse before running a
     line (a binary such as `ls` or `bash`, a script whose #! line names another interpreter) is refused
@@ -105,9 +115,16 @@ def _not_python(name: str, path: str) -> str | None:
     if head.startswith(b"PK\x03\x04"):  # a zip application (.pyz)
         return None
     where = "it" if name == path else path
-    if head.startswith(b"#!"):
-        line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-        if "python" not in line.lower():
+    if b"\0" in head:
+        return f"'{name}' is not a Python program: {where} is a binary file"
+    if bare and head.startswith(b"#!"):
+        first, _, rest = head[2:].partition(b"\n")
+        line = first.decode("utf-8", "replace").strip()
+        words = line.split()
+        program = os.path.basename(words[0]) if words else ""
+        if program == "env":  # #!/usr/bin/env [-S] NAME ...
+            program = next((os.path.basename(w) for w in words[1:] if not w.startswith("-")), "")
+        if program in _NOT_PYTHON and not rest.lstrip().startswith(_PIP_LAUNCHER):
             whose = "its #! line" if name == path else f"the #! line of {path}"
             return f"'{name}' is not a Python program: {whose} runs {line or 'nothing'}"
         return None
