@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Header
 
-from ..render.terminal import plural
+from ..render.terminal import plural, visible_controls
 from ..store.snapshot import Snapshot
 from .model.axes import partner
 from .widgets.browser import Browser
@@ -47,6 +47,12 @@ class IrscopeApp(App):
         self.marked: Snapshot | None = None
         # Snapshot folder -> the kernel file the user named for it in this session's compile form.
         self.trusted_sources: dict[Path, Path] = {}
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        # A message may quote a snapshot's field: its control characters are shown, never sent to the terminal
+        super().notify(visible_controls(message), title=visible_controls(title), severity=severity, timeout=timeout,
+                       markup=markup)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -91,8 +97,8 @@ class IrscopeApp(App):
         browser.set_entries(entries)
         names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
         damaged = sum(not e.ok for e in entries)
-        self.sub_title = f"{plural(sum(e.ok for e in entries), 'snapshot')} in {names}" + \
-            (f", {damaged} damaged" if damaged else "")
+        self.sub_title = visible_controls(f"{plural(sum(e.ok for e in entries), 'snapshot')} in {names}" +
+                                          (f", {damaged} damaged" if damaged else ""))
         browser.tree.focus()
         # `irscope tui SNAPSHOT`: a root that is itself one snapshot folder opens straight in the reader.
         single = next((e for e in entries if e.path == e.root), None)

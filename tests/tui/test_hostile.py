@@ -327,3 +327,31 @@ def test_markup_in_a_snapshots_fields_is_shown_as_text_never_run_or_rendered(tmp
             assert [n.markup for n in app._notifications if "ctrl+q" in n.message] == [True]
     run(scenario)
     assert not (tmp_path / "pw").exists()
+
+
+def test_control_characters_in_a_snapshot_are_shown_never_sent_to_the_terminal(tmp_path):
+    """Rich keeps ESC in a Text: an OSC 52 (clipboard) in a stage's text, a kernel name or a folder name
+    reached the terminal from the code view, the tree or a notification. They show as control pictures."""
+    osc = "\x1b]52;c;SGFja2Vk\x07"
+    root = tmp_path / "root"
+    snap = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, snap)
+    meta = _meta(snap)
+    meta["kernel"] = "add" + osc
+    ttir = snap / f"{FN}.ttir"
+    ttir.write_text(f"// {osc}\n" + ttir.read_text())
+    meta["stages"]["ttir"].update(sha256=hashlib.sha256(ttir.read_bytes()).hexdigest(), bytes=ttir.stat().st_size)
+    _write_meta(snap, meta)
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            entry = app.query_one(Browser).entries[0]
+            await open_snapshot(app, pilot, entry.label)
+            await pilot.press("2")  # the ttir tab
+            await settle(pilot)
+            await pilot.press("m")
+            await settle(pilot)
+            shown = _rendered(app)
+            assert "\x1b" not in shown and "\x07" not in shown
+            assert "␛]52;c;SGFja2Vk␇" in shown
+    run(scenario)

@@ -17,7 +17,7 @@ from rich.syntax import PygmentsSyntaxTheme
 from rich.text import Span, Text
 
 from ...ir.lexers import get_lexer
-from ...render.terminal import LEXERS
+from ...render.terminal import LEXERS, visible_controls
 
 CACHE_LINES = 4096
 LEX_WHOLE = 160  # lines up to this long are lexed whole; longer ones (LLIR's inline asm) only as far as shown
@@ -56,7 +56,8 @@ class Document:
     def __init__(self, text: str, stage: str, *, theme: str = DARK_THEME):
         self.stage = stage
         self.theme = theme
-        self.lines: list[str] = [ln.expandtabs(8) if "\t" in ln else ln for ln in text.splitlines()]
+        # (visible_controls: a stage's text is untrusted, and an ESC in it would reach the terminal)
+        self.lines: list[str] = [visible_controls(ln.expandtabs(8) if "\t" in ln else ln) for ln in text.splitlines()]
         self.width = max((len(ln) if ln.isascii() else cell_len(ln) for ln in self.lines), default=0)
         self._lexer = None
         self._lexer_loaded = False

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Tree
 
+from ...render.terminal import visible_controls
 from ...store.snapshot import Snapshot
 from ..model.entries import Entry, matches, sort_key
 
@@ -116,7 +117,7 @@ class Browser(Vertical):
                 path_key += (name,)
                 node = groups.get(path_key)
                 if node is None:
-                    label = Text(name if kind != "root" else Path(name).name or name,
+                    label = Text(visible_controls(name if kind != "root" else Path(name).name or name),
                                  style="bold" if kind in ("kernel", "root") else "")
                     if kind == "kernel" and prefix:
                         label.append(f" {prefix}…", style="dim")
@@ -158,11 +159,11 @@ class Browser(Vertical):
             text.append("A ", style="bold reverse")
         if entry.snapshot is None:
             text.append("✗ ", style="red")
-            text.append(entry.relative)
+            text.append(visible_controls(entry.relative))
             return text
         if not entry.snapshot.ok:
             text.append("✗ ", style="red")
-        text.append(entry.parts[2], style="bold" if entry.path == self.current else "")
+        text.append(visible_controls(entry.parts[2]), style="bold" if entry.path == self.current else "")
         return text
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...ir.resources import Resources
+from ...render.terminal import visible_controls
 from ...store.snapshot import Snapshot
 from ..model.axes import describe
 from ..model.entries import DAMAGE
@@ -90,7 +91,7 @@ class ResourcePanel(Static):
 def _row(table: Table, *cells) -> None:
     """A row whose strings are plain text: they hold a snapshot's fields (untrusted), and Rich would read
     `[...]` in them as markup (a crash on `[/]`, a live link on `[link=...]`)."""
-    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+    table.add_row(*(Text(visible_controls(c)) if isinstance(c, str) else c for c in cells))
 
 
 def panel_table(snapshot: Snapshot, facts: Facts) -> Table:
