@@ -28,7 +28,7 @@ class UI:
 
     def __init__(self, out: IO, err: IO, color_mode: str = "auto"):
         # Both through SafeStream: what a command prints may come from a hostile snapshot's fields.
-        self.out = SafeStream(out)
+        self.out = SafeStream(out, carriage_returns=False)
         self.err = SafeStream(err)
         self.color_mode = color_mode
         self.color = wants_color(out, color_mode)

@@ -16,11 +16,31 @@ from ..store.snapshot import Snapshot
 # What a terminal would act on in text irscope prints from untrusted input (a snapshot's fields and stages,
 # a launch file): every control character and escape sequence but the SGR colours irscope writes itself
 # (ESC [ digits m). An OSC 52 writes the clipboard, ESC [2J clears the screen, a C1 CSI moves the cursor.
-_UNSAFE = re.compile(r"\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
+_UNSAFE = re.compile(r"\x1b(?:\[[0-9;]*m)?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
+_UNSAFE_OUT = re.compile(_UNSAFE.pattern + r"|\r")  # results: a carriage return could overwrite a line
+# The SGR parameters colour output uses (irscope's Style, Pygments' formatters): colours, bold, dim, italic,
+# underline and their resets. Not 8 (conceal), 5 (blink) or 7 (reverse), which could hide or fake text.
+_SGR_KEPT = {0, 1, 2, 3, 4, 22, 23, 24, 39, 49, *range(30, 38), *range(40, 48), *range(90, 98), *range(100, 108)}
 
 
 def _escaped(m: re.Match) -> str:
-    return f"\\x{ord(m.group()):02x}"
+    seq = m.group()
+    if len(seq) > 1 and _colour_only(seq[2:-1]):
+        return seq  # ESC [ ... m of colours alone: kept
+    return f"\\x{ord(seq[0]):02x}" + seq[1:]
+
+
+def _colour_only(params: str) -> bool:
+    codes = [int(c) if c else 0 for c in params.split(";")]
+    i = 0
+    while i < len(codes):
+        if codes[i] in (38, 48) and i + 2 < len(codes) and codes[i + 1] == 5:  # 256-colour: 38;5;N
+            i += 3
+        elif codes[i] in _SGR_KEPT:
+            i += 1
+        else:
+            return False
+    return True
 
 
 def visible_controls(text: str) -> str:
@@ -39,15 +59,20 @@ def _picture(m: re.Match) -> str:
 
 
 class SafeStream:
-    """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, carriage returns
-    (progress lines) and SGR colour sequences: nothing from a hostile snapshot reaches the terminal as a
-    command."""
+    """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, colour sequences and,
+    where asked (stderr's progress lines), carriage returns: nothing from a hostile snapshot reaches the
+    terminal as a command, hides text or overwrites a line."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, *, carriage_returns: bool = True):
         self._stream = stream
+        self._unsafe = _UNSAFE if carriage_returns else _UNSAFE_OUT
 
     def write(self, text: str) -> int:
-        return self._stream.write(_UNSAFE.sub(_escaped, text))
+        return self._stream.write(self._unsafe.sub(_escaped, text))
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
