@@ -429,7 +429,7 @@ def test_a_file_larger_than_any_compile_writes_is_refused_before_it_is_read(tmp_
     for argv in readers:
         code, out, err = world.cli(*argv)
         assert "Traceback" not in err and err.count("irscope: error:") == 1, (argv, err)
-        assert code == 4 and f"{name} is {size >> 20} MiB, more than irscope reads" in err, (argv, code, err)
+        assert code == 4 and f"{name} is {size >> 20}.0 MiB, more than irscope reads" in err, (argv, code, err)
 
 
 # -- nothing a snapshot holds reaches the terminal as a command ---------------------------------------

@@ -256,8 +256,8 @@ class GoldenRoot:
         request = golden.meta.get("request") or {}
         try:
             options = CompileOptions.from_dict(request)
-        except (TypeError, ValueError, AttributeError) as e:
-            raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {e}",
+        except (TypeError, ValueError, AttributeError, UsageError) as e:  # UsageError: a bad request name
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {getattr(e, 'message', e)}",
                                 f"rewrite the golden: irscope snapshot update --goldens {self.path}") from None
         return Point(source.ref, golden.target_name, options)
 

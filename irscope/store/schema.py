@@ -206,7 +206,7 @@ def inside(root: Path, path: Path, what: str, limit: int = MAX_FILE_BYTES) -> Pa
         raise SnapshotError(f"{root}: {what} is not a regular file", "this folder is damaged or hostile")
     size = st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
     if size > limit:
-        raise SnapshotError(f"{root}: {what} is {size / (1 << 20):,.0f} MiB, more than irscope reads from a snapshot "
+        raise SnapshotError(f"{root}: {what} is {size / (1 << 20):,.1f} MiB, more than irscope reads from a snapshot "
                             f"({limit >> 20} MiB)", "no compile writes a file this large; this folder is damaged or "
                             "hostile")
     return real
