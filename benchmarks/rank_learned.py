@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 DOCS = ROOT / "docs" / "rank"
 CALIBRATION = ("calibration-facts.json", "calibration-facts-waves.json", "calibration-facts-swaves.json",
-               "calibration-facts-rows.json", "calibration-facts-frows.json", "calibration-facts-onerow.json")
+               "calibration-facts-rows.json", "calibration-facts-frows.json", "calibration-facts-onerow.json",
+               "calibration-facts-mrows.json")
 # Kernels: a space's kernel source. The fp16 row softmax is the row softmax's source at another dtype, and
 # causal attention is attention's source with its causal switch on: each pair is left out together.
 KERNEL_OF = {"matmul": "matmul", "attention": "attention", "attention.causal": "attention", "add": "add",
@@ -61,10 +62,10 @@ def features(facts, estimate) -> list[float]:
             1.0 if facts.instruction == "wgmma" else 0.0, math.log1p(estimate.ms * 1e3) / 8]
 
 
-def rows_of(model: int) -> tuple[list[tuple], list[tuple]]:
-    """(calibration rows, evaluation rows): each (kernel, (space, size) or None, label, x, log error or
-    None, predicted ms), launchable configs only; an evaluation row's log error is None where it did not
-    run."""
+def rows_of(model: int) -> tuple[list[tuple], list[tuple], dict]:
+    """(calibration rows, evaluation rows, the measured times by space and size): each row (kernel, (space,
+    size) or None, label, x, log error or None, predicted ms), launchable configs only; an evaluation row's
+    log error is None where it did not run."""
     from irscope.rank import chip_for, estimate
     from irscope.rank.facts import Facts
     from irscope.spec.problem import Problem

@@ -1312,9 +1312,19 @@ def test_a_correction_learned_on_other_kernels_ranks_worse_than_the_model_alone(
     learned = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(learned)
     out = learned.run(15)
-    assert out == json.loads((EVAL / "learned.json").read_text())
+    committed = json.loads((EVAL / "learned.json").read_text())
+    assert set(out) == set(committed)
+    for key, per in committed.items():  # the counts exactly; a mean Spearman to within a BLAS's rounding
+        if isinstance(per, dict):
+            for kernel, figures in per.items():
+                got = out[key][kernel]
+                assert {k: v for k, v in got.items() if k != "mean_spearman"} == \
+                    {k: v for k, v in figures.items() if k != "mean_spearman"}, (key, kernel)
+                assert abs(got.get("mean_spearman", 0) - figures.get("mean_spearman", 0)) < 2e-4, (key, kernel)
+        else:
+            assert out[key] == per, key
     alone = out["model_alone"]["all"]["both_goals"]
-    assert alone == 123 and out["model_alone"]["all"]["rows"] == 137 and out["calibration_rows"] == 395
+    assert alone == 123 and out["model_alone"]["all"]["rows"] == 137 and out["calibration_rows"] == 459
     tried = {k: v["all"]["both_goals"] for k, v in out.items() if k != "model_alone" and isinstance(v, dict)
              and "all" in v}
     assert len(tried) == len(learned.TRAINED_ON) * len(learned.LAMBDAS)
