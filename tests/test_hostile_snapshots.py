@@ -457,7 +457,8 @@ def test_escape_sequences_in_a_snapshot_are_printed_as_text_never_sent_to_the_te
     assert re.search(r"\x1b\[[0-9;]+m\.version", out)  # the highlighting's own colours are kept
 
 
-@pytest.mark.parametrize("name", ["irscope.json", "add_kernel.ptx", "runs.json", "logs/ptxas.log"])
+@pytest.mark.parametrize("name", ["irscope.json", "add_kernel.ptx", "runs.json", "logs/ptxas.log",
+                                  ".irscope-analysis.json"])
 def test_a_fifo_in_a_snapshot_is_refused_or_skipped_never_waited_on(tmp_path, name):
     """A FIFO named irscope.json made `irscope show` wait forever (a tarball can carry one)."""
     world = World(tmp_path)

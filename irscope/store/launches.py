@@ -92,10 +92,16 @@ def check_launches(data: Any, source: Path) -> dict:
     return data
 
 
+MAX_LAUNCHES_BYTES = 256 << 20  # a launch file holds every kernel's source once: tens of MB at most
+
+
 def read_launches(path: Path) -> dict:
     """A launch file, read as plain JSON and checked (never executed)."""
     path = Path(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_LAUNCHES_BYTES:
+            raise UsageError(f"launch file '{path}' is {path.stat().st_size >> 20} MiB, larger than any capture "
+                             f"writes ({MAX_LAUNCHES_BYTES >> 20} MiB)", "give the launches.json irscope capture wrote")
         text = path.read_text()
     except FileNotFoundError:
         raise UsageError(f"launch file '{path}' does not exist",

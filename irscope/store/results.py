@@ -23,7 +23,7 @@ VERIFY_FILE = "verify.json"
 def append(folder: Path, name: str, record: dict) -> Path:
     """Append one record to a JSON list file in a snapshot folder, atomically."""
     path = Path(folder) / name
-    records = _read(path)
+    records = _read(path, Path(folder))  # checked as any reader checks it: inside, a regular file, bounded
     records.append({"recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record})
     # (replace_file: the file's mode follows the umask, as the folder's other files do; mkstemp made it 0600)
     replace_file(Path(folder), name, (json.dumps(records, indent=1, default=str) + "\n").encode())
