@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import SnapshotError, UsageError
 from ..ir.resources import Resources
