@@ -1,4 +1,5 @@
 """The pytest plugin, tested by running pytest inside pytest (pytester) on a small real kernel."""
+import hashlib
 import importlib.metadata
 import json
 import re
@@ -267,3 +268,23 @@ def test_update_mends_a_damaged_golden_and_a_goldens_path_that_is_a_file_is_one_
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert "is a file, not a folder of golden snapshots" in out and "FileExistsError" not in out
+
+
+@pytest.mark.slow
+def test_control_characters_in_a_golden_reach_the_report_escaped(project):
+    """A golden is a file in the repository, so a pull request can put an escape sequence in its stage text
+    (OSC 52 writes the clipboard of whoever reads the CI log in a terminal): the failure shows it as text."""
+    pt, write, run = project
+    write(targets='["sm_80"]')
+    run("--irscope-update").assert_outcomes(passed=1)
+    ttir = pt.path / "snapshots" / "scale" / "default" / "sm_80" / "scale.ttir"
+    ttir.write_text(ttir.read_text().replace("module", "module \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\r", 1))
+    meta = json.loads((ttir.parent / "irscope.json").read_text())  # a consistent golden: its checksum matches
+    meta["stages"]["ttir"].update(sha256=hashlib.sha256(ttir.read_bytes()).hexdigest(), bytes=ttir.stat().st_size)
+    (ttir.parent / "irscope.json").write_text(json.dumps(meta))
+    result = run()
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "differs from its golden" in out
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J" in out  # (the diff reads the \\r as a line's end)
+    assert not any(c in out for c in "\x1b\x07\r"), [ln for ln in out.splitlines() if "52;c" in ln]

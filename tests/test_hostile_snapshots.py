@@ -470,3 +470,11 @@ def test_a_fifo_in_a_snapshot_is_refused_or_skipped_never_waited_on(tmp_path, na
         assert code in (0, 4) and "Traceback" not in err, (argv, err)
         if name == "irscope.json":
             assert code == 4 and "irscope.json is not a regular file" in err
+
+
+def test_escaped_and_visible_controls_keep_newlines_and_tabs_and_show_every_other_control():
+    from irscope.render.controls import escaped, visible_controls
+    hostile = "a\x1b]52;c;eA==\x07b\tc\nd\re\x9bf\x7f"
+    assert escaped(hostile) == "a\\x1b]52;c;eA==\\x07b\tc\nd\\x0de\\x9bf\\x7f"
+    assert visible_controls(hostile) == "a\u241b]52;c;eA==\u2407b\tc\nd\u240de\ufffdf\u2421"
+    assert escaped("plain\ttext\n") == "plain\ttext\n" and visible_controls("plain") == "plain"

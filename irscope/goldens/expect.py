@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import EnvironmentProblem
+from ..render.controls import escaped
 from ..store.snapshot import Snapshot
 
 
@@ -35,7 +36,7 @@ class Expectation:
 
     def _fail(self, what: str) -> None:
         __tracebackhide__ = True
-        raise AssertionError(f"{self.snap.label}: {what}")
+        raise AssertionError(escaped(f"{self.snap.label}: {what}"))
 
     def count(self, op: str, stage: str | None = None) -> int:
         """How many lines of a stage hold the instruction or op `op` (a mnemonic prefix: `wgmma`, `mma.sync`,

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 import pytest
 
 from ..errors import IrscopeError, SnapshotError, UsageError
+from ..render.controls import escaped
 
 _KEY = pytest.StashKey["IrscopeSession"]()
 
@@ -125,13 +126,13 @@ class IrscopeSession:
         tr.section("irscope goldens")
         tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
         for note in sorted(self.version_notes):
-            tr.write_line(note)
+            tr.write_line(escaped(note))
         refreshed = [r for r in self.results if r.status == "source-refreshed"]
         if refreshed:
             tr.write_line(f"{len(refreshed)} golden(s) with source.py refreshed (their IR matched; no other file "
                           f"rewritten):", green=True)
             for r in refreshed:
-                tr.write_line(f"  {r.golden_path}: {r.source.summary}")
+                tr.write_line(escaped(f"  {r.golden_path}: {r.source.summary}"))
         stale = [r for r in self.results if r.source_stale]
         if stale:
             strict = self.on_stale_source == "fail"
@@ -139,7 +140,7 @@ class IrscopeSession:
                           f"their IR is compiled from){'' if strict else '; a warning, not a failure'}:",
                           yellow=not strict, red=strict)
             for r in stale:
-                tr.write_line(f"  {r.golden_path}: {r.source.summary}")
+                tr.write_line(escaped(f"  {r.golden_path}: {r.source.summary}"))
             tr.write_line("refresh source.py alone with: pytest --irscope-update (or irscope snapshot update)")
         if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
             tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
@@ -148,7 +149,7 @@ class IrscopeSession:
             verb = "deleted" if self.update else "unused by the tests that wrote them"
             tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
             for folder in self.unused:
-                tr.write_line(f"  {folder}")
+                tr.write_line(escaped(f"  {folder}"))
             if not self.update:
                 tr.write_line(f"irscope: {len(self.unused)} unused golden(s) make this run fail; "
                               f"delete them with pytest --irscope-update", red=True, bold=True)
@@ -225,7 +226,7 @@ def _golden_version(folder: Path) -> str | None:
 def one_line(e: IrscopeError, prefix: str = "irscope: ") -> str:
     """An IrscopeError as the one line a failing test shows: irscope: message (hint: ...)."""
     lines = e.message.strip().splitlines()
-    return f"{prefix}{lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else "")
+    return escaped(f"{prefix}{lines[0] if lines else type(e).__name__}" + (f" (hint: {e.hint})" if e.hint else ""))
 
 
 def _reported(method):
@@ -254,7 +255,7 @@ def _options(**given):
 
 def compile_options_of(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
                      options=None, line_info=True):
-    from ..spec.kernel import CompileOptions, Tensor, parse_divisibility, parse_value
+    from ..spec.kernel import CompileOptions, parse_divisibility, parse_value
 
     if isinstance(divisibility, (int, str)):
         divisibility = [divisibility]
@@ -329,9 +330,9 @@ class IrscopeFixture:
             failures.append(_write_report(Path(s.config.getoption("--irscope-report")), self._request.node.nodeid,
                                           failing))
         if failures:
-            pytest.fail("\n\n".join(failures), pytrace=False)
+            pytest.fail(escaped("\n\n".join(failures)), pytrace=False)
         if skipped:
-            pytest.skip(skipped[0] + " (--irscope-version-mismatch=fail to fail instead)")
+            pytest.skip(escaped(skipped[0] + " (--irscope-version-mismatch=fail to fail instead)"))
         return snaps
 
     def expect(self, snapshot):

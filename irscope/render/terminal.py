@@ -43,21 +43,6 @@ def _colour_only(params: str) -> bool:
     return True
 
 
-def visible_controls(text: str) -> str:
-    """`text` with each control character shown as its Unicode control picture (ESC as ␛), one character
-    for one: for the TUI, where Rich keeps ESC in a Text and the terminal would act on it, and where a
-    column must stay the column it was (search hits, source links)."""
-    return _CONTROLS.sub(_picture, text) if _CONTROLS.search(text) else text
-
-
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
-
-
-def _picture(m: re.Match) -> str:
-    c = ord(m.group())
-    return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7f else "\ufffd"
-
-
 class SafeStream:
     """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, colour sequences and,
     where asked (stderr's progress lines), carriage returns: nothing from a hostile snapshot reaches the

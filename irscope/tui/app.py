@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Header
 
-from ..render.terminal import plural, visible_controls
+from ..render.controls import visible_controls
+from ..render.terminal import plural
 from ..store.snapshot import Snapshot
 from .model.axes import partner
 from .widgets.browser import Browser

@@ -17,7 +17,8 @@ from rich.syntax import PygmentsSyntaxTheme
 from rich.text import Span, Text
 
 from ...ir.lexers import get_lexer
-from ...render.terminal import LEXERS, visible_controls
+from ...render.controls import visible_controls
+from ...render.terminal import LEXERS
 
 CACHE_LINES = 4096
 LEX_WHOLE = 160  # lines up to this long are lexed whole; longer ones (LLIR's inline asm) only as far as shown

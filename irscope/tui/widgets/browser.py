@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Tree
 
-from ...render.terminal import visible_controls
+from ...render.controls import visible_controls
 from ...store.snapshot import Snapshot
 from ..model.entries import Entry, matches, sort_key
 

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from ...ir.resources import Resources
-from ...render.terminal import visible_controls
+from ...render.controls import visible_controls
 from ...store.snapshot import Snapshot
 from ..model.axes import describe
 from ..model.entries import DAMAGE
