@@ -101,6 +101,22 @@ def test_compiling_a_capture_reproduces_the_captured_specialisation(small_captur
     assert meta["status"] == "ok" and "ptx" in meta["stages"]
 
 
+def test_a_launch_file_asking_for_an_option_that_reads_a_file_skips_that_launch(small_capture, tmp_path):
+    """A launch file is untrusted input: Triton's ir_override would read any file in place of a stage."""
+    from irscope.harness.launches import launch_points
+    from irscope.targets import get_target
+
+    out, data, _ = small_capture
+    hostile = json.loads(json.dumps(data))
+    hostile["launches"][0]["options"]["ir_override"] = "/etc/hostname"
+    write_launches(tmp_path / "launches.json", hostile)
+    points, skipped = launch_points(tmp_path / "launches.json", [get_target("sm_90a")])
+    assert [(i, t) for i, t, _ in skipped] == [(hostile["launches"][0]["id"], "sm_90a")]
+    assert "ir_override=/etc/hostname" in skipped[0][2] and "never from a file" in skipped[0][2]
+    assert len(points) == len(data["launches"]) - 1
+    assert not any(dict(p.options.backend_options).get("ir_override") for p in points)
+
+
 def test_a_failing_program_keeps_its_exit_code_and_what_it_launched(tmp_path):
     code, _, stderr = _irscope("capture", "--no-compile", "--out", str(tmp_path), "--", "python", str(SMALL), "fail")
     assert code == 1

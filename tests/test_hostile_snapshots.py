@@ -478,3 +478,48 @@ def test_escaped_and_visible_controls_keep_newlines_and_tabs_and_show_every_othe
     assert escaped(hostile) == "a\\x1b]52;c;eA==\\x07b\tc\nd\\x0de\\x9bf\\x7f"
     assert visible_controls(hostile) == "a\u241b]52;c;eA==\u2407b\tc\nd\u240de\ufffdf\u2421"
     assert escaped("plain\ttext\n") == "plain\ttext\n" and visible_controls("plain") == "plain"
+
+
+# -- a recorded request never brings an option that reads a file or feeds a tool's command line ------------
+
+OUTSIDE_OPTIONS = [("ir_override", "SECRET_PTX"), ("ptx_options", "--options-file SECRET_TXT"),
+                   ("extern_libs", {"libdevice": "SECRET_TXT"}), ("llvm_fn_attrs", "SECRET_TXT")]
+
+
+@pytest.mark.parametrize("name,value", OUTSIDE_OPTIONS, ids=[n for n, _ in OUTSIDE_OPTIONS])
+def test_a_golden_or_snapshot_asking_for_an_option_that_reaches_outside_is_refused_before_compiling(
+        tmp_path, name, value):
+    """Triton's ir_override reads a file in place of a stage, ptx_options is ptxas's command line:
+    `snapshot check` used to print (and `update` to commit) a file from anywhere on the machine."""
+    secret_ptx = tmp_path / "secret.ptx"
+    secret_ptx.write_text((GOLDEN / "add_kernel.ptx").read_text().replace(".version", f"// {TOKEN}\n.version", 1))
+    (tmp_path / "secret.txt").write_text(TOKEN + "\n")
+    swap = {"SECRET_PTX": str(secret_ptx), "SECRET_TXT": str(tmp_path / "secret.txt")}
+    value = {k: swap.get(v, v) for k, v in value.items()} if isinstance(value, dict) else \
+        " ".join(swap.get(w, w) for w in value.split())
+    root = tmp_path / "goldens"
+    golden = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, golden)
+    (root / ".irscope-goldens").write_text("")
+    meta = json.loads((golden / "irscope.json").read_text())
+    meta["request"]["backend_options"] = {"enable_fp_fusion": True, name: value}
+    (golden / "irscope.json").write_text(json.dumps(meta))
+    for argv in (["snapshot", "check", "--goldens", str(root)], ["snapshot", "update", "--goldens", str(root)],
+                 ["explain", str(golden), "--budget", "1", "--out", str(tmp_path / "whatifs")]):
+        out, err = StringIO(), StringIO()
+        code = main(["--color", "never", *argv], out=out, err=err)
+        text = out.getvalue() + err.getvalue()
+        assert code == 4 and err.getvalue().count("irscope: error:") == 1, (argv, code, text[-600:])
+        assert f"asks for backend option {name}=" in text and "never from a file" in text, text[-600:]
+        assert TOKEN not in text and "Traceback" not in text
+    assert not (tmp_path / "whatifs").exists()
+    assert json.loads((golden / "irscope.json").read_text())["request"]["backend_options"][name] == value
+
+
+def test_only_numbers_booleans_and_short_words_are_taken_from_a_file():
+    from irscope.spec.kernel import refused_recorded_option
+    assert refused_recorded_option([("maxnreg", 128), ("enable_fp_fusion", False), ("kpack", 2),
+                                    ("default_dot_input_precision", "ieee"), ("schedule_hint", "")]) is None
+    for bad in [("default_dot_input_precision", "ieee --options-file /etc/passwd"), ("arch", "sm_90a"),
+                ("supported_fp8_dtypes", ["fp8e5"]), ("waves_per_eu", float("nan")), ("debug", None)]:
+        assert bad[0] in refused_recorded_option([("num_warps", 4), bad])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
-from ..spec.kernel import CompileOptions
+from ..spec.kernel import CompileOptions, refused_recorded_option
 from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
 from .whatif import WhatIf, WhatIfResult, options_from_request, plan_whatifs, run_whatifs
 
@@ -81,6 +81,11 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
         if budget > 0:
             kernel = _builtin_kernel(snap)
             options = options_from_request(snap.meta["request"])
+            refused = refused_recorded_option(options.backend_options)
+            if refused:
+                raise SnapshotError(f"{snap.path / 'irscope.json'}: field 'request' asks for {refused}",
+                                    "explain it without what-ifs (--budget 0), or compile the kernel with the "
+                                    "option yourself and explain that")
     else:
         snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress,
                                                triton))

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from ..diff.delta import Delta
 from ..errors import SnapshotError, UsageError
-from ..spec.kernel import CompileOptions
+from ..spec.kernel import CompileOptions, refused_recorded_option
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
 from ..store.folder import write_folder
 from .source import SourceDrift, refresh_source, source_drift
@@ -259,6 +259,11 @@ class GoldenRoot:
         except (TypeError, ValueError, AttributeError, UsageError) as e:  # UsageError: a bad request name
             raise SnapshotError(f"{golden.path / META_FILE}: field 'request' is damaged: {getattr(e, 'message', e)}",
                                 f"rewrite the golden: irscope snapshot update --goldens {self.path}") from None
+        refused = refused_recorded_option(options.backend_options)
+        if refused:
+            raise SnapshotError(f"{golden.path / META_FILE}: field 'request' asks for {refused}",
+                                "a test that gives the option (options={...}) compiles it; irscope snapshot "
+                                "check and update do not") from None
         return Point(source.ref, golden.target_name, options)
 
     def goldens(self) -> list[Snapshot]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..spec import launches as spec_launches
-from ..spec.kernel import KernelSpec
+from ..spec.kernel import KernelSpec, refused_recorded_option
 from ..store.launches import read_launches
 from ..targets import Target
 
@@ -59,6 +59,10 @@ def launch_points(path: Path, targets: list[Target], *, line_info: bool | None =
         for target in targets:
             fields = target_option_fields(target)
             opts = spec_launches.compile_options(launch, divisibility, fields.__contains__, line_info)
+            refused = refused_recorded_option(opts.backend_options)
+            if refused:  # a launch file is untrusted input
+                skipped.append((launch["id"], target.name, f"the launch file asks for {refused}"))
+                continue
             try:
                 _, _, signature, _, attrs, _ = specialise(spec, target, opts)
             except UsageError as e:  # 32 warps on a 64-wide AMD wave, a dtype the target lacks...

@@ -354,6 +354,26 @@ class OptionField:
     default: Any = None
 
 
+# Backend options a recorded request may bring back into a compile (a golden's or a snapshot's irscope.json, a
+# launch file): numbers, booleans, and these words, each a short name. A file is untrusted input, and other
+# options reach outside the compile: ir_override names a file Triton reads in place of a stage, ptx_options
+# and llvm_fn_attrs are text for ptxas's command line and LLVM, extern_libs names libraries to link.
+RECORDED_WORDS = frozenset({"default_dot_input_precision", "schedule_hint", "wgp_cu_mode"})
+
+
+def refused_recorded_option(pairs: Sequence[tuple[str, Any]]) -> str | None:
+    """Why a compile asked for by a file may not have one of these backend options (`NAME=VALUE ...`);
+    None when it may have them all. Options given on the command line or in a test are not checked."""
+    for name, value in pairs:
+        if isinstance(value, (bool, int)) or isinstance(value, float) and value == value and abs(value) != float("inf"):
+            continue
+        if isinstance(value, str) and name in RECORDED_WORDS and re.fullmatch(r"[\w.-]{0,32}", value):
+            continue
+        return (f"backend option {name}={_shown(value)[:60]}, which irscope takes from a command line or a test, "
+                f"never from a file (only numbers, booleans and {', '.join(sorted(RECORDED_WORDS))})")
+    return None
+
+
 def check_backend_option(name: str, value: Any, fields: Mapping[str, OptionField], target: str,
                          given: str = "") -> None:
     """`--option NAME=VALUE` names an option Triton knows for `target` and gives a value of its type."""
