@@ -523,3 +523,95 @@ def test_only_numbers_booleans_and_short_words_are_taken_from_a_file():
     for bad in [("default_dot_input_precision", "ieee --options-file /etc/passwd"), ("arch", "sm_90a"),
                 ("supported_fp8_dtypes", ["fp8e5"]), ("waves_per_eu", float("nan")), ("debug", None)]:
         assert bad[0] in refused_recorded_option([("num_warps", 4), bad])
+
+
+# -- JSON nested deeper than Python's reader allows is bad JSON like any other -------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("name", ["irscope.json", "runs.json", "verify.json", ".irscope-analysis.json"])
+def test_json_nested_deeper_than_python_reads_is_a_damaged_file_not_an_internal_error(tmp_path, name):
+    """json.loads raises RecursionError there, which readers catching ValueError let through (exit 70)."""
+    world = World(tmp_path)
+    (world.bad / name).write_text(DEEP)
+    runs = run_all(world)
+    if name == "irscope.json":
+        refused_everywhere(runs)
+    if name != ".irscope-analysis.json":  # a cache that cannot be read is no cache: recomputed, exit 0
+        assert runs["show"][0] == 4 and "nested deeper than Python's JSON reader allows" in runs["show"][2]
+
+
+def test_deep_json_as_a_sweep_result_launch_file_or_golden_record_is_one_line(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP)
+    for argv, code in ((["report", str(GOLDEN), "--sweep", str(deep), "-o", str(tmp_path / "r.html")], 2),
+                       (["rank", str(deep), "--target", "sm_90a"], 4), (["compile", str(deep)], 4)):
+        out, err = StringIO(), StringIO()
+        got = main(["--color", "never", *argv], out=out, err=err)
+        assert got == code and err.getvalue().count("irscope: error:") == 1, (argv, got, err.getvalue())
+        assert "nested deeper" in err.getvalue() and "Traceback" not in err.getvalue()
+    root = tmp_path / "goldens"
+    shutil.copytree(GOLDEN, root / "add" / "default" / "sm_80")
+    (root / ".irscope-goldens").write_text("")
+    (root / "add" / "default" / "sm_80" / "golden.json").write_text(DEEP)
+    from irscope.goldens.root import GoldenRoot
+    from irscope.errors import SnapshotError
+    with pytest.raises(SnapshotError, match="golden.json is damaged: ValueError: nested deeper"):
+        GoldenRoot(root).unused({"t.py::t"})
+
+
+# -- values a schema let through, and metadata of another shape ------------------------------------------------
+
+@pytest.mark.parametrize("gpu,code", [(None, 0), ({"device": "H200", "copy_gbps": "3000", "matmul_tflops": 900}, 4),
+                                      ({"device": "H200", "copy_gbps": -3000.0, "matmul_tflops": 900}, 4)])
+def test_a_gpu_record_of_null_or_with_ceilings_that_are_no_rates_is_read_or_refused_never_a_crash(
+        tmp_path, gpu, code):
+    world = World(tmp_path)
+    (world.bad / "runs.json").write_text(json.dumps([{"recorded": "r", "ok": True, "gpu": gpu, "bench": {
+        "kernel": {"ms": 0.01}, "flops": 1e6, "bytes": 1e3}}]))
+    runs = run_all(world)
+    assert runs["show"][0] == code, runs["show"][2]
+    if code:
+        assert "gpu.copy_gbps" in runs["show"][2]
+    got = world.cli("report", str(world.bad), "-o", str(tmp_path / "r.html"))
+    assert got[0] == 0 and "Traceback" not in got[2], got[2]  # the report says the file is damaged, and goes on
+
+
+def test_nan_and_infinity_are_no_numbers_a_reader_takes_and_a_record_never_writes_them(tmp_path):
+    from irscope.store.results import append, runs as read_runs
+    world = World(tmp_path)
+    (world.bad / "runs.json").write_text('[{"recorded": "r", "bench": {"flops": NaN, "kernel": {"ms": 1}}}]')
+    assert world.cli("show", str(world.bad))[0] == 4
+    (world.bad / "runs.json").unlink()
+    append(world.bad, "runs.json", {"ok": True, "bench": {"flops": float("nan"), "speedups": {"x": float("inf")},
+                                                         "kernel": {"ms": 0.5}}})
+    from irscope.store.snapshot import load_snapshot
+    (record,) = read_runs(load_snapshot(world.bad))
+    assert record["bench"]["flops"] is None and record["bench"]["speedups"] == {"x": None}
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps({"points": [{"status": "ok", "target": "sm_90a", "axes": {"B": 1},
+                                             "times_ms": {"ttir": 1e308, "ttgir": 1e308}}]}))
+    got = world.cli("report", "--sweep", str(sweep), "-o", str(tmp_path / "s.html"))
+    assert got[0] == 0, got[2]
+
+
+@pytest.mark.parametrize("meta", ["- a list", "amdhsa.kernels: 7", "amdhsa.kernels:\n  - .group_segment_fixed_size: [1]",
+                                  "amdhsa.kernels:\n  - 3", "[" * 20000 + "]" * 20000])
+def test_amd_metadata_of_another_shape_in_a_dump_folder_reads_as_no_counts(tmp_path, meta):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    shutil.copy(GOLDEN / "add_kernel.ttir", dump)
+    (dump / "add_kernel.amdgcn").write_text(f"\t.amdgpu_metadata\n{meta}\n\t.end_amdgpu_metadata\n")
+    out, err = StringIO(), StringIO()
+    code = main(["--color", "never", "show", str(dump)], out=out, err=err)
+    assert code == 0 and "Traceback" not in err.getvalue(), err.getvalue()
+
+
+def test_an_encoding_recorded_at_no_shape_is_a_damaged_layouts_file(tmp_path):
+    world = World(tmp_path)
+    (world.bad / "layouts.json").write_text(json.dumps({
+        "format": 1, "encodings": [{"name": "#blocked", "attr": "#ttg.blocked<{}>", "kind": "blocked",
+                                    "space": "distributed", "layouts": []}]}))
+    code, out, err = world.cli("layouts", str(world.bad), "-l", "blocked")
+    assert code == 4 and "encodings[0].layouts is empty" in err and "Traceback" not in err, err

@@ -17,7 +17,7 @@ from ..errors import SnapshotError, UsageError
 from ..ir.resources import Resources
 from ..ir.stages import STAGES
 from ..store.folder import replace_file
-from ..store.schema import BOOL, COUNT, INT, MAX_JSON_BYTES, STR, fits, inside, list_of, map_of, obj, opt
+from ..store.schema import BOOL, COUNT, INT, MAX_JSON_BYTES, STR, fits, inside, list_of, loads, map_of, obj, opt
 from ..store.snapshot import Snapshot, keeps_caches
 from . import amdgcn, catalog, ptx, sass, ttgir
 from .limits import Launch, Occupancy, launch as _launch, occupancy as _occupancy
@@ -171,7 +171,7 @@ def _triton_metadata(snapshot: Snapshot) -> dict:
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
             return {}  # no compile writes one this large: read as none (the loader refused links out)
-        data = json.loads(path.read_text())
+        data = loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -215,7 +215,7 @@ class _Cache:
             # As untrusted as the folder: a link out, a FIFO or an oversized file is no cache (inside()
             # refuses them before a byte is read), nor is a document of another shape.
             try:
-                data = json.loads(inside(snapshot.path, self.path, CACHE_FILE, MAX_JSON_BYTES).read_text())
+                data = loads(inside(snapshot.path, self.path, CACHE_FILE, MAX_JSON_BYTES).read_text())
             except (OSError, ValueError, SnapshotError):
                 data = None
             stages = data.get("stages") if isinstance(data, dict) and data.get("version") == ANALYZER_VERSION else None

@@ -216,9 +216,9 @@ def _running_triton() -> str:
 
 
 def _golden_version(folder: Path) -> str | None:
-    import json
+    from ..store.schema import loads
     try:
-        return (json.loads((folder / "irscope.json").read_text()).get("versions") or {}).get("triton")
+        return (loads((folder / "irscope.json").read_text()).get("versions") or {}).get("triton")
     except (OSError, ValueError, AttributeError):
         return None
 

@@ -19,6 +19,7 @@ from typing import Sequence
 from ..diff.delta import Delta
 from ..errors import SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
+from ..store.schema import loads
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
 from ..store.folder import write_folder
 from .source import SourceDrift, refresh_source, source_drift
@@ -294,7 +295,7 @@ def _record(snap: Snapshot) -> dict:
         return {}
     hint = f"rewrite the golden: irscope snapshot update --goldens {snap.path.parent.parent.parent}"
     try:
-        record = json.loads(path.read_text())
+        record = loads(path.read_text())
     except (OSError, ValueError) as e:  # ValueError: bad JSON or bytes that are not UTF-8
         raise SnapshotError(f"{path} is damaged: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                             hint) from None

@@ -256,7 +256,7 @@ def _summed(scope: Frame, expected: Mapping[str, float], iterations: int) -> boo
 
 
 def _is_num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _num(v) -> float:

@@ -82,21 +82,27 @@ def parse_amdgcn(text: str) -> Resources:
     if not m:
         return Resources()
     try:
-        kernels = (yaml.safe_load(m.group(1)) or {}).get("amdhsa.kernels") or []
-    except yaml.YAMLError:
+        meta = yaml.safe_load(m.group(1))
+    except (yaml.YAMLError, RecursionError):  # (a listing from a dump folder or a cache is untrusted input)
         return Resources()
-    if not kernels:
+    kernels = meta.get("amdhsa.kernels") if isinstance(meta, dict) else None
+    if not isinstance(kernels, list) or not kernels or not isinstance(kernels[0], dict):
         return Resources()
     k = kernels[0]
+
+    def count(key: str) -> int | None:  # the metadata's counts, and nothing of another type
+        v = k.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 48 else None
+
     occupancy = _AMD_OCCUPANCY.search(text)
     vgprs = _AMD_VGPRS.search(text)  # arch VGPRs; .vgpr_count includes AGPRs on gfx90a+
     return Resources(
-        registers=int(vgprs.group(1)) if vgprs else k.get(".vgpr_count"),
-        sgprs=k.get(".sgpr_count"),
-        agprs=k.get(".agpr_count"),
-        spill_stores=k.get(".vgpr_spill_count"),
-        shared=k.get(".group_segment_fixed_size"),
-        scratch=k.get(".private_segment_fixed_size"),
+        registers=int(vgprs.group(1)) if vgprs else count(".vgpr_count"),
+        sgprs=count(".sgpr_count"),
+        agprs=count(".agpr_count"),
+        spill_stores=count(".vgpr_spill_count"),
+        shared=count(".group_segment_fixed_size"),
+        scratch=count(".private_segment_fixed_size"),
         occupancy=int(occupancy.group(1)) if occupancy else None,
     )
 

@@ -32,7 +32,7 @@ class Limit:
 
 
 def _nice_max(v: float, binary: bool = False) -> float:
-    if v <= 0:
+    if not 0 < v < math.inf:  # (a hostile result's 1e308s sum to infinity: a chart of nothing, not a crash)
         return 1.0
     if binary and v >= 1024:  # bytes and the like: steps of powers of two read as KiB
         p = 2 ** math.ceil(math.log2(v))

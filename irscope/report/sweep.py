@@ -3,12 +3,11 @@
 point coloured launchable or not, and a sortable table of every point."""
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 
 from ..errors import UsageError
-from ..store.schema import BOOL, MAX_JSON_BYTES, NUM, SCALAR, STR, _Invalid, list_of, map_of, obj, opt
+from ..store.schema import BOOL, MAX_JSON_BYTES, NUM, SCALAR, STR, _Invalid, list_of, loads, map_of, obj, opt
 from ..targets import TARGETS
 from .page import Page, table
 from .svg import Point, scatter, stacked
@@ -33,7 +32,7 @@ def read_sweep(path: Path | str) -> dict:
         if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
             raise UsageError(f"{path} is {path.stat().st_size >> 20} MiB, larger than any sweep result irscope reads "
                              f"({MAX_JSON_BYTES >> 20} MiB)", "give the JSON `irscope sweep FILE --json` wrote")
-        data = json.loads(path.read_text())
+        data = loads(path.read_text())
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}", "write one with `irscope sweep FILE --json > RESULT.json`")
     except ValueError as e:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError, UsageError
-from .schema import (ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, _kind, either, list_of, map_of, obj, one_of, opt,
+from .schema import (ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, _kind, either, list_of, loads, map_of, obj, one_of, opt,
                      validate)
 
 FORMAT = "irscope-launches"
@@ -109,7 +109,7 @@ def read_launches(path: Path) -> dict:
     except OSError as e:
         raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as e:
         raise SnapshotError(f"{path} is not a launch file: {e}", "give the launches.json irscope capture wrote") from None
     return check_launches(data, path)

@@ -29,6 +29,8 @@ def read_layouts(snapshot) -> dict | None:
         return None
     data = read_json(path, LAYOUTS_SCHEMA, Path(snapshot.path), LAYOUTS_FILE)
     for i, enc in enumerate(data["encodings"]):
+        if not enc["layouts"]:  # an encoding is recorded at each shape it is used at: one at least
+            raise SnapshotError(f"{path} is damaged: encodings[{i}].layouts is empty", _HINT)
         for j, sl in enumerate(enc["layouts"]):
             _check_bases(path, f"encodings[{i}].layouts[{j}]", sl)
     return data

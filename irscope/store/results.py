@@ -7,13 +7,14 @@ appended whole (written to a temporary file, then renamed over the old one). No 
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import SnapshotError
 from .folder import replace_file
-from .schema import (ANY, BOOL, INT, MAX_JSON_BYTES, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, map_of,
+from .schema import (ANY, BOOL, INT, MAX_JSON_BYTES, NUM, POSITIVE, SCALAR, STR, Check, inside, list_of, loads, map_of,
                      obj, opt, validate)
 
 RUNS_FILE = "runs.json"
@@ -24,10 +25,21 @@ def append(folder: Path, name: str, record: dict) -> Path:
     """Append one record to a JSON list file in a snapshot folder, atomically."""
     path = Path(folder) / name
     records = _read(path, Path(folder))  # checked as any reader checks it: inside, a regular file, bounded
-    records.append({"recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record})
+    records.append(_finite({"recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **record}))
     # (replace_file: the file's mode follows the umask, as the folder's other files do; mkstemp made it 0600)
     replace_file(Path(folder), name, (json.dumps(records, indent=1, default=str) + "\n").encode())
     return path
+
+
+def _finite(value):
+    """`value` with NaN and infinities as null: JSON has no such numbers, and readers refuse Python's spelling."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 # The fields the readers use (show, the TUI, diff); a record may hold more.
@@ -41,8 +53,8 @@ _PROFILE = opt(obj(
     **_FRACTIONS))
 RUN_SCHEMA: Check = list_of(obj(
     recorded=STR, source=opt(STR), ok=opt(BOOL), size_name=opt(SCALAR), size=opt(map_of(INT)), error=opt(STR),
-    label=opt(STR), gpu=opt(map_of(ANY)),
-    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(NUM)), flops=opt(NUM), bytes=opt(NUM), **_FRACTIONS)),
+    label=opt(STR), gpu=opt(obj(copy_gbps=opt(POSITIVE), matmul_tflops=opt(POSITIVE), device=opt(STR))),
+    bench=opt(obj(kernel=_TIMING, speedups=opt(map_of(opt(NUM))), flops=opt(NUM), bytes=opt(NUM), **_FRACTIONS)),
     profile=_PROFILE, versions=opt(map_of(SCALAR)),
 ))
 VERIFY_SCHEMA: Check = list_of(obj(
@@ -57,7 +69,7 @@ def _read(path: Path, root: Path | None = None) -> list[dict]:
         return []
     real = inside(root, path, path.name, MAX_JSON_BYTES) if root is not None else path
     try:
-        data = json.loads(real.read_text())
+        data = loads(real.read_text())
     except (OSError, ValueError) as e:
         raise SnapshotError(f"{path} is damaged: {e}", "move it aside: it only holds earlier GPU results") from None
     if not isinstance(data, list):
@@ -78,7 +90,7 @@ def verifications(snapshot) -> list[dict]:
 
 def summary(record: dict) -> str:
     """One line for a run record: where, what, verdict, time and rate."""
-    gpu = record.get("gpu", {})
+    gpu = record.get("gpu") or {}
     check = "ok" if record.get("ok") else "FAILED"
     parts = [f"{record.get('source', 'jit')} on {gpu.get('device', '?')}", f"size {record.get('size_name', '?')}",
              check]
@@ -91,7 +103,8 @@ def summary(record: dict) -> str:
         if k.get("gbps"):
             parts.append(f"{k['gbps']:.0f} GB/s")
         for name, x in (bench.get("speedups") or {}).items():
-            parts.append(f"{x:.2f}x vs {name}")
+            if x is not None:
+                parts.append(f"{x:.2f}x vs {name}")
     prof: dict[str, Any] = record.get("profile") or {}
     if prof.get("ms") is not None:
         rates = [f"{prof['tflops']:.1f} TFLOP/s" if prof.get("tflops") else "",

@@ -40,7 +40,7 @@ def is_int(v: object) -> bool:
 ANY: Check = lambda value, where: None  # noqa: E731 - a field whose content irscope only displays
 STR = _kind("a string", lambda v: isinstance(v, str))
 INT = _kind("an integer", is_int)
-NUM = _kind("a number", lambda v: is_int(v) or isinstance(v, float))
+NUM = _kind("a finite number", lambda v: is_int(v) or isinstance(v, float) and math.isfinite(v))  # JSON reads NaN, Infinity
 BOOL = _kind("true or false", lambda v: isinstance(v, bool))
 # a time or rate read back to compute with (a ratio, a correlation): never 0, negative, NaN or infinite
 POSITIVE = _kind("a positive finite number",
@@ -171,11 +171,20 @@ MAX_FILE_BYTES = 512 << 20
 MAX_JSON_BYTES = 64 << 20
 
 
+def loads(text: str | bytes):
+    """`json.loads` for untrusted text: a document nested deeper than Python's reader allows is a ValueError,
+    as any other bad JSON is (json raises RecursionError there, which readers catching ValueError miss)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested deeper than Python's JSON reader allows") from None
+
+
 def read_json(path: Path, schema: Check, root: Path, what: str):
     """A JSON file of a snapshot folder, checked to lie inside `root` and to fit `schema`."""
     real = inside(root, path, what, MAX_JSON_BYTES)
     try:
-        data = json.loads(real.read_text())
+        data = loads(real.read_text())
     except (OSError, ValueError) as e:
         raise SnapshotError(f"{path} is damaged: {e}", "recompile it with irscope compile") from None
     validate(data, schema, path)

@@ -3,7 +3,6 @@ gather every point's analysis into one result."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import IrscopeError, SnapshotError
 from ..harness.batch import CompileStatus
+from ..store.schema import loads
 from ..spec.kernel import variant_name
 from .points import SweepPoint
 
@@ -270,7 +270,7 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
 
 def _recorded_key(meta_file: Path) -> str | None:
     try:
-        return json.loads(meta_file.read_text()).get("content_key")
+        return loads(meta_file.read_text()).get("content_key")
     except (OSError, ValueError, AttributeError):
         return None
 
