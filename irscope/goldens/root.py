@@ -69,6 +69,7 @@ class GoldenResult:
     # A MATCH whose source.py is not the kernel file the fresh compile read (a warning, not a failure), or
     # the SOURCE_REFRESHED golden's drift before its refresh
     source: SourceDrift | None = None
+    damaged: tuple[str, ...] = ()  # the golden's stages whose files are not what irscope wrote (not compared)
 
     @property
     def ok(self) -> bool:
@@ -86,7 +87,8 @@ class GoldenResult:
                 "golden_triton": self.golden_version or None, "fresh_triton": self.fresh_version or None,
                 "deltas": [{"name": d.key, "golden": d.a, "fresh": d.b} for d in self.deltas],
                 "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total,
-                "source_stale": self.source_stale, "source": self.source.as_dict() if self.source else None}
+                "source_stale": self.source_stale, "source": self.source.as_dict() if self.source else None,
+                "damaged": list(self.damaged)}
 
 
 @dataclass(frozen=True)
@@ -337,8 +339,8 @@ def compare(golden: Snapshot, fresh: Snapshot) -> GoldenResult:
         return GoldenResult(fresh.label, GoldenStatus.VERSION_MISMATCH, golden.path, fresh.path, gv, fv)
     damaged = golden.damaged_stages()
     if damaged:  # edited by hand or broken in transit: not comparable, and `update` must be able to rewrite it
-        deltas = tuple(Delta(f"golden {s} (sha256 differs from irscope.json)", "damaged", "fresh") for s in damaged)
-        return GoldenResult(fresh.label, GoldenStatus.MISMATCH, golden.path, fresh.path, gv, fv, deltas)
+        return GoldenResult(fresh.label, GoldenStatus.MISMATCH, golden.path, fresh.path, gv, fv,
+                            damaged=tuple(damaged))
     d = diff_snapshots(golden, fresh, context=2, trust_hashes=False)
     differing = [s for s in d.differing_stages if s in COMPARED]
     missing = [s for s in COMPARED if (s in golden.stage_files) != (s in fresh.stage_files)]
@@ -378,6 +380,10 @@ def describe(result: GoldenResult, *, update_hint: str) -> str:
         return (f"golden {result.label} was made with Triton {result.golden_version}; "
                 f"this is Triton {result.fresh_version}")
     out = [f"{result.label} differs from its golden ({result.golden_path})"]
+    if result.damaged:
+        out.append("golden files that are not what irscope wrote (their sha256 differs from irscope.json: edited "
+                   "by hand or broken in transit), so not compared:")
+        out.append("  " + ", ".join(result.damaged))
     if result.deltas:
         width = max(len(d.key) for d in result.deltas)
         out.append("counters and resources that moved:")
