@@ -191,3 +191,71 @@ def test_launches_captured_on_an_h200_specialise_device_less_as_its_jit_did():
     points, skipped = launch_points(path, [get_target("sm_90a")])
     # launch_points refuses any launch whose device-less specialisation differs from the JIT's `specialised`
     assert skipped == [] and len(points) == len(data["launches"]) == 9
+
+
+_KERNEL_MODULE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def kern(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, v * 3.0, mask=m)
+
+
+def make():
+    @triton.jit
+    def inner(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+    return inner
+'''
+
+_KERNEL_PROGRAM = '''import torch
+from mykern import kern, make
+
+x, o = torch.randn(1024), torch.zeros(1024)
+kern[(4,)](x, o, 1024, BLOCK=256)
+make()[(4,)](x, o, 1024, BLOCK=256)
+'''
+
+
+@pytest.fixture(scope="module")
+def edited_capture(tmp_path_factory):
+    """A program whose kernels live in their own module, captured; then the module is edited (a line
+    added above the kernels, the kernels' arithmetic changed) and the capture compiled again for sm_80."""
+    work = tmp_path_factory.mktemp("edited")
+    (work / "mykern.py").write_text(_KERNEL_MODULE)
+    (work / "prog.py").write_text(_KERNEL_PROGRAM)
+    code, _, stderr = _irscope("capture", "--no-compile", "--out", str(work / "cap"), "--", "python",
+                               str(work / "prog.py"))
+    assert code == 0, stderr
+    (work / "mykern.py").write_text("# edited after the capture\n" + _KERNEL_MODULE.replace("* 3.0", "* 2.0")
+                                    .replace("+ 1.0", "- 1.0"))
+    code, _, stderr = _irscope("compile", str(work / "cap" / "launches.json"), "--target", "sm_80", "-o",
+                               str(work / "again"))
+    assert code == 0, stderr
+    return work, read_launches(work / "cap" / "launches.json")
+
+
+def test_recompiling_a_capture_keeps_the_source_it_compiled_not_the_file_edited_since(edited_capture):
+    import re
+    work, data = edited_capture
+    folder = next((work / "again" / "kern").glob("*/sm_80"))
+    source = (folder / "source.py").read_text()
+    assert source == _KERNEL_MODULE  # the launch file's module text, not mykern.py as it reads now
+    code, shown, stderr = _irscope("show", str(folder), "--stage", "python")
+    assert code == 0, stderr
+    assert "v * 3.0" in shown and "v * 2.0" not in shown and "edited" not in shown
+    # The IR's debug locations count lines in that same text: the store's line holds the store.
+    ttir = (folder / "kern.ttir").read_text()
+    located = {int(line) for file, line in re.findall(r'loc\("([^"]*)":(\d+):\d+\)', ttir)
+               if file.endswith("mykern.py")}
+    store = next(i for i, text in enumerate(source.splitlines(), 1) if "tl.store" in text)
+    assert store in located and max(located) <= len(source.splitlines())
+    # A kernel made inside a function is compiled from its own recorded text: source.py is that text.
+    inner = next((work / "again" / "inner").glob("*/sm_80"))
+    recorded = next(k for k in data["kernels"].values() if k["function"] == "inner")["src"]
+    assert (inner / "source.py").read_text() == recorded and "+ 1.0" in recorded

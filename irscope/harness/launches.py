@@ -22,6 +22,9 @@ from ..store.launches import read_launches
 from ..targets import Target
 
 _namespaces: dict[tuple[str, str], dict] = {}
+# id(JITFunction) -> (it, the launch file's text it was defined from); by id, since hashing a JITFunction
+# computes its cache key (its dependencies' sources).
+_texts: dict[int, tuple[Any, str]] = {}
 
 
 def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
@@ -36,6 +39,14 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
                       description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
+
+
+def recorded_source(fn) -> str | None:
+    """The text from the launch file that a kernel loaded by `load_launch_kernel` was defined from (its
+    module's source, or its own `src` when it was made again from that): what was compiled, the text its
+    IR's debug locations count lines in. None for a kernel loaded any other way."""
+    kept = _texts.get(id(fn))
+    return kept[1] if kept is not None and kept[0] is fn else None
 
 
 def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None, only=None):
@@ -101,8 +112,14 @@ def _jit_function(kernel_id: str, kernel: dict):
             break
         obj = obj.fn
     if _is_jit(obj) and (getattr(obj, "_src", None) or getattr(obj, "src", "")) == kernel["src"]:
+        # ns is the module the launch file holds (imported only when its file still reads the same); a
+        # function it merely imported from elsewhere was not defined from that text.
+        if kernel.get("module_source") and getattr(obj.fn, "__module__", None) == ns.get("__name__"):
+            _texts[id(obj)] = (obj, kernel["module_source"])
         return obj
-    return _rebuilt(kernel_id, kernel, ns)  # defined inside a function, or changed since: the recorded src
+    fn = _rebuilt(kernel_id, kernel, ns)  # defined inside a function, or changed since: the recorded src
+    _texts[id(fn)] = (fn, kernel["src"])
+    return fn
 
 
 def _rebuilt(kernel_id: str, kernel: dict, ns: dict):
