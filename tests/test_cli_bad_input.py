@@ -280,3 +280,54 @@ def test_rank_refuses_emit_configs_through_a_file_saying_it_is_a_file(cli, tmp_p
         assert code == 2, err
         assert f"--emit-configs {given}: 'afile' is a file, not a folder" in _one_error(err) and "mkdir" not in err
     assert not (tmp_path / "snaps").exists()
+
+
+def test_compile_refuses_one_name_for_several_configs_and_options_a_launch_file_cannot_take(cli, tmp_path):
+    # `--config all --name foo` reported six "ok" compiles into one folder, five of them overwritten; a
+    # launch file's compile dropped --num-warps, --constexpr and --name without a word.
+    code, out, err = cli("compile", "matmul", "--config", "all", "--name", "foo", "--target", "sm_80")
+    assert code == 2 and "--name foo names one variant folder" in _one_error(err) and "gives matmul 6 configs" in err
+    assert not (tmp_path / "irscope-snapshots").exists()
+    code, out, err = cli("compile", "launches.json", "--num-warps", "2", "--constexpr", "B=3", "--name", "zz")
+    assert code == 2 and "--num-warps, --constexpr, --name do not apply to a launch file" in _one_error(err)
+
+
+def test_report_replaces_an_earlier_report_but_never_another_file(cli, root, tmp_path):
+    snap = root / "snaps" / "add" / "default.BLOCK_SIZE=1024" / "sm_90a"
+    (tmp_path / "kernel.py").write_text("import triton\n")
+    code, out, err = cli("report", snap, "-o", "kernel.py")
+    assert code == 2 and "exists and is not an HTML file" in _one_error(err)
+    assert (tmp_path / "kernel.py").read_text() == "import triton\n"
+    for _ in range(2):  # written, then replaced
+        code, out, err = cli("report", snap, "-o", "r.html")
+        assert code == 0 and (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>"), err
+
+
+@pytest.mark.parametrize("argv,hint", [
+    (["sweep", "x.yaml", "--no-layouts"], "see `irscope sweep --help`"),
+    (["compile", "add", "--targte", "sm_80"], "did you mean --target? see `irscope compile --help`"),
+    (["show", "x", "--stge", "ptx"], "did you mean --stage? see `irscope show --help`"),
+])
+def test_an_unknown_option_names_the_commands_help_and_the_option_meant(cli, argv, hint):
+    code, out, err = cli(*argv)
+    assert code == 2 and "unrecognized arguments" in _one_error(err) and f"irscope: hint: {hint}" in err
+
+
+def test_upgrade_check_takes_compile_options_for_kernels_but_not_for_a_sweep_file(cli, tmp_path):
+    # Its hint for a kernel without a KernelSpec said "pass --arg", which it did not take.
+    (tmp_path / "s.yaml").write_text(ONE_POINT)
+    code, out, err = cli("upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "s.yaml", "--arg", "n=4")
+    assert code == 2 and "compile options do not apply to a sweep file" in _one_error(err)
+    code, out, err = cli("upgrade-check", "--from", "3.9.0", "--to", "3.9.0", "k.py:k", "--arg", "n=4")
+    assert code == 2 and "--from and --to are both 3.9.0" in _one_error(err)  # --arg parsed
+
+
+def test_a_sweep_over_every_config_names_each_points_config():
+    from irscope.sweep import expand, load_sweep
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "all.yaml"
+        path.write_text("kernels: [matmul]\ntargets: [sm_80]\nconfig: all\ngrid:\n  num_warps: [4, 8]\n")
+        points = expand(load_sweep(path))
+    assert len(points) == 12 and all(p.axes[0] == ("config", p.options.config) for p in points)
+    assert {dict(p.axes)["num_warps"] for p in points} == {4, 8}

@@ -58,6 +58,22 @@ class _Parser(argparse.ArgumentParser):
                              f"commands: {', '.join(choices)}; see `{self.prog} --help`")
         raise UsageError(message, f"see `{self.prog} --help`")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        # Unknown options reach the top parser, whose error would point at `irscope --help`: name the
+        # subcommand's help, and the option meant if one is close.
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(ns, "command", None)
+            subs = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+            parser = subs[0].choices.get(command) if subs and command else None
+            prog = parser.prog if parser is not None else self.prog
+            known = [o for a in (parser or self)._actions for o in a.option_strings]
+            flag = next((e.split("=")[0] for e in extras if e.startswith("--")), None)
+            close = difflib.get_close_matches(flag, known, n=1, cutoff=0.8) if flag else []
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}",
+                             (f"did you mean {close[0]}? " if close else "") + f"see `{prog} --help`")
+        return ns
+
 
 def _add_global_options(parser: argparse.ArgumentParser, default) -> None:
     """--color and --debug, on `irscope` itself and again on every subcommand."""

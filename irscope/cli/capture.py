@@ -7,6 +7,7 @@ traceback and exit code are its own, and irscope's exit code is the program's wh
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import os
@@ -188,9 +189,10 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=300.0, line_info=None) -> int:
+def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=300.0, line_info=None, passes="",
+                     layouts=False, executor=None, allow_goldens=False) -> int:
     """Compile every launch of a launch file for `targets` into `out`; print one line a point. Returns
-    how many failed."""
+    how many failed. `passes`, `layouts`, `executor`, `allow_goldens`: as `irscope compile` has them."""
     from ..harness.batch import compile_points
     from ..harness.launches import launch_points
 
@@ -207,7 +209,10 @@ def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=3
         progress.update(f"[{p.done}/{p.total}] compiling captured launches")
 
     try:
-        outcomes = compile_points(points, out, workers=jobs, timeout=timeout, on_progress=on_progress)
+        if passes:
+            points = [dataclasses.replace(p, options=p.options.with_(passes=passes)) for p in points]
+        outcomes = compile_points(points, out, workers=jobs, timeout=timeout, on_progress=on_progress,
+                                  layouts=layouts, executor=executor, allow_goldens=allow_goldens)
     finally:
         progress.close()
     s = ui.style

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import CompileError, error_summary
+from ..errors import CompileError, UsageError, error_summary
 from ..render.terminal import ProgressLine, resources_line, stage_sizes, table
 from .envs import add_triton_option, prepare, triton_versions
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
@@ -39,6 +39,17 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+# What `irscope compile` takes that a launch file's compile cannot: the launch says each of these itself.
+_KERNEL_OPTIONS = (("config", "--config"), ("num_warps", "--num-warps"), ("num_stages", "--num-stages"),
+                   ("divisibility", "--divisibility"), ("constexpr", "--constexpr"), ("arg", "--arg"),
+                   ("option", "--option"), ("large_tensors", "--large-tensors"), ("name", "--name"),
+                   ("triton", "--triton"))
+
+
+def _not_for_launch_files(args: argparse.Namespace) -> list[str]:
+    return [flag for dest, flag in _KERNEL_OPTIONS if getattr(args, dest, None) not in (None, False, [], "")]
+
+
 def run(args: argparse.Namespace, ui) -> int:
     from ..harness.batch import Point, compile_points
     from ..store.roots import default_out, ensure_root
@@ -53,14 +64,33 @@ def run(args: argparse.Namespace, ui) -> int:
     launch_files = [k for k in args.kernels if is_launch_file(k)]
     if launch_files:  # captured launches (docs/capture.md): each carries its own options and specialisation
         from .capture import compile_launches
+        given = _not_for_launch_files(args)
+        if given:
+            raise UsageError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to a launch file: "
+                             "each launch compiles with the options and specialisation it ran with",
+                             "to compile a kernel of it otherwise, give FILE.py:NAME with those options (a "
+                             "launch file and such options in separate commands)")
         ensure_root(out)
-        failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
-                                      line_info=None if args.line_info else False) for f in launch_files)
+        executor = open_executor(args, args.jobs)
+        try:
+            failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
+                                          line_info=None if args.line_info else False, passes=args.passes,
+                                          layouts=not args.no_layouts, executor=executor,
+                                          allow_goldens=args.update_goldens) for f in launch_files)
+        finally:
+            executor.close()
         if failed:
             raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
         args.kernels = [k for k in args.kernels if not is_launch_file(k)]
         if not args.kernels:
             return 0
+    if options.name:  # one variant folder: two configs of one kernel would overwrite each other there
+        for k in args.kernels:
+            configs = config_choices(k, options.config)
+            if len(configs) > 1:
+                raise UsageError(f"--name {options.name} names one variant folder, and --config {options.config} "
+                                 f"gives {k} {len(configs)} configs: each would overwrite the last",
+                                 "drop --name (each config gets a folder named after it), or give one --config")
     versions = triton_versions(args)
     prepare(versions, ui)
     points = [Point(k, t.name, options.with_(config=c), v) for v in (versions or [""]) for k in args.kernels

@@ -59,6 +59,7 @@ def run(args, ui) -> int:
     if above is not None:  # also before building: mkdir's "File exists" named neither the file nor the fix
         raise UsageError(f"-o {args.output}: '{above}' is a file, not a folder", "give -o a path whose folders are "
                          "folders (or move that file aside)")
+    _check_replaceable(Path(args.output))
     snaps = _load(args.snapshots, "snapshot")
     compare = _load(args.compare, "--compare") if args.compare else (snaps if len(snaps) >= 2 else [])
     if args.compare and len(compare) < 2:
@@ -76,3 +77,19 @@ def run(args, ui) -> int:
                          "give -o a file in a folder you can write") from None
     ui.print(f"wrote {path} ({human_bytes(len(html.encode()))}): open it in a browser, e.g. file://{path.resolve()}")
     return 0
+
+
+def _check_replaceable(path: Path) -> None:
+    """-o replaces an HTML file (an earlier report), never another file: a tab-completed `-o kernel.py`
+    would have turned the user's source into a report."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256).lstrip().lower()
+    except OSError:
+        return  # writing it fails with its own message
+    if not (head.startswith(b"<!doctype html") or head.startswith(b"<html")):
+        from ..errors import UsageError
+        raise UsageError(f"-o {path} exists and is not an HTML file: irscope replaces only an earlier report",
+                         "give -o a new name (report.html), or delete the file first")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..render.terminal import plural
 from .envs import prepare
-from .options import positive_int, positive_seconds
+from .options import add_compile_options, options_from_args, positive_int, positive_seconds
 
 MATRIX = ("ptx.wgmma", "ptx.mma", "ptx.mma.sync", "ptx.tcgen05.mma", "sass.HGMMA", "sass.HMMA", "sass.UTCHMMA",
           "amdgcn.v_mfma", "amdgcn.v_wmma")
@@ -69,8 +69,7 @@ def add_parser(sub) -> None:
     p.add_argument("--from", dest="old", required=True, metavar="VERSION", help="the Triton release you have")
     p.add_argument("--to", dest="new", required=True, metavar="VERSION", help="the release you move to")
     p.add_argument("--target", "-t", default="sm_90a", help="targets: sm_90a,gfx942 or all (default: sm_90a)")
-    p.add_argument("--config", metavar="NAME", help="a config name, or all for every kernel's whole menu "
-                                                    "(default: each kernel's default config)")
+    add_compile_options(p)  # --config (or all), and for a FILE.py:NAME without a KernelSpec, --arg and the rest
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="compiles at once (default: one per CPU core)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS", help="per compile (default: 300)")
@@ -85,12 +84,17 @@ def _points(args, old: str, new: str):
     from ..sweep import SweepPoint, expand, load_sweep
     from ..targets import parse_targets
 
+    options = options_from_args(args)
     if len(args.kernels) == 1 and args.kernels[0].endswith((".yaml", ".yml")):
+        if options != CompileOptions(line_info=options.line_info):
+            from ..errors import UsageError
+            raise UsageError("compile options do not apply to a sweep file: its points say their own",
+                             "set them in the sweep file (`set:` or `grid:`), or name the kernels instead")
         base = expand(load_sweep(args.kernels[0]))
     else:
         kernels = args.kernels or [s.name for s in builtin_specs()]
-        base = [SweepPoint(k, t.name, CompileOptions(config=c)) for k in kernels
-                for c in config_choices(k, args.config) for t in parse_targets(args.target)]
+        base = [SweepPoint(k, t.name, options.with_(config=c)) for k in kernels
+                for c in config_choices(k, options.config) for t in parse_targets(args.target)]
     pairs = [(SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=old),
               SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=new)) for p in base]
     return pairs

@@ -52,7 +52,11 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
                 # `config: all` is the kernel's whole menu (an autotuned kernel's: its autotune space).
                 configs = [c.name for c in spec.configs] if options.config == "all" else [options.config]
                 for config, target in itertools.product(configs, sweep.targets):
-                    point = SweepPoint(entry.ref, target, options.with_(config=config), axes, where)
+                    # each config of `all` is a value of its own: the config axis says which (a column of the
+                    # table, a field of --json and the CSV), first, as the menu's choice is
+                    chosen = ((("config", config),) + tuple(a for a in axes if a[0] != "config")
+                              if options.config == "all" else axes)
+                    point = SweepPoint(entry.ref, target, options.with_(config=config), chosen, where)
                     key = (point.kernel, point.target, point.options)
                     if key not in seen:
                         seen.add(key)
