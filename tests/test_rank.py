@@ -113,7 +113,7 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", out,
                             "--emit-configs", emitted, "--top", "2")
     assert code == 0, err
-    assert "add on H200" in stdout and "memory" in stdout
+    assert "add on H200" in stdout and "memory" in stdout and "ranked by predicted time (model 15; " in stdout
     # add's memory-bound blocks are near-ties: the ranking says so, and that --top 1 would cut through them
     near = int(stdout.split(" configs (#1-")[0].rsplit("\n", 1)[-1])
     assert near >= 2 and "lets the autotuner" not in err
@@ -133,6 +133,9 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
     # the model asked for (the default) and the one the H100's table allows (never calibrated: model 2)
     assert (data["model"], data["model_run"]) == (15, 2)
+    code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--top", "1")
+    assert code == 0 and "(model 2: H100 SXM5 80GB has no calibration for model 15, so times are from published " \
+                         "peaks; compare its configs, not chips; docs/rank.md)" in stdout  # the table says it too
     ranked = [e["estimate"]["ms"] for e in data["sizes"][0]["ranking"] if e["estimate"]["ms"] is not None]
     assert data["sizes"][0]["near_best"] == sum(1 for t in ranked if t <= ranked[0] * 1.01) >= 1
 

@@ -213,7 +213,7 @@ def run(args, ui) -> int:
         report["sizes"].append(entry)
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
-                   scored, tuned if captured is not None else None)
+                   scored, tuned if captured is not None else None, (args.model, report["model_run"]))
         if emit is not None and index == 0:  # the first size's (or the first captured size's) ranking
             configs = top_configs(ranking, tuned, args.top)
             try:
@@ -381,9 +381,13 @@ def _config_name(facts, tuned) -> str:
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
-           scored=None, tuned=None) -> None:
+           scored=None, tuned=None, models=None) -> None:
+    asked, ran = models or (None, None)
+    by = f"model {ran}" if asked == ran or asked is None else \
+        f"model {ran}: {chip.product} has no calibration for model {asked}, so times are from published peaks; " \
+        "compare its configs, not chips"
     ui.print(f"{name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
-             f"{len(ranking)} configs ranked by predicted time (docs/rank.md)")
+             f"{len(ranking)} configs ranked by predicted time ({by}; docs/rank.md)")
     rows = []
     for i, r in enumerate(ranking[:top]):
         e = r.estimate

@@ -321,6 +321,9 @@ def prune_report(spec: Any, args: Mapping[str, Any], constexprs: Mapping[str, An
         if not h.sees_config:
             try:
                 kwargs[h.name] = h.fn({**nargs, **kwargs})
+            except _Unknown as e:
+                notes.append(f"heuristic {h.name} above the autotuner reads {e.arg}.{e.attr}, which the typical "
+                             "launch does not know")
             except Exception as e:  # noqa: BLE001
                 notes.append(f"heuristic {h.name} above the autotuner failed: {type(e).__name__}: {e}")
     pruned: dict[str, str] = {}
