@@ -195,6 +195,8 @@ def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  arg.K:\n    - 4096\n    - '*fp16'\n", 6,
      ["arg.K: *fp16", "K is an integer", "not a tensor"]),
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  config: [default, huge]\n", 4, ["no config 'huge'"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\nconfig: nope\n", 3, ["no config 'nope'"]),
+    ("kernels:\n  - kernel: matmul\n    config: nah\ntargets: [sm_90a]\n", 3, ["no config 'nah'"]),
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_M: [64, big]\n", 4, ["BLOCK_M is a number"]),
     # no points
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid: []\n", 3, ["`grid:` is empty", "no points"]),

@@ -32,6 +32,7 @@ class KernelEntry:
     line: int  # where the entry is, for errors
     axis_lines: tuple[tuple[str, int], ...] = ()  # option name -> the line that sets it
     value_lines: tuple[tuple[str, Any, int], ...] = ()  # (option name, value, the line that gives it)
+    config_line: int = 0  # the line of its `config:`, when one gives it
 
     def line_of(self, name: str, value: Any) -> int:
         """The line of the file that gives `name` the value `value` (else the entry's line)."""
@@ -152,11 +153,12 @@ def _parse(path: Path, text: str) -> Sweep:
     top_grids = _grids(data, "grid")
     top_fixed = _fixed(data, "set")
     top_config = _str(data, "config")
+    top_config_line = data.lines["config"] if "config" in data else 0
     kernels = []
     for item, line in _items(data, "kernels"):
         if isinstance(item, str):
             kernels.append(KernelEntry(_kernel_ref(item, base, line), top_grids, top_fixed, top_config, line,
-                                       _axis_lines(data), _value_lines(data)))
+                                       _axis_lines(data), _value_lines(data), top_config_line))
         elif isinstance(item, _Map):
             _check_keys(item, KERNEL_KEYS, "kernel entry")
             if "kernel" not in item:
@@ -168,7 +170,8 @@ def _parse(path: Path, text: str) -> Sweep:
             fixed = top_fixed + _fixed(item, "set")
             config = _str(item, "config") if "config" in item else top_config
             kernels.append(KernelEntry(_kernel_ref(ref, base, item.lines["kernel"]), grids, fixed, config, item.line,
-                                       _axis_lines(data) + _axis_lines(item), _value_lines(item) + _value_lines(data)))
+                                       _axis_lines(data) + _axis_lines(item), _value_lines(item) + _value_lines(data),
+                                       item.lines["config"] if "config" in item else top_config_line))
         else:
             raise _FileError(line, "each kernel is a name (matmul, FILE.py:NAME) or a mapping with `kernel:`")
     if not kernels:

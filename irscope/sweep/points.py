@@ -79,7 +79,7 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
     try:
         defaults = {**spec.constexprs, **spec.config(None if entry.config == "all" else entry.config).constexprs}
     except UsageError as e:
-        raise UsageError(f"{sweep.path}:{entry.line}: {e.message}", e.hint) from None
+        raise UsageError(f"{sweep.path}:{entry.config_line or entry.line}: {e.message}", e.hint) from None
     values = list(entry.fixed) + [(n, v) for grid in entry.grids for n, vals in grid for v in vals]
     for name, value in dict.fromkeys((n, (type(v), v)) for n, v in values):
         value = value[1]
