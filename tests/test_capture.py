@@ -259,3 +259,30 @@ def test_recompiling_a_capture_keeps_the_source_it_compiled_not_the_file_edited_
     inner = next((work / "again" / "inner").glob("*/sm_80"))
     recorded = next(k for k in data["kernels"].values() if k["function"] == "inner")["src"]
     assert (inner / "source.py").read_text() == recorded and "+ 1.0" in recorded
+
+
+def test_a_compiled_capture_records_its_kernels_file_and_explain_names_it_not_dot(edited_capture):
+    work, _ = edited_capture
+    folder = next((work / "again" / "kern").glob("*/sm_80"))
+    for snapshot in (folder, next((work / "again" / "inner").glob("*/sm_80"))):
+        recorded = json.loads((snapshot / "irscope.json").read_text())["source_file"]
+        assert recorded not in (None, ".") and Path(recorded).resolve() == (work / "mykern.py").resolve()
+    code, _, stderr = _irscope("explain", str(folder), "--budget", "1")
+    assert code == 2 and "Traceback" not in stderr
+    error, hint = stderr.splitlines()[:2]
+    assert error.startswith("irscope: error: ") and f"is a compile of {recorded}," in error
+    assert hint.startswith("irscope: hint: ") and f"irscope explain {recorded}:kern " in hint and ".:kern" not in hint
+
+
+def test_a_captured_kernel_from_no_file_records_no_source_file(edited_capture, tmp_path):
+    """`<string>` (a kernel exec'd from text) names no file: null, not "." nor the pseudo-name."""
+    work, data = edited_capture
+    launch = next(launch for launch in data["launches"] if launch["id"].startswith("kern/"))
+    fileless = json.loads(json.dumps(data))
+    fileless["kernels"][launch["kernel"]]["file"] = "<string>"
+    write_launches(tmp_path / "launches.json", fileless)
+    code, _, stderr = _irscope("compile", f"{tmp_path / 'launches.json'}:{launch['id']}", "--target", "sm_80",
+                               "-o", str(tmp_path / "out"))
+    assert code == 0, stderr
+    meta = json.loads(next((tmp_path / "out").glob("kern/*/sm_80/irscope.json")).read_text())
+    assert meta["source_file"] is None

@@ -37,8 +37,10 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     with program_context(data):  # the library may ask its device at import, as it did in the capture
         fn = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
+    file = kernel.get("file") or ""
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
-                      description=f"captured: {launch.get('first_call') or kernel.get('file')}"), launch
+                      description=f"captured: {launch.get('first_call') or file}",
+                      path="" if file.startswith("<") else file), launch  # `<string>` and the like name no file
 
 
 def recorded_source(fn) -> str | None:

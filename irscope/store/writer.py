@@ -46,7 +46,9 @@ def snapshot_meta(result) -> dict:
     }
 
 
-def _display_path(path: str) -> str:
+def _display_path(path: str) -> str | None:
+    if not path:  # a kernel from no file (a function handed to the pytest fixture): not "." (the cwd)
+        return None
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
