@@ -170,3 +170,17 @@ def test_check_keeps_fresh_snapshots_only_when_asked_and_compiles_a_point_once_a
     assert (tmp_path / line.split("fresh snapshot:")[1].strip() / "irscope.json").is_file()
     code, out, err = cli("snapshot", "check", "--goldens", "g", "--keep", "g/inside")
     assert code == 2 and "holds committed golden snapshots" in err
+
+
+def test_update_keeps_what_golden_json_records_that_the_cli_does_not_know(cli, tmp_path):
+    code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
+    assert code == 0, err
+    record_path = tmp_path / "g/add/default/sm_80/golden.json"
+    record = {**json.loads(record_path.read_text()), "test": "tests/test_codegen.py::test_add", "owner": "me"}
+    record_path.write_text(json.dumps(record))  # as the pytest plugin wrote it, plus a field irscope doesn't know
+    ptx = tmp_path / "g/add/default/sm_80/add_kernel.ptx"
+    ptx.write_text(ptx.read_text() + "// edited\n")  # a mismatch, which update rewrites
+    code, out, err = cli("snapshot", "update", "--goldens", "g")
+    assert code == 0 and "add/default/sm_80  written" in out, err
+    assert "// edited" not in ptx.read_text()
+    assert json.loads(record_path.read_text()) == record  # the test that wrote it is kept, not null

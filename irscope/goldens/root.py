@@ -168,12 +168,27 @@ class GoldenRoot:
         refresh_source(self.path, load_snapshot(result.golden_path), fresh)
         return dataclasses.replace(result, status=GoldenStatus.SOURCE_REFRESHED)
 
+    def _record_for(self, folder: Path, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> dict:
+        """golden.json for `fresh`: what the old one holds (a damaged one: nothing), with this label and kernel,
+        and `test_id` unless it is None (the CLI, which knows no test, keeps the one recorded)."""
+        try:
+            old = _record_at(folder)
+        except SnapshotError:
+            old = {}
+        record = {"test": None, **old, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
+        if test_id is not None:
+            record["test"] = test_id
+        return record
+
     def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
         """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it
-        again: a built-in name, or FILE.py:FUNCTION (stored relative to the folder above the root)."""
+        again: a built-in name, or FILE.py:FUNCTION (stored relative to the folder above the root). `test_id`
+        is the test writing it; None (`snapshot update`) keeps the test the old golden.json records, and
+        whatever else it holds."""
         self.mark()
         folder = self.folder(fresh)
         self.used.add(folder)
+        record = self._record_for(folder, fresh, test_id, kernel_ref)
         files: dict[str, bytes | str] = {}
         skipped = {f"{fresh.fn_name}.{stage}" for stage in OMITTED}
         for p in sorted(fresh.path.rglob("*")):
@@ -182,7 +197,6 @@ class GoldenRoot:
         meta = json.loads(files.pop(META_FILE))
         meta["stages"] = {k: v for k, v in meta.get("stages", {}).items() if k not in OMITTED}
         meta["golden"] = {"omitted_stages": list(OMITTED)}
-        record = {"test": test_id, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
         files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
         files[META_FILE] = json.dumps(meta, indent=1) + "\n"  # written last: a half-copied folder is no snapshot
         write_folder(folder, files)
@@ -211,7 +225,7 @@ class GoldenRoot:
         Only golden.json's text is read here; nothing is imported, so a tampered golden is refused
         before any of its code could run."""
         record_path = golden.path / GOLDEN_FILE
-        record = _record(golden)
+        record = _record_at(golden.path)
         if record.get("kernel"):
             ref, where = record["kernel"], f"{record_path}: field 'kernel'"
         else:  # a golden without golden.json: only a built-in kernel, by the name irscope.json records
@@ -290,12 +304,12 @@ class GoldenRoot:
                 parent.rmdir()
 
 
-def _record(snap: Snapshot) -> dict:
-    """golden.json of a golden ({} when it has none); a damaged one raises SnapshotError naming it."""
-    path = snap.path / GOLDEN_FILE
+def _record_at(folder: Path) -> dict:
+    """golden.json of the golden in `folder` ({} when it has none); a damaged one raises SnapshotError naming it."""
+    path = folder / GOLDEN_FILE
     if not path.is_file():
         return {}
-    hint = f"rewrite the golden: irscope snapshot update --goldens {snap.path.parent.parent.parent}"
+    hint = f"rewrite the golden: irscope snapshot update --goldens {folder.parent.parent.parent}"
     try:
         record = loads(path.read_text())
     except (OSError, ValueError) as e:  # ValueError: bad JSON or bytes that are not UTF-8
@@ -310,7 +324,7 @@ def _record(snap: Snapshot) -> dict:
 
 
 def golden_test(snap: Snapshot) -> str | None:
-    return _record(snap).get("test")
+    return _record_at(snap.path).get("test")
 
 
 def _triton(snap: Snapshot) -> str:
