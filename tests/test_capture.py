@@ -271,7 +271,30 @@ def test_a_compiled_capture_records_its_kernels_file_and_explain_names_it_not_do
     assert code == 2 and "Traceback" not in stderr
     error, hint = stderr.splitlines()[:2]
     assert error.startswith("irscope: error: ") and f"is a compile of {recorded}," in error
-    assert hint.startswith("irscope: hint: ") and f"irscope explain {recorded}:kern " in hint and ".:kern" not in hint
+    assert hint.startswith("irscope: hint: ") and ".:kern" not in hint
+    assert f"irscope explain LAUNCHES.json:kern/{folder.parent.name} --target sm_80" in hint  # (no launch file beside)
+
+
+def test_explain_of_a_captured_snapshot_names_its_launch_and_that_launch_is_explained_with_its_own_options(
+        edited_capture):
+    """A captured `add` was explained as the built-in `add` (same name); a launch ref was compiled with the
+    kernel's defaults, not the warps, stages and divisibility the launch had."""
+    work, data = edited_capture
+    folder = next((work / "again" / "kern").glob("*/sm_80"))
+    data = json.loads(json.dumps(data))
+    launch = next(launch for launch in data["launches"] if launch["id"] == f"kern/{folder.parent.name}")
+    launch["options"].update(num_warps=2, num_stages=2)  # not the kernel's defaults (4, 3): which base is seen
+    write_launches(work / "again" / "launches.json", data)
+    code, _, stderr = _irscope("explain", str(folder), "--budget", "1")
+    ref = f"{work / 'again' / 'launches.json'}:kern/{folder.parent.name}"
+    assert code == 2 and f"irscope explain {ref} --target sm_80" in stderr, stderr
+    code, out, stderr = _irscope("explain", ref, "--target", "sm_80", "--budget", "0", "--json", "-o",
+                                 str(work / "explained"))
+    assert code == 0, stderr
+    base = json.loads((Path(json.loads(out)["snapshot"]) / "irscope.json").read_text())
+    assert (base["request"]["num_warps"], base["request"]["num_stages"]) == (2, 2)
+    code, _, stderr = _irscope("explain", ref, "--target", "sm_80", "--num-warps", "8")
+    assert code == 2 and "the launch's own are the base" in stderr
 
 
 def test_a_captured_kernel_from_no_file_records_no_source_file(edited_capture, tmp_path):
@@ -286,3 +309,14 @@ def test_a_captured_kernel_from_no_file_records_no_source_file(edited_capture, t
     assert code == 0, stderr
     meta = json.loads(next((tmp_path / "out").glob("kern/*/sm_80/irscope.json")).read_text())
     assert meta["source_file"] is None
+
+
+@pytest.mark.parametrize("change", [{"description": "captured: prog.py:12"}, {"source_file": "mine/add.py"}])
+def test_a_snapshot_of_another_kernel_named_like_a_builtin_is_not_explained_as_the_builtin(tmp_path, change):
+    import shutil
+    folder = tmp_path / "add" / "w4.s3.0123456789" / "sm_80"
+    shutil.copytree(Path(__file__).parent.parent / "snapshots" / "add" / "default" / "sm_80", folder)
+    meta = json.loads((folder / "irscope.json").read_text())
+    (folder / "irscope.json").write_text(json.dumps({**meta, **change}))
+    code, _, stderr = _irscope("explain", str(folder), "--budget", "1", "-o", str(tmp_path / "out"))
+    assert code == 2 and "not of a built-in kernel" in stderr and not (tmp_path / "out").exists(), stderr

@@ -46,6 +46,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
+    from ..spec.launches import split_ref
     from ..errors import UsageError
     from ..explain.remarks import DEFAULT_BUDGET, explain
     from ..store.roots import default_out, ensure_root
@@ -80,6 +81,12 @@ def run(args: argparse.Namespace, ui) -> int:
     elif options_from_args(args) != CompileOptions(line_info=args.line_info) or not args.line_info:
         raise UsageError(f"compile options with a snapshot folder ({args.kernel}): its recorded options are the base",
                          "leave them out, or explain the kernel with them: irscope explain KERNEL --target T ...")
+    options = options_from_args(args)
+    if snapshot is None and split_ref(args.kernel):  # a captured launch: its own options are the base
+        if options != CompileOptions(line_info=args.line_info) or args.triton:
+            raise UsageError(f"compile options with a captured launch ({args.kernel}): the launch's own are the base",
+                             "leave them out, or explain the kernel's file with them: irscope explain FILE.py:NAME")
+        options = _launch_options(args.kernel, target)
     triton = ""
     if args.triton:
         from .envs import prepare, triton_versions
@@ -98,7 +105,7 @@ def run(args: argparse.Namespace, ui) -> int:
             progress.update(f"[{p.done}/{p.total}] compiling {', '.join(p.running)}".rstrip())
 
     try:
-        result = explain(None if snapshot else args.kernel, target, options_from_args(args), out, snapshot=snapshot,
+        result = explain(None if snapshot else args.kernel, target, options, out, snapshot=snapshot,
                          budget=budget, passes=args.passes, workers=args.jobs, timeout=args.timeout,
                          on_progress=on_progress, triton=triton)
     finally:
@@ -108,6 +115,24 @@ def run(args: argparse.Namespace, ui) -> int:
         return 0
     ui.print(render(result, ui))
     return 0
+
+
+def _launch_options(ref: str, target: str):
+    """The options a captured launch compiles with (its warps, stages, divisibility, backend options), as
+    `irscope compile LAUNCHES.json` takes them; UsageError when it cannot be compiled for `target`."""
+    from ..errors import UsageError
+    from ..harness.launches import launch_points
+    from ..spec.launches import split_ref
+    from ..targets import get_target
+
+    path, launch_id = split_ref(ref)
+    points, skipped = launch_points(Path(path), [get_target(target)], only={launch_id})
+    if not points:
+        why = skipped[0][2] if skipped else f"{path} has no launch '{launch_id}'"
+        raise UsageError(f"{ref} cannot be compiled for {target}: {why}",
+                         f"irscope compile {path} --target {target} lists what each launch needs")
+    # (no folder name of the launch's: the what-ifs, made from these options, each need their own)
+    return points[0].options.with_(name=None)
 
 
 def _short(path: str) -> str:

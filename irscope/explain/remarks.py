@@ -117,13 +117,24 @@ def _builtin_kernel(snap) -> str:
         raise SnapshotError(f"{snap.label} records no irscope request to start what-if compiles from",
                             "read its decisions only with --budget 0, or explain the kernel: "
                             "irscope explain KERNEL --target T")
+    recorded = snap.meta.get("source_file")
+    captured = str(snap.meta.get("description") or "").startswith("captured:")
     try:
-        library.load_builtin(name)  # never load_kernel: a path-like name would import the file it names
+        spec = library.load_builtin(name)  # never load_kernel: a path-like name would import the file it names
     except IrscopeError:
-        raise UsageError(f"{snap.label} is a compile of {snap.meta.get('source_file') or 'a file'}, not of a "
-                         "built-in kernel: its what-ifs need the kernel named on the command line",
-                         f"irscope explain {snap.meta.get('source_file') or 'FILE.py'}:{snap.fn_name} with its "
-                         "options, or --budget 0 to read the snapshot's decisions only") from None
+        spec = None
+    # A kernel of another file may share a built-in's name (a captured `add`): its what-ifs are not the built-in's.
+    if spec is None or captured or (recorded and Path(recorded).parts[-2:] != Path(spec.path or "").parts[-2:]):
+        launches = snap.path.parent.parent.parent / "launches.json"  # where `irscope capture --out` puts it
+        if captured:
+            ref = f"{launches if launches.is_file() else 'LAUNCHES.json'}:{snap.kernel}/{snap.variant}"
+            hint = (f"irscope explain {ref} --target {snap.target_name} (the launch file it was compiled from), "
+                    "or --budget 0 to read the snapshot's decisions only")
+        else:
+            hint = (f"irscope explain {recorded or 'FILE.py'}:{snap.fn_name} with its options, or --budget 0 to "
+                    "read the snapshot's decisions only")
+        raise UsageError(f"{snap.label} is a compile of {recorded or 'a file'}, not of a built-in kernel: its "
+                         "what-ifs need the kernel named on the command line", hint)
     return name
 
 
