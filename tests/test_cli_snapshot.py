@@ -1,7 +1,10 @@
 """`irscope snapshot check|update` on real compiles."""
+import importlib.metadata
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -172,6 +175,39 @@ def test_check_keeps_fresh_snapshots_only_when_asked_and_compiles_a_point_once_a
     assert code == 2 and "holds committed golden snapshots" in err
 
 
+SCALE = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+'''
+# a kernel without a KernelSpec: its signature comes from the command line, as a test's args= gives it
+SCALE_OPTIONS = ("--arg", "x_ptr=*fp32", "--arg", "out_ptr=*fp32", "--arg", "n=1024", "--constexpr", "BLOCK=256")
+
+
+def _spec_less_golden(cli, tmp_path):
+    """A golden of kernels/scale.py:scale_kernel (no KernelSpec) on sm_80 under g/; its folder."""
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "scale.py").write_text(SCALE)
+    code, out, err = cli("snapshot", "update", "kernels/scale.py:scale_kernel", "--target", "sm_80", "--goldens", "g",
+                         *SCALE_OPTIONS)
+    assert code == 0, err
+    (folder,) = (tmp_path / "g" / "scale_kernel").glob("*/sm_80")
+    return folder
+
+
+def _hint(text: str, after: str) -> list[str]:
+    """The command a report names after `after`, split as a shell would."""
+    import shlex
+    line = next(x for x in text.splitlines() if after in x)
+    return shlex.split(line.split(after, 1)[1])
+
+
 def test_update_keeps_what_golden_json_records_that_the_cli_does_not_know(cli, tmp_path):
     code, out, err = cli("snapshot", "update", "add", "--target", "sm_80", "--goldens", "g")
     assert code == 0, err
@@ -184,3 +220,62 @@ def test_update_keeps_what_golden_json_records_that_the_cli_does_not_know(cli, t
     assert code == 0 and "add/default/sm_80  written" in out, err
     assert "// edited" not in ptx.read_text()
     assert json.loads(record_path.read_text()) == record  # the test that wrote it is kept, not null
+
+
+@pytest.mark.slow
+def test_update_rewrites_a_damaged_golden_json_as_the_hint_says(cli, tmp_path):
+    folder = _spec_less_golden(cli, tmp_path)
+    record_path = folder / "golden.json"
+    record_path.write_text("{bad")
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 4 and f"{record_path.relative_to(tmp_path)} is damaged" in err
+    command = _hint(err, "irscope: hint: rewrite its golden.json (and recompile it from irscope.json's request): ")
+    assert command == ["irscope", "snapshot", "update", "--goldens", "g"]
+    code, out, err = cli(*command[1:])
+    assert code == 0 and "sm_80  written" in out and "Traceback" not in err, err
+    assert f"irscope: note: {record_path.relative_to(tmp_path)} was damaged and is rewritten" in err
+    assert json.loads(record_path.read_text())["kernel"] == "kernels/scale.py:scale_kernel"
+    assert json.loads(record_path.read_text())["test"] is None
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 0 and "sm_80  match" in out, err
+    # irscope.json names a kernel file that is not in this project (compiled in another checkout): the hint
+    # says how to name it, and doing so works
+    meta = json.loads((folder / "irscope.json").read_text())
+    (folder / "irscope.json").write_text(json.dumps({**meta, "source_file": "/elsewhere/kernels/scale.py"}))
+    record_path.write_text("{bad")
+    code, out, err = cli("snapshot", "update", "--goldens", "g")
+    assert code == 4 and "irscope.json does not tell which kernel file to recompile" in err, err
+    command = err.split("pytest --irscope-update): ", 1)[1].splitlines()[0]
+    assert "FILE.py:scale_kernel" in command and "'/elsewhere/kernels/scale.py'" in err
+    bin_dir = os.path.dirname(sys.executable)  # where `irscope` is installed
+    done = subprocess.run(["bash", "-c", command.replace("FILE.py", "kernels/scale.py")], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    code, out, err = done.returncode, done.stdout, done.stderr
+    assert code == 0 and "sm_80  match" in out, err
+
+
+@pytest.mark.slow
+def test_pytest_irscope_update_rewrites_a_damaged_golden_json_with_its_test(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "scale.py").write_text(SCALE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_codegen.py").write_text(
+        "def test_x(irscope):\n"
+        "    irscope.assert_golden('kernels/scale.py:scale_kernel', target='sm_80', constexprs={'BLOCK': 256},\n"
+        "                          args={'x_ptr': '*fp32', 'out_ptr': '*fp32', 'n': 1024})\n")
+
+    registered = any(ep.name == "irscope" for ep in importlib.metadata.entry_points(group="pytest11"))
+    plugin = [] if registered else ["-p", "irscope.goldens.pytest_plugin"]
+
+    def pytest_run(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *plugin, *args],
+                              cwd=tmp_path, capture_output=True, text=True)
+
+    assert pytest_run("--irscope-update").returncode == 0
+    (record_path,) = (tmp_path / "snapshots").rglob("golden.json")
+    record = json.loads(record_path.read_text())
+    record_path.write_text("{bad")
+    done = pytest_run("--irscope-update")
+    assert done.returncode == 0 and "1 written" in done.stdout and "damaged" not in done.stdout, done.stdout
+    assert json.loads(record_path.read_text()) == record == {**record, "test": "test_codegen.py::test_x"}
+    assert pytest_run().returncode == 0

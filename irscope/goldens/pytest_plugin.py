@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from ..errors import IrscopeError, SnapshotError, UsageError
+from ..errors import IrscopeError, UsageError
 from ..render.controls import escaped
 
 _KEY = pytest.StashKey["IrscopeSession"]()
@@ -301,15 +301,8 @@ class IrscopeFixture:
         s = self._session
         failures, skipped = [], []
         for snap in snaps:
-            if s.update:
-                try:
-                    result = s.root.compare(snap)
-                except SnapshotError:
-                    result = None  # a damaged golden: --irscope-update is how it is mended, so write it anew
-                if result is None or result.status != "match":
-                    result = s.root.write(snap, self._request.node.nodeid, kernel)
-                elif result.source_stale:  # the IR matches: source.py alone is rewritten
-                    result = s.root.refresh_source(result, snap)
+            if s.update:  # writes what differs, refreshes a stale source.py, mends a damaged golden.json
+                result = s.root.update(snap, self._request.node.nodeid, kernel)
             else:
                 result = s.root.compare(snap)
             s.results.append(result)

@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import json
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
@@ -70,6 +71,9 @@ class GoldenResult:
     # the SOURCE_REFRESHED golden's drift before its refresh
     source: SourceDrift | None = None
     damaged: tuple[str, ...] = ()  # the golden's stages whose files are not what irscope wrote (not compared)
+    # An update that rewrote a damaged golden.json: what was wrong with it (its test is unknown then, null,
+    # unless a test wrote it)
+    record_mended: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -88,7 +92,7 @@ class GoldenResult:
                 "deltas": [{"name": d.key, "golden": d.a, "fresh": d.b} for d in self.deltas],
                 "stage": self.stage, "diff": list(self.diff), "diff_lines": self.diff_total,
                 "source_stale": self.source_stale, "source": self.source.as_dict() if self.source else None,
-                "damaged": list(self.damaged)}
+                "damaged": list(self.damaged), "record_mended": self.record_mended}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,32 @@ class GoldenRoot:
         refresh_source(self.path, load_snapshot(result.golden_path), fresh)
         return dataclasses.replace(result, status=GoldenStatus.SOURCE_REFRESHED)
 
+    def update(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
+        """Compare `fresh` with its golden and mend what is wrong: write a golden that is missing, differs or
+        cannot be read; refresh a stale source.py alone; rewrite a damaged golden.json alone (what
+        `--irscope-update` and `snapshot update` do). `test_id` and `kernel_ref` are as for `write`."""
+        folder = self.folder(fresh)
+        damage = None
+        try:
+            _record_at(folder)
+        except SnapshotError as e:
+            damage = e.message
+        try:
+            result = self.compare(fresh)
+        except SnapshotError:  # a golden irscope cannot read: an update is how it is mended, so write it anew
+            result = None
+        if result is None or result.status in (GoldenStatus.MISSING, GoldenStatus.MISMATCH,
+                                               GoldenStatus.VERSION_MISMATCH):
+            result = self.write(fresh, test_id, kernel_ref)
+        else:
+            if result.source_stale:
+                result = self.refresh_source(result, fresh)
+            if damage is not None:
+                self._write_record(folder, self._record_for(folder, fresh, test_id, kernel_ref))
+                if result.status == GoldenStatus.MATCH:
+                    result = dataclasses.replace(result, status=GoldenStatus.WRITTEN)
+        return dataclasses.replace(result, record_mended=damage) if damage is not None else result
+
     def _record_for(self, folder: Path, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> dict:
         """golden.json for `fresh`: what the old one holds (a damaged one: nothing), with this label and kernel,
         and `test_id` unless it is None (the CLI, which knows no test, keeps the one recorded)."""
@@ -179,6 +209,12 @@ class GoldenRoot:
         if test_id is not None:
             record["test"] = test_id
         return record
+
+    def _write_record(self, folder: Path, record: dict) -> None:
+        from ..store.folder import replace_file
+        from ..store.schema import inside
+        replace_file(inside(self.path, folder, "golden folder"), GOLDEN_FILE,
+                     (json.dumps(record, indent=1) + "\n").encode())
 
     def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
         """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it
@@ -219,17 +255,27 @@ class GoldenRoot:
             return ref  # outside the project: kept as given, and `snapshot check` will refuse to run it
         return f"{rel}:{name}" if name else rel
 
-    def kernel_of(self, golden: Snapshot) -> KernelSource:
+    def kernel_of(self, golden: Snapshot, *, recover: bool = False) -> KernelSource:
         """The kernel that recompiles `golden`, refused (SnapshotError) unless the repository names it.
 
         Only golden.json's text is read here; nothing is imported, so a tampered golden is refused
-        before any of its code could run."""
+        before any of its code could run. With `recover` (`snapshot update`), a golden whose golden.json is
+        damaged is recompiled from the kernel its irscope.json names, when `recorded_kernel` can tell it."""
         record_path = golden.path / GOLDEN_FILE
-        record = _record_at(golden.path)
+        try:
+            record = self.record(golden)
+        except SnapshotError:
+            recovered = self.recorded_kernel(golden) if recover else None
+            if recovered is None:
+                raise
+            return recovered
         if record.get("kernel"):
             ref, where = record["kernel"], f"{record_path}: field 'kernel'"
         else:  # a golden without golden.json: only a built-in kernel, by the name irscope.json records
             ref, where = golden.meta.get("kernel"), f"{golden.path / META_FILE}: field 'kernel'"
+        return self._checked(ref, where)
+
+    def _checked(self, ref, where: str) -> KernelSource:
         hint = (f"a golden recompiles only a built-in kernel or a .py file inside {self.project} (outside the "
                 f"golden root); rewrite it with: irscope snapshot update KERNEL --goldens {self.path}")
 
@@ -262,11 +308,60 @@ class GoldenRoot:
             raise refuse(f"{ref!r} names no file ({file} does not exist)")
         return KernelSource(f"{file}:{name}" if name else str(file), file, path)
 
-    def point_of(self, golden: Snapshot):
+    def record(self, golden: Snapshot) -> dict:
+        """golden.json of `golden` ({} when it has none); a damaged one raises SnapshotError naming it, with
+        the command that rewrites it."""
+        try:
+            return _record_at(golden.path)
+        except SnapshotError as e:
+            raise SnapshotError(e.message, self._mend_hint(golden)) from None
+
+    def recorded_kernel(self, golden: Snapshot) -> KernelSource | None:
+        """The kernel `golden` was compiled from by its irscope.json alone (for a damaged golden.json), checked
+        as golden.json's kernel is; None when irscope.json does not tell: its `source_file` (relative to
+        where the compile ran) is no .py file of the project that defines its `function`, nor a built-in's.
+
+        Nothing is imported: a built-in is known by name, a file of the project by its text."""
+        meta = golden.meta
+        name, function, file = meta.get("kernel"), meta.get("function"), meta.get("source_file")
+        if not all(isinstance(v, str) and v and v.isprintable() for v in (name, function, file)):
+            return None
+        defines = re.compile(rf"^\s*def\s+{re.escape(function)}\s*\(", re.M)
+        try:
+            path = Path(file)
+            real = (path if path.is_absolute() else self.project / path).resolve()
+            builtin = _builtin_file(name)
+            if builtin is not None and (real == builtin or (path.is_absolute() and path.name == builtin.name
+                                                            and not real.is_relative_to(self.project))):
+                source = KernelSource(name, None, f"{name} (built-in)")
+                file = builtin
+            else:
+                rel = real.relative_to(self.project).as_posix() if path.is_absolute() else file
+                kernel = name if _FUNCTION_NAME.match(name) else function  # a spec's name picks that spec
+                source = self._checked(f"{rel}:{kernel}", f"{golden.path / META_FILE}: field 'source_file'")
+                file = source.file
+            return source if defines.search(Path(file).read_text(errors="replace")) else None
+        except (OSError, ValueError, RuntimeError, SnapshotError):
+            return None
+
+    def _mend_hint(self, golden: Snapshot) -> str:
+        """What rewrites a golden whose golden.json is damaged: `snapshot update`, once it can tell the kernel."""
+        update = f"irscope snapshot update --goldens {shlex.quote(str(self.path))}"
+        if self.recorded_kernel(golden) is not None:
+            return f"rewrite its golden.json (and recompile it from irscope.json's request): {update}"
+        function = golden.meta.get("function") if isinstance(golden.meta.get("function"), str) else "KERNEL"
+        record = shlex.quote(json.dumps({"kernel": f"FILE.py:{function}"}))
+        compiled = golden.meta.get("source_file")
+        where = f" (irscope.json says it was compiled from {compiled!r})" if isinstance(compiled, str) else ""
+        return (f"irscope.json does not tell which kernel file to recompile; name it, with FILE.py its path "
+                f"relative to {self.project}{where}, and update (or, for a golden a test wrote, run pytest "
+                f"--irscope-update): echo {record} > {shlex.quote(str(golden.path / GOLDEN_FILE))} && {update}")
+
+    def point_of(self, golden: Snapshot, *, recover: bool = False):
         """The compile that reproduces a golden: its checked kernel, target and the options it was asked for."""
         from ..harness.batch import Point
         from ..targets import TARGETS
-        source = self.kernel_of(golden)
+        source = self.kernel_of(golden, recover=recover)
         if golden.target is None:
             raise SnapshotError(f"{golden.path / META_FILE}: field 'target' names no known target "
                                 f"({golden.target_name!r})", f"known targets: {', '.join(TARGETS)}")
@@ -290,7 +385,7 @@ class GoldenRoot:
         """Goldens written by a test that ran in this session but were not used by it."""
         out = []
         for snap in self.goldens():
-            test = golden_test(snap)
+            test = self.record(snap).get("test")
             if test is not None and test in ran and snap.path not in self.used:
                 out.append(snap.path)
         return out
@@ -323,8 +418,16 @@ def _record_at(folder: Path) -> dict:
     return record
 
 
-def golden_test(snap: Snapshot) -> str | None:
-    return _record_at(snap.path).get("test")
+def _builtin_file(name: str) -> Path | None:
+    """The file of irscope's built-in kernel `name` (`blur.row` -> kernels/blur.py), or None."""
+    from ..spec.library import builtin_dir, builtin_name
+    if not builtin_name(name):
+        return None
+    try:
+        file = builtin_dir() / f"{name.split('.')[0]}.py"
+    except UsageError:  # the built-in library is missing
+        return None
+    return file.resolve() if file.is_file() else None
 
 
 def _triton(snap: Snapshot) -> str:
