@@ -255,6 +255,30 @@ def test_update_rewrites_a_damaged_golden_json_as_the_hint_says(cli, tmp_path):
 
 
 @pytest.mark.slow
+def test_check_names_an_update_that_works_for_a_kernel_without_a_spec(cli, tmp_path):
+    folder = _spec_less_golden(cli, tmp_path)
+    ptx = folder / "scale_kernel.ptx"
+    ptx.write_text(ptx.read_text() + "// edited\n")
+    code, out, err = cli("snapshot", "check", "--goldens", "g")
+    assert code == 1 and str(tmp_path) not in out + err  # no absolute path in what to run
+    command = _hint(out, "if the change is intended: ")
+    assert command == _hint(err, "if the changes are intended: ") == ["irscope", "snapshot", "update", "--goldens", "g"]
+    code, out, err = cli(*command[1:])
+    assert code == 0 and "sm_80  written" in out, err
+    # checking the kernel by name: the update it names repeats the compile options given
+    ptx.write_text(ptx.read_text() + "// edited\n")
+    code, out, err = cli("snapshot", "check", "kernels/scale.py:scale_kernel", "--target", "sm_80", "--goldens", "g",
+                         *SCALE_OPTIONS)
+    assert code == 1, err
+    command = _hint(out, "if the change is intended: ")
+    assert command == ["irscope", "snapshot", "update", "kernels/scale.py:scale_kernel", "--target", "sm_80",
+                       "--goldens", "g", "--constexpr", "BLOCK=256", *SCALE_OPTIONS[:6]]
+    code, out, err = cli(*command[1:])
+    assert code == 0 and "sm_80  written" in out, err
+    assert "// edited" not in ptx.read_text()
+
+
+@pytest.mark.slow
 def test_pytest_irscope_update_rewrites_a_damaged_golden_json_with_its_test(tmp_path):
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "scale.py").write_text(SCALE)

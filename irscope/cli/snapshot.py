@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import tempfile
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def run(args, ui) -> int:
     from ..targets import parse_targets
 
     root = GoldenRoot(Path(args.goldens))
+    # every golden recompiled from what it records (a golden of a kernel without a KernelSpec has no other way)
+    refresh = shlex.join(["irscope", "snapshot", "update", "--goldens", str(root.path)])
     if args.kernels:
         options = options_from_args(args)
         points = [Point(k, t.name, options) for k in args.kernels for t in parse_targets(args.target)]
@@ -123,13 +126,12 @@ def run(args, ui) -> int:
             else:
                 ui.print(f"{s(o.label, 'bold')}  {s(result.status, color)}")
             if not result.ok:
-                hint = f"irscope snapshot update {point.kernel} --target {point.target} --goldens {root.path}"
+                hint = update_command(args, root.path, point) if args.kernels else refresh
                 ui.print("  " + describe(result, update_hint=hint).replace("\n", "\n  "))
     counts = summary_counts(rows)
     bad = sum(n for status, n in counts.items() if status not in OK_STATUSES)
     stale = sum(1 for row in rows if row.get("source_stale"))
     strict = getattr(args, "on_stale_source", "warn") == "fail"
-    refresh = f"irscope snapshot update --goldens {root.path}"
     if args.json:
         ui.print(json.dumps({"goldens": str(root.path), "action": args.action, "results": rows,
                              "summary": counts, "source_stale": stale, "ok": not bad and not (stale and strict)},
@@ -144,11 +146,34 @@ def run(args, ui) -> int:
                        f"IR is compiled from); refresh it with: {refresh}", "red" if strict else "yellow"))
     if bad:
         raise ComparisonFailed(f"{bad} of {len(points)} snapshots do not match their goldens",
-                               "read the diffs above; if the changes are intended: irscope snapshot update")
+                               "read the diffs above; if the changes are intended: "
+                               + (update_command(args, root.path) if args.kernels else refresh))
     if stale and strict:
         raise ComparisonFailed(f"{stale} of {len(points)} goldens keep a stale source.py (--on-stale-source fail)",
                                f"their IR matches; refresh source.py alone with: {refresh}")
     return 0
+
+
+def update_command(args, goldens: Path, point=None) -> str:
+    """The `snapshot update` that rewrites what this `snapshot check KERNEL...` compared (one point's golden,
+    with `point`): the kernels as typed, with every compile option given, so it compiles the same variants."""
+    kernels = [point.kernel] if point is not None else list(args.kernels)
+    argv = ["irscope", "snapshot", "update", *kernels, "--target", point.target if point else args.target,
+            "--goldens", str(goldens)]
+    if args.config is not None:
+        argv += ["--config", args.config]
+    for flag, value in (("--num-warps", args.num_warps), ("--num-stages", args.num_stages)):
+        if value is not None:
+            argv += [flag, str(value)]
+    for flag, values in (("--divisibility", args.divisibility), ("--constexpr", args.constexpr),
+                         ("--arg", args.arg), ("--option", args.option)):
+        for value in values:
+            argv += [flag, value]
+    if args.large_tensors:
+        argv.append("--large-tensors")
+    if not args.line_info:
+        argv.append("--no-line-info")
+    return shlex.join(argv)
 
 
 def one_per_point(goldens: list) -> list:
