@@ -49,7 +49,8 @@ OK_STATUSES = ("match", "written", "source-refreshed", "skipped")
 
 def run(args, ui) -> int:
     from ..errors import ComparisonFailed, SnapshotError
-    from ..goldens.root import GOLDEN_FILE, GoldenRoot, describe
+    from ..goldens.result import describe
+    from ..goldens.root import GOLDEN_FILE, GoldenRoot
     from ..harness.batch import Point, compile_points
     from ..render.terminal import ProgressLine
     from ..store.snapshot import load_snapshot

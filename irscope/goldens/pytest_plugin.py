@@ -292,7 +292,7 @@ class IrscopeFixture:
     def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
         """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
         __tracebackhide__ = True
-        from .root import describe
+        from .result import describe
         from ..targets import parse_targets
 
         names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
