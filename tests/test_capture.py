@@ -293,6 +293,12 @@ def test_explain_of_a_captured_snapshot_names_its_launch_and_that_launch_is_expl
     assert code == 0, stderr
     base = json.loads((Path(json.loads(out)["snapshot"]) / "irscope.json").read_text())
     assert (base["request"]["num_warps"], base["request"]["num_stages"]) == (2, 2)
+    code, out, stderr = _irscope("explain", ref, "--target", "sm_80", "--budget", "0", "--json", "--no-line-info",
+                                 "-o", str(work / "explained"))
+    assert code == 0, stderr
+    assert json.loads((Path(json.loads(out)["snapshot"]) / "irscope.json").read_text())["request"]["line_info"] is False
+    code, _, stderr = _irscope("explain", f"{work / 'again' / 'launches.json'}:kern/nope", "--target", "sm_80")
+    assert code == 2 and "has no launch 'kern/nope'" in stderr and "launches in it: " in stderr
     code, _, stderr = _irscope("explain", ref, "--target", "sm_80", "--num-warps", "8")
     assert code == 2 and "the launch's own are the base" in stderr
 
@@ -311,7 +317,7 @@ def test_a_captured_kernel_from_no_file_records_no_source_file(edited_capture, t
     assert meta["source_file"] is None
 
 
-@pytest.mark.parametrize("change", [{"description": "captured: prog.py:12"}, {"source_file": "mine/add.py"}])
+@pytest.mark.parametrize("change", [{"description": "captured: prog.py:12"}, {"source_file": "mine/other.py"}])
 def test_a_snapshot_of_another_kernel_named_like_a_builtin_is_not_explained_as_the_builtin(tmp_path, change):
     import shutil
     folder = tmp_path / "add" / "w4.s3.0123456789" / "sm_80"
@@ -320,3 +326,14 @@ def test_a_snapshot_of_another_kernel_named_like_a_builtin_is_not_explained_as_t
     (folder / "irscope.json").write_text(json.dumps({**meta, **change}))
     code, _, stderr = _irscope("explain", str(folder), "--budget", "1", "-o", str(tmp_path / "out"))
     assert code == 2 and "not of a built-in kernel" in stderr and not (tmp_path / "out").exists(), stderr
+
+
+def test_a_builtin_compiled_from_inside_its_folder_is_still_explained_as_the_builtin(tmp_path):
+    """source_file is relative to where the compile ran: `add.py` from inside kernels/ is the built-in's."""
+    import shutil
+    folder = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(Path(__file__).parent.parent / "snapshots" / "add" / "default" / "sm_80", folder)
+    meta = json.loads((folder / "irscope.json").read_text())
+    (folder / "irscope.json").write_text(json.dumps({**meta, "source_file": "add.py"}))
+    code, _, stderr = _irscope("explain", str(folder), "--budget", "1", "-o", str(tmp_path / "out"))
+    assert code == 0, stderr

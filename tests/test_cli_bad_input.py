@@ -307,6 +307,7 @@ def test_report_replaces_an_earlier_report_but_never_another_file(cli, root, tmp
     (["sweep", "x.yaml", "--no-layouts"], "see `irscope sweep --help`"),
     (["compile", "add", "--targte", "sm_80"], "did you mean --target? see `irscope compile --help`"),
     (["show", "x", "--stge", "ptx"], "did you mean --stage? see `irscope show --help`"),
+    (["snapshot", "check", "--goldns", "x"], "did you mean --goldens? see `irscope snapshot check --help`"),
 ])
 def test_an_unknown_option_names_the_commands_help_and_the_option_meant(cli, argv, hint):
     code, out, err = cli(*argv)
@@ -316,8 +317,9 @@ def test_an_unknown_option_names_the_commands_help_and_the_option_meant(cli, arg
 def test_upgrade_check_takes_compile_options_for_kernels_but_not_for_a_sweep_file(cli, tmp_path):
     # Its hint for a kernel without a KernelSpec said "pass --arg", which it did not take.
     (tmp_path / "s.yaml").write_text(ONE_POINT)
-    code, out, err = cli("upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "s.yaml", "--arg", "n=4")
-    assert code == 2 and "compile options do not apply to a sweep file" in _one_error(err)
+    for option in (["--arg", "n=4"], ["--no-line-info"]):
+        code, out, err = cli("upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "s.yaml", *option)
+        assert code == 2 and "compile options do not apply to a sweep file" in _one_error(err)
     code, out, err = cli("upgrade-check", "--from", "3.9.0", "--to", "3.9.0", "k.py:k", "--arg", "n=4")
     assert code == 2 and "--from and --to are both 3.9.0" in _one_error(err)  # --arg parsed
 

@@ -287,4 +287,5 @@ def test_control_characters_in_a_golden_reach_the_report_escaped(project):
     out = result.stdout.str()
     assert "differs from its golden" in out
     assert "\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J" in out  # (the diff reads the \\r as a line's end)
-    assert not any(c in out for c in "\x1b\x07\r"), [ln for ln in out.splitlines() if "52;c" in ln]
+    # (\r: pytester's text is split at it, so it is checked by the unit test of render.controls.escaped)
+    assert not any(c in out for c in "\x1b\x07"), [ln for ln in out.splitlines() if "52;c" in ln]

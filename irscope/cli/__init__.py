@@ -63,11 +63,15 @@ class _Parser(argparse.ArgumentParser):
         # subcommand's help, and the option meant if one is close.
         ns, extras = self.parse_known_args(args, namespace)
         if extras:
-            command = getattr(ns, "command", None)
-            subs = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
-            parser = subs[0].choices.get(command) if subs and command else None
-            prog = parser.prog if parser is not None else self.prog
-            known = [o for a in (parser or self)._actions for o in a.option_strings]
+            parser = self  # the deepest subcommand given: `irscope snapshot check`, not `irscope snapshot`
+            while True:
+                subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+                chosen = getattr(ns, subs[0].dest, None) if subs else None
+                if chosen not in (subs[0].choices if subs else {}):
+                    break
+                parser = subs[0].choices[chosen]
+            prog = parser.prog
+            known = [o for a in parser._actions for o in a.option_strings]
             flag = next((e.split("=")[0] for e in extras if e.startswith("--")), None)
             close = difflib.get_close_matches(flag, known, n=1, cutoff=0.8) if flag else []
             raise UsageError(f"unrecognized arguments: {' '.join(extras)}",

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, ui) -> int:
         if options != CompileOptions(line_info=args.line_info) or args.triton:
             raise UsageError(f"compile options with a captured launch ({args.kernel}): the launch's own are the base",
                              "leave them out, or explain the kernel's file with them: irscope explain FILE.py:NAME")
-        options = _launch_options(args.kernel, target)
+        options = _launch_options(args.kernel, target, None if args.line_info else False)
     triton = ""
     if args.triton:
         from .envs import prepare, triton_versions
@@ -117,20 +117,21 @@ def run(args: argparse.Namespace, ui) -> int:
     return 0
 
 
-def _launch_options(ref: str, target: str):
+def _launch_options(ref: str, target: str, line_info: bool | None):
     """The options a captured launch compiles with (its warps, stages, divisibility, backend options), as
     `irscope compile LAUNCHES.json` takes them; UsageError when it cannot be compiled for `target`."""
     from ..errors import UsageError
     from ..harness.launches import launch_points
-    from ..spec.launches import split_ref
+    from ..spec.launches import find_launch, split_ref
+    from ..store.launches import read_launches
     from ..targets import get_target
 
     path, launch_id = split_ref(ref)
-    points, skipped = launch_points(Path(path), [get_target(target)], only={launch_id})
+    find_launch(read_launches(Path(path)), launch_id, path)  # an unknown id: the ids the file has
+    points, skipped = launch_points(Path(path), [get_target(target)], line_info=line_info, only={launch_id})
     if not points:
-        why = skipped[0][2] if skipped else f"{path} has no launch '{launch_id}'"
-        raise UsageError(f"{ref} cannot be compiled for {target}: {why}",
-                         f"irscope compile {path} --target {target} lists what each launch needs")
+        raise UsageError(f"{ref} cannot be compiled for {target}: {skipped[0][2] if skipped else 'no launch'}",
+                         "explain another launch of it, or another target")
     # (no folder name of the launch's: the what-ifs, made from these options, each need their own)
     return points[0].options.with_(name=None)
 

@@ -86,7 +86,7 @@ def _points(args, old: str, new: str):
 
     options = options_from_args(args)
     if len(args.kernels) == 1 and args.kernels[0].endswith((".yaml", ".yml")):
-        if options != CompileOptions(line_info=options.line_info):
+        if options != CompileOptions():  # (--no-line-info too: a sweep file says line_info: itself)
             from ..errors import UsageError
             raise UsageError("compile options do not apply to a sweep file: its points say their own",
                              "set them in the sweep file (`set:` or `grid:`), or name the kernels instead")

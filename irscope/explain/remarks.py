@@ -124,7 +124,8 @@ def _builtin_kernel(snap) -> str:
     except IrscopeError:
         spec = None
     # A kernel of another file may share a built-in's name (a captured `add`): its what-ifs are not the built-in's.
-    if spec is None or captured or (recorded and Path(recorded).parts[-2:] != Path(spec.path or "").parts[-2:]):
+    # (source_file is relative to where the compile ran: only its name can be compared)
+    if spec is None or captured or (recorded and Path(recorded).name != Path(spec.path or "").name):
         launches = snap.path.parent.parent.parent / "launches.json"  # where `irscope capture --out` puts it
         if captured:
             ref = f"{launches if launches.is_file() else 'LAUNCHES.json'}:{snap.kernel}/{snap.variant}"

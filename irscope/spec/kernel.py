@@ -358,7 +358,8 @@ class OptionField:
 # launch file): numbers, booleans, and these words, each a short name. A file is untrusted input, and other
 # options reach outside the compile: ir_override names a file Triton reads in place of a stage, ptx_options
 # and llvm_fn_attrs are text for ptxas's command line and LLVM, extern_libs names libraries to link.
-RECORDED_WORDS = frozenset({"default_dot_input_precision", "schedule_hint", "wgp_cu_mode"})
+RECORDED_WORDS = frozenset({"default_dot_input_precision", "schedule_hint", "wgp_cu_mode", "instrumentation_mode",
+                            "instruction_sched_variant"})
 
 
 def refused_recorded_option(pairs: Sequence[tuple[str, Any]]) -> str | None:
