@@ -16,7 +16,7 @@ from ..render.terminal import plural
 from ..store.snapshot import Snapshot
 from .model.axes import partner
 from .widgets.browser import Browser
-from .model.entries import Entry, load_entry, scan
+from .model.entries import Entry, load_entry, same_folder, scan
 from .screens.compare import CompareScreen
 from .screens.compile import CompileScreen
 from .screens.help import HelpScreen
@@ -96,10 +96,7 @@ class IrscopeApp(App):
     def _entries_found(self, entries: list[Entry]) -> None:
         browser = self.query_one(Browser)
         browser.set_entries(entries)
-        names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
-        damaged = sum(not e.ok for e in entries)
-        self.sub_title = visible_controls(f"{plural(sum(e.ok for e in entries), 'snapshot')} in {names}" +
-                                          (f", {damaged} damaged" if damaged else ""))
+        self._count_in_title()
         browser.tree.focus()
         # `irscope tui SNAPSHOT`: a root that is itself one snapshot folder opens straight in the reader.
         single = next((e for e in entries if e.path == e.root), None)
@@ -110,6 +107,13 @@ class IrscopeApp(App):
                 self.show_damaged(single)
             else:
                 self.open_snapshot(single.snapshot)
+
+    def _count_in_title(self) -> None:
+        entries = self.query_one(Browser).entries
+        names = ", ".join(r.name or str(r) for r in self.roots) or "no folder"
+        damaged = sum(not e.ok for e in entries)
+        self.sub_title = visible_controls(f"{plural(sum(e.ok for e in entries), 'snapshot')} in {names}" +
+                                          (f", {damaged} damaged" if damaged else ""))
 
     def show_damaged(self, entry: Entry) -> None:
         reason = entry.error or "this folder is not a readable snapshot"
@@ -136,10 +140,23 @@ class IrscopeApp(App):
 
     def on_compile_screen_snapshots_compiled(self, event: CompileScreen.SnapshotsCompiled) -> None:
         browser = self.query_one(Browser)
-        self.trusted_sources.update(event.sources)
-        for path in event.paths:
-            browser.add_entry(load_entry(event.root, path))
-        entry = next((e for e in browser.entries if e.path == event.paths[-1]), None)
+        # The compile's folder may be a root already, named another way (./irscope-snapshots, found at
+        # start as an absolute path): its snapshots join that root, not a second one of the same name.
+        root = next((r for r in self.roots if same_folder(r, event.root)), None)
+        if root is None:
+            root = event.root
+            self.roots.append(root)
+
+        def under_root(path: Path) -> Path:
+            path = Path(path)
+            return root / path.relative_to(event.root) if path.is_relative_to(event.root) else path
+
+        self.trusted_sources.update({under_root(p): f for p, f in event.sources.items()})
+        paths = [under_root(p) for p in event.paths]
+        for path in paths:
+            browser.add_entry(load_entry(root, path))
+        self._count_in_title()
+        entry = next((e for e in browser.entries if e.path == paths[-1]), None)
         if entry is not None and entry.snapshot is not None:
             browser.current = entry.path
             self.view.open(entry.snapshot, trusted=self.trusted_sources.get(entry.path))

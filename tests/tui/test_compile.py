@@ -108,3 +108,32 @@ def test_only_a_kernel_file_typed_in_the_form_is_trusted_as_python_outside_a_sna
     assert named_kernel_file("kernels/add.py:add_kernel") == tmp_path / "kernels" / "add.py"
     assert named_kernel_file("/abs/k.py:fn") == Path("/abs/k.py")
     assert named_kernel_file("matmul") is None and named_kernel_file("matmul.tma") is None
+
+
+def test_a_compile_into_a_folder_already_in_the_tree_joins_its_root_and_the_title_counts_it(
+        compiled, tmp_path, monkeypatch):
+    """`irscope tui` finds ./irscope-snapshots as an absolute root; the compile writes to the relative
+    `irscope-snapshots`: its snapshots went under a second root of the same name, and the title kept
+    its first count."""
+    import shutil
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(compiled / "add", tmp_path / "irscope-snapshots" / "add")
+
+    async def scenario():
+        async with started([tmp_path / "irscope-snapshots"], out=tmp_path.joinpath("irscope-snapshots")
+                           .relative_to(tmp_path)) as (app, pilot):
+            before = app.sub_title
+            count = int(before.split()[0])
+            await pilot.press("c")
+            await settle(pilot)
+            await fill(pilot, "kernel", "add")
+            await fill(pilot, "target", "sm_80")
+            await fill(pilot, "num_warps", "2")
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            roots = {e.root for e in app.query_one(Browser).entries}
+            assert len(roots) == 1 and len(app.roots) == 1, roots
+            assert app.sub_title.startswith(f"{count + 1} snapshots in irscope-snapshots"), (before, app.sub_title)
+    run(scenario)

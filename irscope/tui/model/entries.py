@@ -66,12 +66,12 @@ def default_roots(given: Sequence[str | os.PathLike], cwd: Path | None = None,
         roots.append(default)
     for r in given:
         p = Path(r)
-        if not any(_same(p, q) for q in roots):
+        if not any(same_folder(p, q) for q in roots):
             roots.append(p)
     return roots
 
 
-def _same(a: Path, b: Path) -> bool:
+def same_folder(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
     except OSError:
