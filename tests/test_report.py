@@ -345,3 +345,21 @@ def test_failing_goldens_write_a_report_when_asked(pytester, monkeypatch, browse
     assert sections == ["scale/default/sm_80", "comparison: A vs B"]
     stages = [b.text.split(" ")[0] for b in browser.find_elements("css selector", "details.lazy summary b")]
     assert "ttir" in stages  # the constant 2.0 became 3.0 from TTIR on
+
+
+def test_sweep_plot_labels_tell_every_point_apart_and_say_what_they_are():
+    """The axis labels were each name's last 18 characters: `ZE=256,num_warps=2`, twice (one per target)."""
+    import re
+    from irscope.report import build_report
+    points = [{"status": "ok", "target": t, "axes": {"BLOCK_SIZE": b, "num_warps": w},
+               "analysis": {"resources": {"registers": 20, "shared": 0}, "launch": {"launchable": True}}}
+              for t in ("sm_90a", "gfx942") for b in (256, 1024) for w in (2, 4)]
+    html = build_report(sweeps=[("s.json", {"sweep": {"name": "s"}, "points": points})])
+    ticks = re.findall(r'<text class="tick" x="[\d.]+" y="[\d.]+" text-anchor="end" transform="rotate[^"]*">([^<]*)</text>',
+                       html)
+    first_plot = ticks[:len(points)]
+    assert len(set(first_plot)) == len(points) and "sm_90a 256,2" in first_plot and "gfx942 1024,4" in first_plot
+    assert "along each plot's axis: target BLOCK_SIZE,num_warps" in html
+    assert '<div class="wide"><table' in html  # the wide table scrolls in place, not the page
+    from irscope.report.svg import tick_label
+    assert tick_label("x" * 10) == "x" * 10 and len(tick_label("y" * 40)) == 22 and "\u2026" in tick_label("y" * 40)

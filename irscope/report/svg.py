@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from html import escape
 
-W, H = 640, 260
-L, R, T, B = 64, 16, 28, 56  # margins: axis labels left and bottom, title on top
+W, H = 640, 296
+L, R, T, B = 64, 16, 28, 92  # margins: axis labels left and bottom (rotated, up to 22 characters), title on top
 OK_COLOUR, BAD_COLOUR, LIMIT_COLOUR = "#2b8a3e", "#c92a2a", "#e67700"
 PROTON_COLOUR = "#4263eb"
 
@@ -29,6 +29,15 @@ class Point:
 class Limit:
     value: float
     label: str
+
+
+def tick_label(text: str, limit: int = 22) -> str:
+    """A point's label under the axis: whole when short, else its start and its end around an ellipsis (the
+    target and the last axis both tell points apart; the whole label is in the point's tooltip)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return text[:head] + "\u2026" + text[-(limit - 1 - head):]
 
 
 def _nice_max(v: float, binary: bool = False) -> float:
@@ -87,7 +96,7 @@ def scatter(title: str, points: list[Point], *, unit: str = "", limits: tuple[Li
         x = px(i)
         if i % step == 0:
             out.append(f'<text class="tick" x="{x:.1f}" y="{T + ph + 12}" text-anchor="end" '
-                       f'transform="rotate(-35 {x:.1f} {T + ph + 12})">{escape(p.x[-18:])}</text>')
+                       f'transform="rotate(-35 {x:.1f} {T + ph + 12})">{escape(tick_label(p.x))}</text>')
         if p.limit is not None:
             out.append(f'<line class="limit" x1="{x - 9:.1f}" x2="{x + 9:.1f}" y1="{py(p.limit):.1f}" '
                        f'y2="{py(p.limit):.1f}" stroke="{LIMIT_COLOUR}"><title>{escape(p.x)}: limit {_fmt(p.limit, binary)}'
@@ -200,7 +209,7 @@ def stacked(title: str, labels: list[str], series: dict[str, list[float]], *, un
                 base -= h
         if i % step == 0:
             out.append(f'<text class="tick" x="{x:.1f}" y="{T + ph + 12}" text-anchor="end" '
-                       f'transform="rotate(-35 {x:.1f} {T + ph + 12})">{escape(label[-18:])}</text>')
+                       f'transform="rotate(-35 {x:.1f} {T + ph + 12})">{escape(tick_label(label))}</text>')
     lx = L + 8
     for j, name in enumerate(series):
         out.append(f'<rect x="{lx}" y="{T + 2}" width="9" height="9" fill="{PALETTE[j % len(PALETTE)]}"/>'

@@ -58,31 +58,39 @@ def _launchable(p: dict) -> bool:
     return p.get("status") == "ok" and bool((a.get("launch") or {}).get("launchable"))
 
 
-def _name(p: dict, axes: list[str]) -> str:
+def _name(p: dict, axes: list[str], with_target: bool = True) -> str:
     ax = p.get("axes") or {}
     inner = ",".join(f"{k}={ax[k]}" for k in axes if k in ax)
-    return f"{p.get('target', '?')} {inner}".strip()
+    return f"{p.get('target', '?') if with_target else ''} {inner}".strip()
 
 
 def add_sweep(page: Page, data: dict, source: str) -> None:
     points = [p for p in data["points"] if isinstance(p, dict)]
     all_axes = list(dict.fromkeys(k for p in points for k in (p.get("axes") or {})))
     axes = [k for k in all_axes if len({str((p.get("axes") or {}).get(k)) for p in points}) > 1] or all_axes
-    names = [_name(p, axes) for p in points]
+    several = len({p.get("target") for p in points}) > 1  # (the target in a point's name only then)
+    names = [_name(p, axes, several) or p.get("target", "?") for p in points]
+    # Under the plots' axes, each point by its values alone (the names, in tooltips and the table, are long)
+    ticks = [" ".join(([str(p.get("target", "?"))] if several else []) +
+                      [",".join(str((p.get("axes") or {}).get(k, "-")) for k in axes)]).strip() or n
+             for n, p in zip(names, points)]
+    along = " ".join((["target"] if several else []) + [",".join(axes)]).strip()
     bad = sum(not _launchable(p) for p in points)
     info = data.get("sweep") or {}
     parts = [f'<p>{len(points)} point(s) from <b>{escape(str(info.get("name") or source))}</b>, {bad} not launchable '
              f'<span class="legend"><i style="background:#2b8a3e"></i>launchable<i style="background:#c92a2a"></i>'
-             f'not launchable or failed</span></p>']
+             f'not launchable or failed</span></p>'] + \
+        ([f'<p class="dim">along each plot\'s axis: {escape(along)} (a point\'s tooltip names it whole)</p>']
+         if along else [])
     def pts(value, unit_tip=""):
-        return [Point(n, value(p), _launchable(p), f"{n}: {value(p)}{unit_tip}") for n, p in zip(names, points)]
+        return [Point(t, value(p), _launchable(p), f"{n}: {value(p)}{unit_tip}") for t, n, p in zip(ticks, names, points)]
 
     def limit(p: dict) -> float | None:
         target = TARGETS.get(p.get("target"))
         return None if target is None else target.shared_per_block
 
-    shared = [Point(n, _res(p, "shared"), _launchable(p), f"{n}: {_res(p, 'shared')} B of {limit(p)} B", limit(p))
-              for n, p in zip(names, points)]
+    shared = [Point(t, _res(p, "shared"), _launchable(p), f"{n}: {_res(p, 'shared')} B of {limit(p)} B", limit(p))
+              for t, n, p in zip(ticks, names, points)]
     plots = [
         scatter("shared memory / LDS per block (dashes: the target's limit)", shared, unit="bytes"),
         scatter("registers per thread", pts(lambda p: _res(p, "registers")), unit="registers"),
@@ -93,7 +101,7 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
     stages = [s for s in STAGE_TIMES if any((p.get("times_ms") or {}).get(s) for p in points)]
     if stages:
         series = {s: [float((p.get("times_ms") or {}).get(s) or 0) for p in points] for s in stages}
-        plots.append(stacked("compile time per stage (as recorded when each point was compiled)", names, series,
+        plots.append(stacked("compile time per stage (as recorded when each point was compiled)", ticks, series,
                              unit="ms"))
     parts.append('<div class="plots">' + "".join(plots) + "</div>")
     headers = ["point", "status"] + axes + ["registers", "spills", "shared", "occupancy", "launchable"] + \
@@ -109,9 +117,9 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
                      "yes" if _launchable(p) else "NO"] +
                     [_n((p.get("times_ms") or {}).get(s)) for s in stages] + [why])
     numeric = tuple(range(2 + len(axes), 2 + len(axes) + 4)) + tuple(range(7 + len(axes), 7 + len(axes) + len(stages)))
-    parts.append("<h3>every point (click a column to sort)</h3>" + table(
+    parts.append("<h3>every point (click a column to sort)</h3>" + '<div class="wide">' + table(
         headers, rows, numeric=numeric, sortable=True,
-        row_class=lambda i: "" if _launchable(points[i]) else "unlaunchable"))
+        row_class=lambda i: "" if _launchable(points[i]) else "unlaunchable") + "</div>")
     page.add_section(f"sweep {info.get('name') or Path(source).name}", "".join(parts))
 
 
