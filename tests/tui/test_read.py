@@ -131,6 +131,29 @@ def test_lines_are_highlighted_and_only_visible_lines_are_lexed(compiled):
     run(scenario)
 
 
+def test_the_python_pane_comes_back_beside_the_stage_after_the_python_tab(compiled):
+    """Reading the python tab hid the side pane for good: back on a stage (a number key, or Enter on a
+    Python line) the stage was full width until `v`."""
+    async def scenario():
+        async with started([compiled], size=(200, 50)) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            view = app.view
+            assert view.stage == "ttgir" and view.side.display
+            await pilot.press("1")
+            assert view.stage == "python" and not view.side.display
+            await pilot.press("4")
+            await settle(pilot)
+            assert view.stage == "ttgir" and view.side.display and view.side.stage == "python"
+            await pilot.press("1", "colon", *"14", "enter", "enter")  # line 14 of the Python, into ttgir
+            await settle(pilot)
+            assert view.stage == "ttgir" and view.side.display and view.side.marks == {13}
+            await pilot.press("v", "1", "4")  # hidden by the reader: it stays hidden
+            assert view.stage == "ttgir" and not view.side.display
+            await pilot.press("1", "v")  # `v` on the python tab: the stage with Python beside it
+            assert view.stage == "ttgir" and view.side.display
+    run(scenario)
+
+
 def test_resource_panel_and_split_toggle(compiled):
     async def scenario():
         async with started([compiled]) as (app, pilot):

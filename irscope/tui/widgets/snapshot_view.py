@@ -132,7 +132,7 @@ class SnapshotView(Vertical):
             # Wide terminals start with the Python source beside the stage; the reader's `v` decides after.
             self._first_open = False
             self.link.split = self.app.size.width >= 150 and python_text(snapshot, trusted) is not None
-        self.side.set_class(not self.split, "-hidden")  # (a damaged folder shown last hid it)
+        self.side.set_class(True, "-hidden")  # until a stage is shown: then it holds this snapshot's Python
         self.reading = Reading.of(snapshot, trusted, lambda: self.theme_name, self._warn)
         panel.show(snapshot, panel.facts)
         wanted = self.stage if self.stage in self.stages and snapshot.ok else \
@@ -143,8 +143,6 @@ class SnapshotView(Vertical):
             self._status()
             return
         self.show_stage(wanted)
-        if self.split:
-            self.link.show_side()
         # Parse after the first paint: the parse holds the GIL for a while on a 100k-line stage.
         self.call_after_refresh(self.map_lines, snapshot)
 
@@ -208,10 +206,9 @@ class SnapshotView(Vertical):
         elif cursor is not None:
             self.main.go_to(cursor)
         self.main.stage = stage
+        self.link.place()
         self.link.remark()
         self._status()
-        if self.split and stage == PYTHON:
-            self.action_toggle_split()
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()

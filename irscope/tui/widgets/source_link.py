@@ -21,18 +21,33 @@ class SourceLink:
 
     def __init__(self, reader: SnapshotView):
         self.reader = reader
+        # The reader's choice (`v`), kept while the python tab is read: the pane comes back with the stage.
         self.split = False
+
+    @property
+    def shown(self) -> bool:
+        """Whether the side pane is on screen: split, with Python to show, beside a stage that is not it."""
+        r = self.reader
+        return self.split and PYTHON in r.stages and r.stage not in (None, PYTHON)
 
     def toggle_split(self) -> None:
         r = self.reader
         if PYTHON not in r.stages:
             r.app.notify("this snapshot keeps no Python source", severity="warning", markup=False)
             return
+        if r.stage == PYTHON:  # the pane is never beside the python tab: `v` there asks for it, beside a stage
+            self.split = True
+            r.show_stage(r.last_ir_stage if r.last_ir_stage in r.stages else r.stages[-1])
+            return
         self.split = not self.split
-        r.side.set_class(not self.split, "-hidden")
-        if self.split:
-            if r.stage == PYTHON:
-                r.show_stage(r.last_ir_stage if r.last_ir_stage in r.stages else r.stages[-1])
+        self.place()
+
+    def place(self) -> None:
+        """Show or hide the side pane for the stage now read (the python tab needs no Python beside it)."""
+        r = self.reader
+        hidden = r.side.has_class("-hidden")
+        r.side.set_class(not self.shown, "-hidden")
+        if self.shown and hidden:
             self.show_side()
 
     def show_side(self) -> None:
@@ -46,7 +61,7 @@ class SourceLink:
         if r.stage is None:
             return
         r.main.mark(r.reading.marks(r.stage))
-        if self.split:
+        if self.shown:
             r.side.mark(r.reading.marks(PYTHON))
 
     def cursor_moved(self, view: CodeView, line: int) -> None:
@@ -57,7 +72,7 @@ class SourceLink:
         elif stage is not None and view is r.main:
             loc = reading.loc(stage, line)
             reading.source_line = loc.line if loc is not None else None
-            if loc is not None and self.split and r.side.cursor != loc.line - 1:
+            if loc is not None and self.shown and r.side.cursor != loc.line - 1:
                 r.side.go_to(loc.line - 1)
         self.remark()
 
@@ -82,7 +97,7 @@ class SourceLink:
         if loc is None:
             r.app.notify("this line has no source location", severity="warning", markup=False)
             return
-        if self.split:
+        if self.shown:
             r.side.go_to(loc.line - 1)
             r.side.focus()
         elif PYTHON in r.stages:
