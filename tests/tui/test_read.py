@@ -242,3 +242,28 @@ def test_footer_shows_the_focused_widgets_keys_and_a_click_presses_one(compiled)
             await settle(pilot)
             assert not app.view.split  # the click pressed v
     run(scenario)
+
+
+def test_a_failed_snapshot_status_line_does_not_wait_for_debug_locations(compile_cache, tmp_path):
+    """The error tab of a failed compile read `reading debug locations…` for ever: it has none to read."""
+    import shutil
+
+    from irscope.harness.batch import Point
+    from irscope.spec.kernel import CompileOptions
+
+    (failed,) = compile_cache.outcomes([Point("matmul", "sm_80", CompileOptions(constexprs=(("BLOCK_M", 3),)))])
+    assert not failed.ok and failed.path is not None, failed
+    shutil.copytree(failed.path, tmp_path / failed.label)
+
+    async def scenario():
+        async with started([tmp_path]) as (app, pilot):
+            await open_snapshot(app, pilot, failed.label)
+            view = app.view
+            assert view.stage == "error" and view.reading.located
+            status = screen_text(app).splitlines()[-2]
+            assert " error " in status and "reading debug locations" not in status, status
+            for stage in view.stages[1:]:  # what did compile: parsed too by now
+                view.show_stage(stage)
+                await settle(pilot)
+                assert "reading debug locations" not in screen_text(app).splitlines()[-2], stage
+    run(scenario)

@@ -34,6 +34,7 @@ class Reading:
     data: dict[str, StageData] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # stage -> why it cannot be shown
     source_line: int | None = None  # 1-based line of the kernel's Python file
+    located: bool = False  # the background parse of debug locations has ended (a stage may still have none)
     warn: Callable[[str], None] = lambda message: None
 
     @classmethod
@@ -75,6 +76,7 @@ class Reading:
 
     def mapped(self, data: dict[str, StageData], kernel_file: str | None, problems: dict[str, str]) -> None:
         """The line maps and landmarks parsed in the background, merged into what is already read."""
+        self.located = True
         for stage, message in problems.items():
             self.problem(stage, message)
         for stage, got in data.items():
@@ -157,9 +159,10 @@ def status_text(reading: Reading, stage: str | None, cursor: Cursor) -> Text:
     if reading.source_line is not None:
         name = base_name(reading.source_file or "source")
         text.append(f"  {name}:{reading.source_line}", style="bold")
-        counts = [f"{s} {len(reading.lines_for(s))}" for s in reading.stages if s != PYTHON]
+        counts = [f"{s} {len(reading.lines_for(s))}" for s in reading.stages if s not in (PYTHON, ERROR)]
         if counts:
             text.append("  → " + " · ".join(counts), style="dim")
-    elif stage != PYTHON and data and data.map is None:
+    elif stage not in (PYTHON, ERROR) and data and data.map is None and not reading.located:
+        # (the error tab, a stage that cannot be read or parsed: no locations will ever come)
         text.append("  reading debug locations…", style="dim")
     return text
