@@ -1,4 +1,6 @@
 """Comparing two snapshots: picking them, the deltas, side by side and unified, switching the axis."""
+import re
+
 from irscope.tui.screens.compare import CompareScreen
 from irscope.tui.widgets.diff_view import DiffView
 
@@ -132,4 +134,40 @@ def test_the_header_lists_only_what_differs_and_counts_in_words(tmp_path):
             status = str(screen.query_one("#compare-status").render())
             assert "1 changed" in status and "· 1 run of changes" in status
             assert not app.view.problems and not [n for n in app._notifications if n.severity == "warning"]
+    run(scenario)
+
+
+def test_deltas_fold_to_four_lines_of_whole_items_and_e_shows_them_all(compiled):
+    """The counter summary was cut at 4 lines, mid-item (`· sass.instructions` and no value), with no
+    sign that more existed."""
+    from irscope.tui.model.facts import deltas
+
+    async def scenario():
+        async with started([compiled], size=(120, 48)) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            await pilot.press("d")
+            screen = await compare_screen(app, pilot)
+            assert screen.b.label == "matmul/default/sm_80"
+            summary = screen.query_one("#compare-deltas")
+            items = [f"{d.name} {d.show(d.a)}→{d.show(d.b)}" + (f" ({d.change_text})" if d.change else "")
+                     for d in deltas(screen.facts(screen.a), screen.facts(screen.b)) if d.a != d.b]
+
+            def shown_lines():
+                top = summary.region.y
+                return screen_text(app).splitlines()[top:top + summary.region.height]
+
+            lines = shown_lines()
+            assert len(lines) == 4 and len(items) > 20
+            hidden = int(re.search(r"… (\d+) more \(e: all\)$", lines[-1]).group(1))
+            pieces = [piece for line in lines for piece in line.strip().split(" · ")]
+            # whole items, in order, then the count of the rest
+            assert pieces == items[:len(items) - hidden] + [f"… {hidden} more (e: all)"]
+            await pilot.press("e")
+            await settle(pilot)
+            lines = shown_lines()
+            assert len(lines) > 4 and all(any(item in line for line in lines) for item in items)
+            assert lines[-1].rstrip().endswith("(e: fewer)") and "more" not in lines[-1]
+            await pilot.press("e")
+            await settle(pilot)
+            assert len(shown_lines()) == 4
     run(scenario)

@@ -19,6 +19,7 @@ from ...store.snapshot import Snapshot
 from ...diff.align import Row, align, summarise
 from ..model.axes import AXES, describe, differing_axes, next_sibling
 from ..model.entries import DAMAGE
+from ..widgets.delta_summary import DeltaSummary
 from ..widgets.diff_view import DiffView
 from ..model.document import DARK_THEME, LIGHT_THEME, Document
 from ..model.facts import Facts, deltas, facts_of
@@ -58,6 +59,7 @@ class CompareScreen(Screen):
         Binding("n", "change(True)", "Next change"),
         Binding("N", "change(False)", "Prev change", show=False),
         Binding("x", "swap", "Swap A/B", show=False),
+        Binding("e", "all_deltas", "All deltas", show=False),
     ] + [Binding(key, f"axis('{axis}')", axis.replace("num_", ""), show=axis in ("target", "num_warps", "alignment"))
          for axis, key in AXES.items()]
 
@@ -87,7 +89,7 @@ class CompareScreen(Screen):
     def compose(self) -> ComposeResult:
         with Vertical(id="compare"):
             yield Static(id="compare-title")
-            yield Static(id="compare-deltas")
+            yield DeltaSummary(key="e", id="compare-deltas")
             yield Tabs(classes="compare-tabs")
             yield DiffView(id="diff-view")
             yield Static(id="compare-status")
@@ -144,20 +146,19 @@ class CompareScreen(Screen):
             text.append("   differ in: ", style="dim")
             text.append(", ".join(f"{ax} ({describe(self.a, ax)} → {describe(self.b, ax)})" for ax in axes))
         self.query_one("#compare-title", Static).update(text)
-        out = Text()
         known = deltas(self.facts(self.a), self.facts(self.b))
+        items = []
         # Only what differs: a row of `warps 4→4` is noise beside the numbers that moved.
         for d in (d for d in known if d.a != d.b):
-            if out:
-                out.append(" · ", style="dim")
-            out.append(f"{d.name} ", style="bold")
-            out.append(f"{d.show(d.a)}→{d.show(d.b)}")
+            item = Text()
+            item.append(f"{d.name} ", style="bold")
+            item.append(f"{d.show(d.a)}→{d.show(d.b)}")
             if d.change:
-                out.append(f" ({d.change_text})", style="red" if d.change > 0 else "green")
-        if not out:
-            out = Text("no resources known" if not known else f"the same {len(known)} resources and counters",
-                       style="dim")
-        self.query_one("#compare-deltas", Static).update(out)
+                item.append(f" ({d.change_text})", style="red" if d.change > 0 else "green")
+            items.append(item)
+        empty = Text("no resources known" if not known else f"the same {len(known)} resources and counters",
+                     style="dim")
+        self.query_one(DeltaSummary).show(items, empty)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
@@ -217,6 +218,9 @@ class CompareScreen(Screen):
         k = view.next_change(forward)
         if k is None:
             self.app.notify("no changes in this stage", markup=False)
+
+    def action_all_deltas(self) -> None:
+        self.query_one(DeltaSummary).toggle()
 
     def action_swap(self) -> None:
         self.a, self.b = self.b, self.a

@@ -58,6 +58,7 @@ counts them per stage.
 | `n` / `N` | next / previous change |
 | `t` `w` `s` `a` `k` | B becomes the sibling that differs from A only in target, num_warps, num_stages, alignment, constexprs (press again for the next one) |
 | `x` | swap A and B |
+| `e` | every resource and counter delta (folded to 4 lines, `… N more`; again: fold) |
 | `Esc` | back to reading |
 
 Stages are compared after `irscope.ir.normalize` (no debug locations, paths or SASS offsets), as
