@@ -137,3 +137,24 @@ def test_a_compile_into_a_folder_already_in_the_tree_joins_its_root_and_the_titl
             assert len(roots) == 1 and len(app.roots) == 1, roots
             assert app.sub_title.startswith(f"{count + 1} snapshots in irscope-snapshots"), (before, app.sub_title)
     run(scenario)
+
+
+def test_tab_in_the_kernel_field_accepts_the_suggested_name_then_moves_on(compiled, tmp_path):
+    """Typing `a` showed `add`, but Tab moved on with `a` in the field (then: unknown kernel 'a')."""
+    async def scenario():
+        async with started([compiled], out=tmp_path / "new") as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            kernel = app.screen.query_one("#field-kernel")
+            assert app.focused is kernel and kernel.value == ""
+            await pilot.press("a")
+            await settle(pilot)
+            await pilot.press("tab")
+            assert kernel.value == "add" and app.focused is kernel
+            await pilot.press("tab")  # nothing left to complete: the next field
+            assert kernel.value == "add" and app.focused is app.screen.query_one("#field-target")
+            await pilot.press("shift+tab", "ctrl+u", "m", "a", "t")
+            await settle(pilot)
+            await pilot.press("right")  # → still accepts too
+            assert kernel.value == "matmul"
+    run(scenario)

@@ -22,10 +22,11 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, ProgressBar, Static
 
 from ...errors import IrscopeError
+from ..widgets.kernel_input import KernelInput
 
 START_METHOD = "forkserver"
 FIELDS = (  # id, label, placeholder
-    ("kernel", "kernel", "matmul, or FILE.py:FUNCTION"),
+    ("kernel", "kernel", "matmul, or FILE.py:FUNCTION (Tab completes)"),
     ("target", "targets", "sm_90a,gfx942 (or all)"),
     ("config", "config", "the kernel's default config"),
     ("num_warps", "num_warps", "config's value"),
@@ -126,8 +127,9 @@ class CompileScreen(ModalScreen):
                 with Horizontal(classes="compile-row"):
                     yield Label(label, classes="compile-label")
                     suggester = SuggestFromList(self.kernels) if field_id == "kernel" else None
-                    yield Input(value=self.initial.get(field_id, ""), placeholder=placeholder,
-                                id=f"field-{field_id}", suggester=suggester)
+                    kind = KernelInput if field_id == "kernel" else Input
+                    yield kind(value=self.initial.get(field_id, ""), placeholder=placeholder,
+                               id=f"field-{field_id}", suggester=suggester)
             with Horizontal(id="compile-buttons"):
                 yield Button("Compile", id="compile-go", variant="primary")
                 yield Button("Close", id="compile-close")
