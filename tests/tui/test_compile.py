@@ -158,3 +158,27 @@ def test_tab_in_the_kernel_field_accepts_the_suggested_name_then_moves_on(compil
             await pilot.press("right")  # → still accepts too
             assert kernel.value == "matmul"
     run(scenario)
+
+
+def test_a_bad_field_is_named_as_the_dialog_labels_it_not_as_a_command_line_flag(compiled, tmp_path):
+    """`maxnreg=abc` in the alignment field said `bad --divisibility ...`, in the options field
+    `--option maxnreg=abc: ...`: flags the dialog has no field for."""
+    async def scenario():
+        async with started([compiled], out=tmp_path / "new") as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            await fill(pilot, "kernel", "matmul")
+            await fill(pilot, "target", "sm_80")
+            await fill(pilot, "divisibility", "maxnreg=abc")
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            text = screen_text(app)
+            assert "error: alignment: bad value 'maxnreg=abc'" in text and "hint: give a power of two" in text, text
+            await fill(pilot, "divisibility", "")
+            await fill(pilot, "option", "maxnreg=abc")
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            text = screen_text(app)
+            assert "error: options: maxnreg=abc: Triton's maxnreg for sm_80 takes an integer" in text, text
+            assert "e.g. maxnreg=" in text and "--" not in text
+    run(scenario)

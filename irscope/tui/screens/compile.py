@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,29 @@ FIELDS = (  # id, label, placeholder
 )
 
 
+LABELS = {field_id: label for field_id, label, _ in FIELDS}
+# The command line's flag for each field (`--num-warps` is the num_warps field): the core's messages name
+# flags, which a dialog user never typed.
+FLAGS = {"--" + field_id.replace("_", "-"): label for field_id, label, _ in FIELDS}
+
+
+def in_field_words(text: str | None, message: bool = True) -> str | None:
+    """A core error's message (or hint, `message=False`) as the dialog says it: the fields named as the
+    dialog labels them, the rest kept (`bad --divisibility 'x'` -> `alignment: bad value 'x'`)."""
+    if text is None:
+        return None
+    for flag, label in FLAGS.items():
+        f = re.escape(flag)
+        if message:
+            text = re.sub(rf"^bad {f} ", f"{label}: bad value ", text)
+            text = re.sub(rf"^{f} ", f"{label}: ", text)
+        text = re.sub(rf"e\.g\. {f} ", "e.g. ", text)  # the example is what goes in the field
+        text = re.sub(rf"{f} (\S+=\S+)", rf"\1 in {label}", text)
+        text = re.sub(rf"\({f}\)", f"({label})", text)
+        text = re.sub(rf"{f}\b", f"the {label} field", text)
+    return text
+
+
 @dataclass(frozen=True)
 class Request:
     """What the form asks for, checked and parsed: the points to compile and where they go."""
@@ -57,6 +81,15 @@ def parse_request(values: dict[str, str], out: Path) -> Request:
         raise UsageError("no kernel given", "type a built-in kernel's name (matmul) or FILE.py:FUNCTION")
     targets = parse_targets(values.get("target", "").strip() or "sm_90a")
 
+    def parsed(field_id: str, parse):
+        """A field's text parsed; an error names the field as the dialog labels it."""
+        try:
+            return parse(values.get(field_id, "").split())
+        except UsageError as e:
+            message, label = in_field_words(e.message), LABELS[field_id]
+            raise UsageError(message if message.startswith(f"{label}: ") else f"{label}: {message}",
+                             in_field_words(e.hint, message=False)) from None
+
     def number(name: str) -> int | None:
         text = values.get(name, "").strip()
         if not text:
@@ -70,9 +103,9 @@ def parse_request(values: dict[str, str], out: Path) -> Request:
         config=values.get("config", "").strip() or None,
         num_warps=number("num_warps"),
         num_stages=number("num_stages"),
-        constexprs=tuple(parse_assignment(c, "constexpr") for c in values.get("constexpr", "").split()),
-        backend_options=tuple(parse_assignment(o, "option") for o in values.get("option", "").split()),
-        divisibility=parse_divisibility(values.get("divisibility", "").split()),
+        constexprs=parsed("constexpr", lambda items: tuple(parse_assignment(c, "constexpr") for c in items)),
+        backend_options=parsed("option", lambda items: tuple(parse_assignment(o, "option") for o in items)),
+        divisibility=parsed("divisibility", parse_divisibility),
     )
     return Request(tuple(Point(kernel, t.name, options) for t in targets), Path(out))
 
@@ -235,6 +268,7 @@ class CompileScreen(ModalScreen):
         self.query_one("#compile-log", Static).update(text)
 
     def _log_error(self, message: str, hint: str | None) -> None:
+        message, hint = in_field_words(message), in_field_words(hint, message=False)
         text = Text()
         text.append("error: ", style="bold red")
         text.append(message)
