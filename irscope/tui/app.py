@@ -97,6 +97,8 @@ class IrscopeApp(App):
         browser = self.query_one(Browser)
         browser.set_entries(entries)
         self._count_in_title()
+        if not entries:
+            self.view.show_nothing_found(self.roots, self.out)
         browser.tree.focus()
         # `irscope tui SNAPSHOT`: a root that is itself one snapshot folder opens straight in the reader.
         single = next((e for e in entries if e.path == e.root), None)

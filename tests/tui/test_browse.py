@@ -196,3 +196,15 @@ def test_enter_in_the_filter_puts_the_cursor_on_the_first_match(tmp_path):
             await settle(pilot)
             assert app.view.snapshot.variant == "default.w4.s3.GROUP_M=8"
     run(scenario)
+
+
+def test_an_empty_folder_says_how_to_compile_a_snapshot_not_to_choose_one(tmp_path):
+    """The tree said `no snapshots found` while the reader said `Choose a snapshot in the tree`."""
+    async def scenario():
+        async with started([tmp_path], out=tmp_path / "out") as (app, pilot):
+            text = screen_text(app)
+            assert "no snapshots found" in text and "Choose a snapshot" not in text
+            shown = "\n".join(app.view.main.document.lines)  # (the screen cuts the long test path)
+            assert "No snapshots found in" in text and "Press c to compile one" in text
+            assert f"irscope compile matmul --target sm_90a -o {tmp_path}" in shown
+    run(scenario)

@@ -24,6 +24,19 @@ WELCOME = """Choose a snapshot in the tree on the left (arrows, then Enter), or 
 Then:  [ ]  change stage     /  search     :  go to a line     Enter  jump between Python and IR
        v    Python beside     d  compare    c  compile          ?      every key
 """
+
+
+def nothing_found(roots: list[Path], out: Path) -> str:
+    """The reader's text when the tree is empty: how to get a first snapshot (WELCOME would point at
+    a tree with nothing in it)."""
+    where = (f"in {', '.join(str(r) for r in roots)}" if roots else
+             "(no ROOT given, and no $IRSCOPE_OUT or ./irscope-snapshots folder)")
+    shell = "irscope compile matmul --target sm_90a" + (f" -o {roots[0]}" if roots else "")
+    return (f"No snapshots found {where}.\n\n"
+            f"Press c to compile one: it is written to {out} and opens here.\n\n"
+            f"Or compile from a shell, then start irscope tui again:\n\n    {shell}\n")
+
+
 PREFERRED = (ERROR, "ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
 
 

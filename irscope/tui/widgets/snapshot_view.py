@@ -25,7 +25,7 @@ from ...store.snapshot import Snapshot
 from ..model.document import DARK_THEME, LIGHT_THEME, Document
 from ..model.facts import Facts
 from ..model.reading import Cursor, Reading, status_text
-from ..model.stages import PREFERRED, PYTHON, WELCOME, failure_text, map_stages, python_text
+from ..model.stages import PREFERRED, PYTHON, WELCOME, failure_text, map_stages, nothing_found, python_text
 from ..model.steps import timeline_ask
 from ..screens.timeline import TimelineScreen
 from .code_view import CodeView
@@ -145,6 +145,11 @@ class SnapshotView(Vertical):
         self.show_stage(wanted)
         # Parse after the first paint: the parse holds the GIL for a while on a 100k-line stage.
         self.call_after_refresh(self.map_lines, snapshot)
+
+    def show_nothing_found(self, roots: list[Path], out: Path) -> None:
+        """No snapshot in any root: say how to compile one instead of pointing at the empty tree."""
+        if self.snapshot is None:
+            self.main.show(Document(nothing_found(roots, out), ""))
 
     def show_damaged(self, label: str, reason: str) -> None:
         """A folder that cannot be shown: one `✗ damaged` tab saying why, nothing of it read."""
