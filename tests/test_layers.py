@@ -28,7 +28,8 @@ LAYERS: dict[str, set[str]] = {
     "diff": _BASE | {"ir", "store", "analyze"},
     "sweep": _BASE | {"spec", "ir", "store", "harness", "analyze"},
     "gpu": _BASE | {"spec", "store", "harness"},
-    "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff", "report"},
+    # (render: the plugin writes a golden's text to pytest's output with its control characters escaped)
+    "goldens": _BASE | {"spec", "ir", "store", "harness", "analyze", "diff", "render", "report"},
     "explain": _BASE | {"spec", "ir", "store", "harness", "passes", "analyze", "diff", "sweep"},
     "render": _BASE | {"ir", "store", "analyze", "diff"},
     "report": _BASE | {"ir", "store", "analyze", "diff", "render"},
