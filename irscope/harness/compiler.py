@@ -116,10 +116,8 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
 
 
 def _python_source(spec: KernelSpec) -> str:
-    from .launches import recorded_source
-    recorded = recorded_source(spec.fn)  # a captured launch: the stored text it compiled, not today's file
-    if recorded is not None:
-        return recorded
+    if spec.source:  # a captured launch: the stored text it compiled, not today's file
+        return spec.source
     path = spec.path or inspect.getsourcefile(spec.fn.fn) or ""
     try:
         return Path(path).read_text()

@@ -22,9 +22,6 @@ from ..store.launches import read_launches
 from ..targets import Target
 
 _namespaces: dict[tuple[str, str], dict] = {}
-# id(JITFunction) -> (it, the launch file's text it was defined from); by id, since hashing a JITFunction
-# computes its cache key (its dependencies' sources).
-_texts: dict[int, tuple[Any, str]] = {}
 
 
 def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
@@ -35,20 +32,13 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     kernel = data["kernels"][launch["kernel"]]
     from .capture_emulate import program_context
     with program_context(data):  # the library may ask its device at import, as it did in the capture
-        fn = _jit_function(launch["kernel"], kernel)
+        fn, text = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
     file = kernel.get("file") or ""
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
                       description=f"captured: {launch.get('first_call') or file}",
-                      path="" if file.startswith("<") else file), launch  # `<string>` and the like name no file
-
-
-def recorded_source(fn) -> str | None:
-    """The text from the launch file that a kernel loaded by `load_launch_kernel` was defined from (its
-    module's source, or its own `src` when it was made again from that): what was compiled, the text its
-    IR's debug locations count lines in. None for a kernel loaded any other way."""
-    kept = _texts.get(id(fn))
-    return kept[1] if kept is not None and kept[0] is fn else None
+                      path="" if file.startswith("<") else file,  # `<string>` and the like name no file
+                      source=text), launch
 
 
 def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None, only=None):
@@ -102,7 +92,9 @@ def specialisation_of(fn, signature: dict, attrs: dict) -> list[str]:
 
 
 # -- the kernel's function ------------------------------------------------------------------------------
-def _jit_function(kernel_id: str, kernel: dict):
+def _jit_function(kernel_id: str, kernel: dict) -> tuple[Any, str]:
+    """The kernel's JITFunction, and the launch file's text it was defined from (its module's source, or
+    its own `src` when it is made again from that; "" when it came from a module imported as it is now)."""
     ns = _namespace(kernel)
     obj: Any = ns
     for part in (kernel.get("qualname") or kernel["function"]).split("."):
@@ -116,12 +108,10 @@ def _jit_function(kernel_id: str, kernel: dict):
     if _is_jit(obj) and (getattr(obj, "_src", None) or getattr(obj, "src", "")) == kernel["src"]:
         # ns is the module the launch file holds (imported only when its file still reads the same); a
         # function it merely imported from elsewhere was not defined from that text.
-        if kernel.get("module_source") and getattr(obj.fn, "__module__", None) == ns.get("__name__"):
-            _texts[id(obj)] = (obj, kernel["module_source"])
-        return obj
-    fn = _rebuilt(kernel_id, kernel, ns)  # defined inside a function, or changed since: the recorded src
-    _texts[id(fn)] = (fn, kernel["src"])
-    return fn
+        defined_here = getattr(obj.fn, "__module__", None) == ns.get("__name__")
+        return obj, (kernel.get("module_source") or "") if defined_here else ""
+    # defined inside a function, or changed since: made again from the recorded src
+    return _rebuilt(kernel_id, kernel, ns), kernel["src"]
 
 
 def _rebuilt(kernel_id: str, kernel: dict, ns: dict):

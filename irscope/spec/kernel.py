@@ -127,6 +127,9 @@ class KernelSpec:
     path: str = ""  # the file the spec was loaded from; set by irscope.spec.library
     # What @triton.autotune / @triton.heuristics around `fn` add (irscope.spec.autotune.Tuning); set by irscope.spec.library
     tuning: Any = None
+    # The Python text `fn` was defined from when `path` as it reads now may not be it: a captured launch's,
+    # from the launch file (what was compiled; the text its IR's debug locations count lines in)
+    source: str = ""
 
     @property
     def fn_name(self) -> str:
