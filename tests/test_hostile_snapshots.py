@@ -516,6 +516,43 @@ def test_a_golden_or_snapshot_asking_for_an_option_that_reaches_outside_is_refus
     assert json.loads((golden / "irscope.json").read_text())["request"]["backend_options"][name] == value
 
 
+BAD_REQUESTS = [("num_warps", "8"), ("num_warps", True), ("num_stages", -1), ("divisibility", [["x", "abc"]]),
+                ("divisibility", "x_ptr"), ("constexprs", ["BLOCK_SIZE"]), ("constexprs", {"BLOCK_SIZE": [1]}),
+                ("line_info", "no"), ("large_tensors", 1), ("passes", "everything"), ("config", 3)]
+
+
+@pytest.mark.parametrize("field,value", BAD_REQUESTS, ids=[f"{f}={v!r}" for f, v in BAD_REQUESTS])
+def test_a_request_field_of_the_wrong_kind_is_a_damaged_snapshot_for_every_command_that_recompiles_it(
+        tmp_path, field, value):
+    """explain's what-ifs and snapshot check start from a snapshot's recorded request: a field of the wrong
+    kind was an internal error (exit 70) in explain, or reached the compile as it was."""
+    root = tmp_path / "goldens"
+    golden = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, golden)
+    (root / ".irscope-goldens").write_text("")
+    meta = json.loads((golden / "irscope.json").read_text())
+    meta["request"][field] = value
+    (golden / "irscope.json").write_text(json.dumps(meta))
+    for argv in (["explain", str(golden), "--budget", "1", "--out", str(tmp_path / "whatifs")],
+                 ["snapshot", "check", "--goldens", str(root)]):
+        out, err = StringIO(), StringIO()
+        code = main(["--color", "never", *argv], out=out, err=err)
+        text = out.getvalue() + err.getvalue()
+        assert code == 4 and err.getvalue().count("irscope: error:") == 1, (argv, code, text[-600:])
+        assert "field 'request' is damaged" in text and field in text and "Traceback" not in text, text[-600:]
+    assert not (tmp_path / "whatifs").exists()
+
+
+def test_a_request_reads_back_as_the_options_that_wrote_it():
+    from irscope.spec.kernel import CompileOptions
+    options = CompileOptions(config="big", num_warps=8, num_stages=3, constexprs=(("BLOCK", 128),),
+                             backend_options=(("maxnreg", 128),), args=(("x_ptr", "*fp16"),),
+                             divisibility=((None, 1), ("n", 16)), line_info=False, large_tensors=True,
+                             name="mine", passes="mlir")
+    again = CompileOptions.from_dict(json.loads(json.dumps(options.to_dict())))
+    assert again == options.with_(args=(("x_ptr", again.args[0][1]),)) and str(again.args[0][1]) == "*fp16"
+
+
 def test_only_numbers_booleans_and_short_words_are_taken_from_a_file():
     from irscope.spec.kernel import refused_recorded_option
     assert refused_recorded_option([("maxnreg", 128), ("enable_fp_fusion", False), ("kpack", 2),

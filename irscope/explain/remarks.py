@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
 from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
-from .whatif import WhatIf, WhatIfResult, options_from_request, plan_whatifs, run_whatifs
+from .whatif import WhatIf, WhatIfResult, plan_whatifs, run_whatifs
 
 DEFAULT_BUDGET = 4
 
@@ -80,7 +80,12 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
         snap = load_snapshot(snapshot)
         if budget > 0:
             kernel = _builtin_kernel(snap)
-            options = options_from_request(snap.meta["request"])
+            try:
+                options = CompileOptions.from_dict(snap.meta["request"]).with_(name=None, passes="")
+            except (ValueError, UsageError) as e:  # UsageError: a bad name or tensor dtype
+                raise SnapshotError(f"{snap.path / 'irscope.json'}: field 'request' is damaged: "
+                                    f"{getattr(e, 'message', e)}",
+                                    "explain it without what-ifs (--budget 0), or compile it again") from None
             refused = refused_recorded_option(options.backend_options)
             if refused:
                 raise SnapshotError(f"{snap.path / 'irscope.json'}: field 'request' asks for {refused}",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..spec.kernel import CompileOptions, Tensor, parse_value
+from ..spec.kernel import CompileOptions, Tensor
 from .decisions import Decision, Facts, largest_stages
 
 
@@ -40,17 +40,6 @@ class WhatIfResult:
     cached: bool
     analysis: Any = None
     error: dict | None = field(default=None, compare=False)
-
-
-def options_from_request(request: dict) -> CompileOptions:
-    """The CompileOptions a snapshot's `request` (irscope.json) records."""
-    def pairs(name):
-        return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(name) or {}).items())
-    return CompileOptions(config=request.get("config"), num_warps=request.get("num_warps"),
-                          num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
-                          backend_options=pairs("backend_options"), args=pairs("args"),
-                          divisibility=tuple((n, int(d)) for n, d in request.get("divisibility") or ()),
-                          line_info=bool(request.get("line_info", True)))
 
 
 def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOptions,

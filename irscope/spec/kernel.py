@@ -199,17 +199,47 @@ class CompileOptions:
 
     @classmethod
     def from_dict(cls, request: Mapping[str, Any]) -> "CompileOptions":
-        """The options a `request` (from `to_dict`, as irscope.json records it) asked for."""
-        def pairs(key):
-            return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in (request.get(key) or {}).items())
+        """The options a `request` (from `to_dict`, as irscope.json records it) asked for. A request is read
+        from a file: a field of the wrong kind is a ValueError that names it."""
+        if not isinstance(request, Mapping):
+            raise ValueError(f"it is {_quoted(request)[:60]}, not a mapping")
 
-        return cls(config=request.get("config"), num_warps=request.get("num_warps"),
-                   num_stages=request.get("num_stages"), constexprs=pairs("constexprs"),
-                   backend_options=pairs("backend_options"), args=pairs("args"),
-                   divisibility=tuple((n, d) for n, d in request.get("divisibility") or ()),
-                   line_info=request.get("line_info", True), name=request.get("name"),
-                   large_tensors=bool(request.get("large_tensors", False)),
-                   passes=request.get("passes", ""))
+        def pairs(key):
+            got = request.get(key) or {}
+            if not isinstance(got, Mapping) or not all(isinstance(k, str) for k in got):
+                raise ValueError(f"{key} is not a mapping of names to values")
+            for k, v in got.items():
+                if not isinstance(v, (int, float, str)):  # bool is an int
+                    raise ValueError(f"{key}.{k} is {_quoted(v)[:60]}, not a number, boolean or word")
+            return tuple((k, parse_value(v) if isinstance(v, str) else v) for k, v in got.items())
+
+        def optional(key, kind, test=lambda v: True):
+            value = request.get(key)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
+                                      or not test(value)):
+                raise ValueError(f"{key} is {_quoted(value)[:60]}")
+            return value
+
+        def divisor(entry):
+            if not isinstance(entry, (list, tuple)) or len(entry) != 2 or \
+                    not (entry[0] is None or isinstance(entry[0], str)) or \
+                    not isinstance(entry[1], int) or isinstance(entry[1], bool) or entry[1] < 1:
+                raise ValueError(f"divisibility holds {_quoted(entry)[:60]}, not [ARGUMENT or null, a positive "
+                                 f"integer]")
+            return entry[0], entry[1]
+
+        divisibility = request.get("divisibility") or ()
+        if not isinstance(divisibility, (list, tuple)):
+            raise ValueError(f"divisibility is {_quoted(divisibility)[:60]}, not a list")
+        return cls(config=optional("config", str),
+                   num_warps=optional("num_warps", int, lambda v: v >= 1),
+                   num_stages=optional("num_stages", int, lambda v: v >= 0),
+                   constexprs=pairs("constexprs"), backend_options=pairs("backend_options"), args=pairs("args"),
+                   divisibility=tuple(divisor(d) for d in divisibility),
+                   line_info=optional("line_info", bool) is not False,
+                   name=optional("name", str),
+                   large_tensors=bool(optional("large_tensors", bool)),
+                   passes=optional("passes", str, lambda v: v in ("", "mlir", "all")) or "")
 
 
 def parse_value(text: str) -> Any:
@@ -323,6 +353,12 @@ def _a(kind: str) -> str:
 
 def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _quoted(value: Any) -> str:
+    """A value read from a file, for a message: strings quoted (escaped), anything else as JSON writes it."""
+    return ascii(value) if isinstance(value, str) else _shown(value) if isinstance(value, (bool, int, float)) \
+        or value is None else ascii(value)
 
 
 def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "", given: str = "") -> None:
