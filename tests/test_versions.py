@@ -7,6 +7,7 @@ that folder between runs, so only the first run downloads Triton (about 200 MB, 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -146,13 +147,13 @@ def _as_plain_variant(snap, tmp_path):
 
 def test_a_release_pip_does_not_have_is_one_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCOPE_CACHE", str(tmp_path))
-    code, out, err = run_cli("envs", "add", "0.0.1")
+    code, out, err = run_cli("envs", "add", "9.9.9")
     assert code == 5, err
     lines = err.strip().splitlines()
-    assert lines[0] == "irscope: error: pip has no Triton 0.0.1 for this Python (3.11.7)".replace(
+    assert lines[0] == "irscope: error: pip has no Triton 9.9.9 for this Python (3.11.7)".replace(
         "3.11.7", envs._python_version())
     assert "pip index versions triton" in lines[1]
-    assert not (tmp_path / "envs" / "triton-0.0.1").exists()  # a failed install leaves nothing behind
+    assert not (tmp_path / "envs" / "triton-9.9.9").exists()  # a failed install leaves nothing behind
 
 
 def test_envs_list_shows_the_running_release_and_the_installed_one(snaps):
@@ -196,3 +197,34 @@ def test_a_user_kernels_typed_arguments_reach_the_other_release(tmp_path):
     assert code == 0, stderr + stdout
     ttir = next(out.glob(f"scale/*triton-{OTHER}*/sm_90a/*.ttir")).read_text()
     assert "!tt.ptr<f16>" in ttir
+
+
+def test_an_installed_irscope_run_from_anywhere_compiles_with_the_environments_triton(snaps, tmp_path):
+    """irscope installed as pip installs it (its package beside the running Triton in one site-packages),
+    run from a folder that holds a `triton/` of its own: `--triton 3.6.0` still compiles with 3.6.0. The
+    child used to get the whole site-packages on PYTHONPATH (the running Triton won) and the current
+    folder first on sys.path (`python -m`)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import irscope
+    import triton
+    site = tmp_path / "site-packages"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(irscope.__file__).parent, site / "irscope", ignore=ignore)
+    if not (site / "irscope" / "kernels").exists():  # a wheel carries the built-in kernels inside the package
+        shutil.copytree(Path(irscope.__file__).parents[1] / "kernels", site / "irscope" / "kernels", ignore=ignore)
+    os.symlink(Path(triton.__file__).parent, site / "triton")
+    here = tmp_path / "here"
+    (here / "triton").mkdir(parents=True)
+    (here / "triton" / "__init__.py").write_text("raise ImportError('the triton/ of the current folder')\n")
+    out = tmp_path / "out"
+    script = "import sys; sys.path.insert(0, sys.argv[1]); from irscope.cli import main; sys.exit(main(sys.argv[2:]))"
+    proc = subprocess.run([sys.executable, "-c", script, str(site), "compile", "add", "--triton", OTHER,
+                           "--no-layouts", "-o", str(out)], cwd=here, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": ""})
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((out / "add" / f"default.triton-{OTHER}" / "sm_90a" / "irscope.json").read_text())
+    assert meta["versions"]["triton"] == OTHER

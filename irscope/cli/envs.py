@@ -14,7 +14,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("envs", help="Triton releases installed side by side, for --triton",
                        description="One virtual environment per Triton release under $IRSCOPE_CACHE/envs "
                                    "(default ~/.cache/irscope/envs), made with pip; `--triton X` on compile, "
-                                   "compare, sweep and upgrade-check compiles there (docs/versions.md).")
+                                   "compare and sweep, and upgrade-check's --from/--to, compile there "
+                                   "(docs/versions.md).")
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     add = actions.add_parser("add", help="install one or more Triton releases (pip, from the package index)")
     add.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 3.6.0")
@@ -60,13 +61,16 @@ def run(args, ui) -> int:
     if args.action is None:
         raise UsageError("`irscope envs` needs an action", "add VERSION, list, remove VERSION or available")
     if args.action == "add":
-        versions = [envs.normalise_version(v) for v in args.versions]
+        versions = [envs.supported_version(v) for v in args.versions]
         for version in versions:
             if envs.is_running(version):
                 ui.print(f"Triton {version} is this irscope's own (no environment needed)")
                 continue
             existing = envs.find_env(version)
             if existing is not None:
+                if existing.problem:
+                    raise envs.broken(existing, existing.problem)
+                envs.check_env(existing)
                 ui.print(f"Triton {version} already installed in {existing.path}")
                 continue
             progress = ProgressLine(ui.err)
@@ -85,9 +89,23 @@ def run(args, ui) -> int:
         installed = {e.version for e in envs.list_envs()}
         for v in envs.available_versions():
             note = " (running)" if v == running else " (installed)" if v in installed else ""
+            if not note and _too_old(envs, v):
+                note = f" (older than {envs.MINIMUM}: irscope cannot compile with it)"
             ui.print(v + note)
         return 0
     rows = [[envs.running_version() or "-", "(this irscope's own)", "-"]]
-    rows += [[e.version, str(e.path), human_bytes(e.size_bytes)] for e in envs.list_envs()]
+    for e in envs.list_envs():
+        note = (f" (broken: {e.problem}; irscope envs remove {e.version} && irscope envs add {e.version})"
+                if e.problem else f" (older than {envs.MINIMUM}: not usable)" if _too_old(envs, e.version) else "")
+        rows.append([e.version, f"{e.path}{note}", "-" if e.problem else human_bytes(e.size_bytes)])
     ui.print(table(["triton", "environment", "size"], rows, right=(2,)))
     return 0
+
+
+def _too_old(envs, version: str) -> bool:
+    from ..errors import UsageError
+    try:
+        envs.supported_version(version)
+    except UsageError:
+        return True
+    return False

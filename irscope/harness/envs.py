@@ -3,12 +3,16 @@
 Like Compiler Explorer's one-install-per-compiler, `irscope envs add 3.6.0` makes
 `$IRSCOPE_CACHE/envs/triton-3.6.0` (default `~/.cache/irscope/envs/triton-3.6.0`) holding only
 `triton==3.6.0` and irscope's light dependencies (pyyaml). irscope itself is never installed there: a
-child process of the env's python reaches this checkout's code through PYTHONPATH (remote.py), so the
-env cannot drift from the irscope that drives it.
+child process of the env's python loads this irscope package by its folder (remote.py), and nothing
+else of the parent's, so the env cannot drift from the irscope that drives it, and the parent's own
+Triton (in the same site-packages as an installed irscope) cannot stand in for the env's.
 
 An environment counts only once its marker file (`irscope-env.json`) exists, written after pip
-succeeded, so an interrupted install is redone instead of half-used. A lock file keeps two irscope
-processes from installing the same version at once.
+succeeded, so an interrupted install is redone instead of half-used. irscope removes only folders it
+started itself (`irscope-env.started`, written before the venv): a folder someone made by hand is
+adopted when it holds the right Triton, else left alone. A lock file keeps two irscope processes from
+installing, or removing, the same version at once; lock files stay (removing one while another process
+waits on it would let a third lock a new file beside it).
 """
 from __future__ import annotations
 
@@ -19,26 +23,33 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..errors import EnvironmentProblem, UsageError
 
 MARKER = "irscope-env.json"
+STARTED = "irscope-env.started"
 LIGHT_DEPENDENCIES = ("pyyaml>=6",)
+# The oldest release the harness compiles with (docs/versions.md): 3.4 lacks what harness/specialise.py
+# drives (JITFunction._pack_args), 3.0-3.3 lack triton.knobs altogether.
+MINIMUM = "3.5.0"
 _VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.post|\.dev)\d+)?$")
 
 
 @dataclass(frozen=True)
 class TritonEnv:
-    """One installed Triton release: its version, folder and interpreter."""
+    """One installed Triton release: its version, folder and interpreter; `problem` says why it cannot
+    be used (a damaged marker, a missing python), "" when it can."""
 
     version: str
     path: Path
     python: Path
     installed_at: str = ""
     size_bytes: int = 0
+    problem: str = ""
 
 
 def cache_root() -> Path:
@@ -59,9 +70,18 @@ def normalise_version(text: str) -> str:
     return v
 
 
+def supported_version(text: str) -> str:
+    """normalise_version, refusing releases older than MINIMUM (they install, then every compile fails)."""
+    v = normalise_version(text)
+    if _sort_key(v)[:3] < _sort_key(MINIMUM)[:3]:
+        raise UsageError(f"Triton {v} is older than {MINIMUM}, the oldest release irscope compiles with",
+                         f"name {MINIMUM} or newer (docs/versions.md says why)")
+    return v
+
+
 def parse_versions(text: str) -> list[str]:
     """`--triton 3.6.0,3.9.0`: the versions in order, each once."""
-    versions = [normalise_version(v) for v in text.split(",") if v.strip()]
+    versions = [supported_version(v) for v in text.split(",") if v.strip()]
     if not versions:
         raise UsageError("--triton needs a version", "e.g. --triton 3.6.0 or --triton 3.6.0,3.9.0")
     return list(dict.fromkeys(versions))
@@ -96,29 +116,49 @@ def _python_of(path: Path) -> Path:
     return path / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
 
 
+def broken(env: TritonEnv, why: str) -> EnvironmentProblem:
+    v = env.version
+    return EnvironmentProblem(f"the Triton {v} environment is broken ({env.path}): {why}",
+                              f"irscope envs remove {v} && irscope envs add {v}")
+
+
 def find_env(version: str) -> TritonEnv | None:
-    """The complete environment of `version`, or None."""
+    """The environment of `version` whose install finished (its marker exists), or None. One whose
+    marker is damaged or whose python is gone comes back with its `problem` said."""
+    version = normalise_version(version)
     path = env_path(version)
     try:
-        meta = json.loads((path / MARKER).read_text())
-    except (OSError, ValueError):
+        text = (path / MARKER).read_text()
+    except OSError:
         return None
     python = _python_of(path)
+    try:
+        meta = json.loads(text)
+        installed_at, size = meta.get("installed_at", ""), meta.get("size_bytes", 0)
+        if not isinstance(installed_at, str) or not isinstance(size, int) or isinstance(size, bool):
+            raise ValueError
+    except (ValueError, AttributeError):
+        return TritonEnv(version, path, python, problem=f"its marker {MARKER} is damaged")
     if not python.exists():
-        return None
-    return TritonEnv(normalise_version(version), path, python, str(meta.get("installed_at", "")),
-                     int(meta.get("size_bytes", 0)))
+        return TritonEnv(version, path, python, installed_at, size, problem=f"its python ({python}) is missing")
+    return TritonEnv(version, path, python, installed_at, size)
 
 
 def list_envs() -> list[TritonEnv]:
     root = cache_root()
     found = []
-    if root.is_dir():
-        for child in sorted(root.iterdir()):
-            if child.name.startswith("triton-") and child.is_dir():
+    try:
+        children = sorted(root.iterdir()) if root.is_dir() else []
+    except OSError:
+        children = []
+    for child in children:
+        if child.name.startswith("triton-") and child.is_dir():
+            try:
                 env = find_env(child.name[len("triton-"):])
-                if env is not None:
-                    found.append(env)
+            except UsageError:  # a folder whose name is no version: not irscope's
+                continue
+            if env is not None:
+                found.append(env)
     return sorted(found, key=lambda e: _sort_key(e.version))
 
 
@@ -126,39 +166,121 @@ def _sort_key(version: str) -> tuple:
     return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.]", version))
 
 
+def _cache_problem(e: OSError) -> EnvironmentProblem:
+    return EnvironmentProblem(f"cannot use the environment cache {cache_root()}: {e.strerror or e}",
+                              "set IRSCOPE_CACHE to a folder you can write (default ~/.cache/irscope)")
+
+
+@contextmanager
+def _locked(version: str, *, wait: bool) -> Iterator[None]:
+    """The install lock of `version`; without `wait`, a usage error while another irscope holds it."""
+    import fcntl
+    root = cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / f"triton-{version}.lock", "w")  # noqa: SIM115 - closed below
+    except OSError as e:
+        raise _cache_problem(e) from None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise UsageError(f"another irscope is installing Triton {version} right now",
+                             "wait for it to finish, then try again") from None
+        yield
+
+
+def _made_by_irscope(path: Path) -> bool:
+    return (path / MARKER).exists() or (path / STARTED).exists()
+
+
 def remove_env(version: str) -> Path:
+    version = normalise_version(version)
     path = env_path(version)
+    if is_running(version):
+        raise UsageError(f"Triton {version} is the running Triton (this irscope's own), not an environment irscope "
+                         "made", "remove it with pip if you mean to; `irscope envs list` shows the installed ones")
     if not path.exists():
-        raise UsageError(f"no environment for Triton {normalise_version(version)} under {cache_root()}",
+        raise UsageError(f"no environment for Triton {version} under {cache_root()}",
                          "`irscope envs list` shows the installed ones")
-    shutil.rmtree(path)
+    with _locked(version, wait=False):
+        if not _made_by_irscope(path):
+            raise UsageError(f"{path} was not made by irscope (it has no {MARKER}): irscope leaves it alone",
+                             "delete it yourself if you mean to")
+        shutil.rmtree(path)
     return path
 
 
 def ensure_env(version: str, on_progress: Callable[[str], None] | None = None) -> tuple[TritonEnv, bool]:
-    """The environment of `version`, created first if missing: (env, created)."""
+    """The environment of `version`, created first if missing, checked to run that Triton: (env, created)."""
+    version = supported_version(version)
     env = find_env(version)
     if env is not None:
+        if env.problem:
+            raise broken(env, env.problem)
+        check_env(env)
         return env, False
     return create_env(version, on_progress), True
 
 
+_checked: set[tuple[str, float]] = set()
+
+
+def check_env(env: TritonEnv) -> None:
+    """Run the env's python once as a compile would (remote.py's check): its `import triton` must work
+    and give `env.version`. Once a process per env (about half a second)."""
+    try:
+        stamp = (str(env.path), (env.path / MARKER).stat().st_mtime)
+    except OSError:
+        stamp = (str(env.path), 0.0)
+    if stamp in _checked:
+        return
+    problem = _run_problem(env)
+    if problem:
+        raise broken(env, problem)
+    _checked.add(stamp)
+
+
+def _run_problem(env: TritonEnv) -> str:
+    """Why `env`'s python cannot compile for irscope under its release, or ""."""
+    from .remote import check_triton
+    r = check_triton(env.python, child_environment(env))
+    if r.get("status") == "broken":
+        return f"its python cannot import triton: {r.get('message', '')}"
+    if r.get("status") != "ok":
+        message = str(r.get("message", "")).replace("the compiler process ", "it ")
+        return f"its python cannot run irscope's compile process ({message})"
+    found = str(r.get("triton", ""))
+    try:
+        same = normalise_version(found) == env.version
+    except UsageError:
+        same = found == env.version
+    return "" if same else f"it runs Triton {found}, not {env.version}"
+
+
 def create_env(version: str, on_progress: Callable[[str], None] | None = None) -> TritonEnv:
     """Make the environment of `version` with pip from the package index; `on_progress` gets one short
-    line per step (pip's output condensed: collecting, downloading, installing)."""
-    import fcntl
-
-    version = normalise_version(version)
+    line per step (pip's output condensed: collecting, downloading, installing). A folder there that
+    irscope did not start is adopted when it runs that Triton, else refused, never deleted."""
+    version = supported_version(version)
     path = env_path(version)
-    path.parent.mkdir(parents=True, exist_ok=True)
     say = on_progress or (lambda _line: None)
-    with open(path.parent / f"triton-{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a second irscope waits here, then finds the env made
+    with _locked(version, wait=True):  # a second irscope waits here, then finds the env made
         env = find_env(version)
         if env is not None:
+            if env.problem:
+                raise broken(env, env.problem)
+            check_env(env)
             return env
-        if path.exists():
-            shutil.rmtree(path)  # an interrupted install: start again
+        if path.exists() and not _made_by_irscope(path):
+            return _adopt(version, path, say)
+        try:
+            if path.exists():
+                shutil.rmtree(path)  # an install irscope started and did not finish: start again
+            path.mkdir(parents=True)
+            (path / STARTED).write_text(f"{os.getpid()}\n")
+        except OSError as e:
+            raise _cache_problem(e) from None
         started = time.perf_counter()
         say(f"creating a virtual environment for Triton {version} in {path}")
         proc = subprocess.run([sys.executable, "-m", "venv", str(path)], capture_output=True, text=True)
@@ -174,13 +296,42 @@ def create_env(version: str, on_progress: Callable[[str], None] | None = None) -
             shutil.rmtree(path, ignore_errors=True)
             raise
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
-        meta = {"triton": version, "python": _python_version(), "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                time.gmtime()), "seconds": round(time.perf_counter() - started, 1), "size_bytes": size}
-        (path / MARKER).write_text(json.dumps(meta, indent=1) + "\n")
+        _write_marker(path, {"triton": version, "python": _python_version(), "installed_at": _now(),
+                             "seconds": round(time.perf_counter() - started, 1), "size_bytes": size})
+        (path / STARTED).unlink(missing_ok=True)
         say(f"Triton {version} installed in {time.perf_counter() - started:.0f} s")
+        env = find_env(version)
+        assert env is not None
+        check_env(env)
+    return env
+
+
+def _adopt(version: str, path: Path, say: Callable[[str], None]) -> TritonEnv:
+    """A folder made by hand at the env's place: used (its marker written) when its python runs
+    triton==version, else an error that leaves it as it is."""
+    refused = EnvironmentProblem(
+        f"{path} was not made by irscope (it has no {MARKER}) and cannot be used, so irscope leaves it alone",
+        f"make it a virtual environment holding triton=={version} and pyyaml (python -m venv {path}; {path}/bin/pip "
+        f"install triton=={version} pyyaml) and run `irscope envs add {version}` again to use it, or move it away")
+    python = _python_of(path)
+    problem = _run_problem(TritonEnv(version, path, python)) if python.exists() else f"it has no {python}"
+    if problem:
+        raise EnvironmentProblem(f"{refused.message}: {problem}", refused.hint)
+    say(f"using the environment made by hand in {path}")
+    _write_marker(path, {"triton": version, "installed_at": _now(), "size_bytes": 0, "adopted": True})
     env = find_env(version)
     assert env is not None
     return env
+
+
+def _write_marker(path: Path, meta: dict) -> None:
+    tmp = path / (MARKER + ".part")
+    tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    tmp.replace(path / MARKER)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _python_version() -> str:
@@ -220,8 +371,9 @@ def _pip_problem(version: str, log: str) -> EnvironmentProblem:
         return EnvironmentProblem(f"pip has no Triton {version} for this Python ({_python_version()})",
                                   "`irscope envs available` (pip index versions triton) lists the versions it has")
     return EnvironmentProblem(f"pip could not install Triton {version}: {_last_line(log)}",
-                              f"run `irscope envs add {version}` to see pip's progress, or install by hand into "
-                              f"{env_path(version)}")
+                              f"run `irscope envs add {version}` to see pip's progress, or make the environment by "
+                              f"hand (python -m venv {env_path(version)}, then pip install triton=={version} pyyaml "
+                              f"there) and run `irscope envs add {version}` to use it")
 
 
 def _last_line(text: str) -> str:
@@ -241,11 +393,13 @@ def available_versions() -> list[str]:
 
 
 def child_environment(env: TritonEnv) -> dict[str, str]:
-    """The environment variables of a process that runs irscope's code under `env`'s Triton: this
-    checkout on PYTHONPATH, none of the parent's Triton overrides for tools it ships itself."""
-    root = str(Path(__file__).resolve().parents[2])
+    """The environment variables of a process that runs irscope's code under `env`'s Triton: none of
+    the parent's Triton overrides for tools it ships itself, and the release it must find
+    (IRSCOPE_TRITON, checked by remote.py). The child runs isolated (`python -I`, remote.py): no
+    PYTHONPATH, no current directory, no user site-packages reach its imports."""
     variables = {k: v for k, v in os.environ.items()
                  if not k.startswith("TRITON_") or k in ("TRITON_CACHE_DIR", "TRITON_HOME")}
-    variables["PYTHONPATH"] = root
+    variables.pop("PYTHONPATH", None)
     variables.pop("PYTHONHOME", None)
+    variables["IRSCOPE_TRITON"] = env.version
     return variables

@@ -1,11 +1,18 @@
 """Compile under another Triton release: `<env>/bin/python -m irscope.harness.remote JOB.json RESULT.json`.
 
 The parent (batch.py's worker, in its crash-isolated child) writes a job: the point (kernel, target,
-options), the snapshot root and the variant folder to use; this process, running the env's Triton with
-irscope's code on PYTHONPATH (envs.child_environment), compiles it exactly as `compile_one` does,
+options), the snapshot root and the variant folder to use; this process, running the env's Triton,
+compiles it exactly as `compile_one` does,
 writes the snapshot folder, and writes the outcome as JSON. A crash here is a non-zero exit status that
 the parent reports as this point's crash. `--plan` instead writes the content keys of a list of points
 under this Triton (no compile), so that sweeps can tell which folders are fresh.
+
+The child is `python -I -c BOOT`: isolated, so neither the current directory (a `triton/` folder
+there), PYTHONPATH nor the user's site-packages come before the env's own packages, and BOOT loads the
+irscope package from its folder alone. Putting that folder's parent on the path instead would, for an
+installed irscope, put the parent's whole site-packages, its Triton included, before the env's. Before
+any job it checks that `import triton` works and gives the release the parent asked for
+(IRSCOPE_TRITON): a mismatch is an error naming both, never a snapshot filed under the wrong release.
 
 The job is JSON made by irscope, not a pickle: the two processes may run different Pythons' pickles of
 different irscope objects, and JSON keeps the boundary plain.
@@ -61,6 +68,34 @@ def _value_from_json(value):
     return value
 
 
+# Loads irscope from its package folder (argv[1]) without putting anything else on sys.path.
+BOOT = ("import importlib.util, sys\n"
+        "pkg = sys.argv[1]\n"
+        "spec = importlib.util.spec_from_file_location('irscope', pkg + '/__init__.py', "
+        "submodule_search_locations=[pkg])\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "sys.modules['irscope'] = module\n"
+        "spec.loader.exec_module(module)\n"
+        "from irscope.harness.remote import main\n"
+        "sys.exit(main(sys.argv[2:]))\n")
+
+
+def child_command(python: Path, *args: str) -> list[str]:
+    """The command line that runs main(args) in `python`, isolated, with this irscope package alone."""
+    return [str(python), "-I", "-c", BOOT, str(Path(__file__).resolve().parents[1]), *args]
+
+
+def check_triton(python: Path, env_vars: dict[str, str]) -> dict:
+    """What `python` imports as triton: {"status": "ok", "triton": version} or why it cannot."""
+    import shutil
+    import tempfile
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-check-"))
+    try:
+        return run_remote(python, env_vars, {"mode": "check"}, timeout=120, workdir=workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: float | None, workdir: Path) -> dict:
     """Run one job in the env's interpreter and return its result dict; a crash or timeout is a result
     too ({"status": "crashed"|"timeout", "message": ...})."""
@@ -68,7 +103,7 @@ def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: fl
     job_file.write_text(json.dumps(job, default=str))
     started = time.monotonic()
     try:
-        proc = subprocess.run([str(python), "-m", "irscope.harness.remote", str(job_file), str(result_file)],
+        proc = subprocess.run(child_command(python, str(job_file), str(result_file)),
                               env=env_vars, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "message": f"killed after {timeout:g} s"}
@@ -157,10 +192,37 @@ def _plan(job: dict) -> dict:
     return {"status": "ok", "keys": keys}
 
 
+def _triton() -> dict:
+    """This process's Triton, imported: {"status": "ok", "triton": version}, or "broken" with the reason."""
+    try:
+        import triton
+    except BaseException as e:  # noqa: BLE001 - a missing libtriton.so is an ImportError, a bad one may be anything
+        lines = [ln for ln in str(e).splitlines() if ln.strip()]
+        return {"status": "broken", "message": f"{type(e).__name__}: {lines[-1] if lines else ''}"[:300]}
+    return {"status": "ok", "triton": str(getattr(triton, "__version__", "?"))}
+
+
+def _environment_problem() -> dict | None:
+    """A usage result when this is not the Triton the parent asked for (IRSCOPE_TRITON), else None."""
+    expected = os.environ.get("IRSCOPE_TRITON", "")
+    found = _triton()
+    hint = f"irscope envs remove {expected} && irscope envs add {expected}"
+    if found["status"] != "ok":
+        return {"status": "usage", "message": f"the Triton {expected or '?'} environment is broken: its python "
+                                              f"cannot import triton: {found['message']}", "hint": hint}
+    if expected and found["triton"] != expected:
+        return {"status": "usage", "message": f"the Triton {expected} environment runs Triton {found['triton']}, "
+                                              f"not {expected}", "hint": hint}
+    return None
+
+
 def main(argv: list[str]) -> int:
     _die_with_parent()
     job = json.loads(Path(argv[0]).read_text())
-    result = _plan(job) if job.get("mode") == "plan" else _compile(job)
+    if job.get("mode") == "check":
+        result = _triton()
+    else:
+        result = _environment_problem() or (_plan(job) if job.get("mode") == "plan" else _compile(job))
     tmp = Path(argv[1] + ".part")
     tmp.write_text(json.dumps(result))
     tmp.replace(argv[1])
