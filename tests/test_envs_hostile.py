@@ -225,3 +225,75 @@ def test_remove_waits_for_no_install_it_would_break(cache):
 def test_removing_the_running_release_says_it_is_the_running_one(cache):
     code, out, err = run_cli("envs", "remove", RUNNING)
     assert code == 2 and f"Triton {RUNNING} is the running Triton" in one_error(err)[0]
+
+
+# -- upgrade-check's inputs and verdicts ------------------------------------------------------------
+
+def test_upgrade_check_refuses_an_unwritable_out_before_installing_anything(cache):
+    code, out, err = run_cli("upgrade-check", "--from", NAMED, "--to", RUNNING, "add", "-o", "/proc/x")
+    assert code == 2 and "output folder '/proc/x'" in one_error(err)[0]
+    assert not cache.exists()
+
+
+def test_upgrade_check_takes_one_sweep_file_at_a_time(cache, tmp_path):
+    sweep = tmp_path / "x.yaml"
+    sweep.write_text("kernel: add\n")
+    code, out, err = run_cli("upgrade-check", "--from", NAMED, "--to", RUNNING, str(sweep), str(sweep))
+    assert code == 2 and "one sweep file at a time" in one_error(err)[0]
+
+
+def _row(status: str, reason: str = "", analysis=None):
+    from types import SimpleNamespace
+    return SimpleNamespace(status=status, reason=reason, analysis=analysis, label="k/default/sm_90a", path=None)
+
+
+@pytest.mark.parametrize("old,new,kind,code", [
+    ("failed", "ok", "improvement", 0),  # the kernel's own compile error under --from: fixed under --to
+    ("crashed", "ok", "not compared", 3),  # a crash says nothing about the kernel
+    ("timeout", "ok", "not compared", 3),
+    ("crashed", "crashed", "not compared", 3),
+    ("failed", "failed", "not compared", 3),
+    ("ok", "crashed", "regression", 1),
+])
+def test_upgrade_check_exits_non_zero_when_a_point_could_not_be_compared(old, new, kind, code):
+    from irscope.cli.upgrade import compare_rows, exit_status, render
+    from irscope.cli import UI
+    analysis = object() if "ok" in (old, new) else None
+    report = compare_rows(_row(old, "boom", analysis if old == "ok" else None),
+                          _row(new, "boom", analysis if new == "ok" else None))
+    assert [str(f.kind) for f in report.findings] == [kind]
+    assert exit_status([report]) == code
+    text = render("3.6.0", "3.9.0", [report], UI(io.StringIO(), io.StringIO(), "never"))
+    assert ("1 point could not be compared" in text) == (kind == "not compared"), text
+    assert "1 regressions" not in text and "1 changes" not in text
+
+
+def _analysis(target: str, registers: int, shared: int, limiter: str, occupancy: int, spills: int = 0):
+    from irscope.analyze import Analysis
+    from irscope.analyze.limits import Launch, Occupancy
+    from irscope.ir.resources import Resources
+    unit = "waves/SIMD" if target.startswith("gfx") else "blocks/SM"
+    return Analysis("k", "", "k", "default", target, "ok", (), {}, (), (),
+                    Resources(num_warps=4, registers=registers, shared=shared, spill_stores=spills, spill_loads=0),
+                    Occupancy(unit, occupancy, occupancy, 8, limiter, {}), Launch(True))
+
+
+@pytest.mark.parametrize("target,limiter,blamed", [
+    ("gfx942", "lds", "shared"), ("gfx942", "vgprs", "registers"),
+    ("sm_90a", "shared memory", "shared"), ("sm_90a", "registers", "registers"),
+])
+def test_upgrade_check_blames_only_the_resource_that_limits_occupancy(target, limiter, blamed):
+    from irscope.cli.upgrade import compare_analyses
+    a = _analysis(target, 64, 16384, limiter, 8)
+    b = _analysis(target, 96, 32768, limiter, 4)  # both grow; occupancy drops because of one of them
+    kinds = {f.category: str(f.kind) for f in compare_analyses(a, b) if f.category in ("registers", "shared")}
+    assert kinds[blamed] == "regression"
+    assert kinds[({"registers", "shared"} - {blamed}).pop()] == "change"
+
+
+@pytest.mark.parametrize("target,unit", [("gfx942", "VGPRs"), ("sm_90a", "B")])
+def test_upgrade_check_spills_say_their_unit(target, unit):
+    from irscope.cli.upgrade import compare_analyses
+    a, b = _analysis(target, 64, 0, "warps", 8, spills=4), _analysis(target, 64, 0, "warps", 8, spills=12)
+    [f] = [f for f in compare_analyses(a, b) if f.category == "spills"]
+    assert f.text == f"spills 4 → 12 {unit}"

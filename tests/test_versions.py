@@ -228,3 +228,16 @@ def test_an_installed_irscope_run_from_anywhere_compiles_with_the_environments_t
     assert proc.returncode == 0, proc.stderr
     meta = json.loads((out / "add" / f"default.triton-{OTHER}" / "sm_90a" / "irscope.json").read_text())
     assert meta["versions"]["triton"] == OTHER
+
+
+def test_upgrade_check_exits_3_when_no_point_could_be_compared(tmp_path):
+    """A kernel that fails to compile under both releases: nothing was compared, which is no pass."""
+    if RUNNING == OTHER:
+        pytest.skip(f"this machine runs Triton {OTHER} itself")
+    src = tmp_path / "bad.py"
+    src.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                   "def bad(x_ptr):\n    tl.store(x_ptr + tl.arange(0, 3), 1.0)\n")  # arange needs a power of 2
+    code, out, err = run_cli("upgrade-check", "--from", OTHER, "--to", RUNNING, f"{src}:bad", "--arg", "x_ptr=*fp32",
+                             "--out", str(tmp_path / "snaps"), "--color", "never")
+    assert code == 3, err + out
+    assert "not compared" in out and "1 point could not be compared" in out

@@ -4,7 +4,9 @@ and target under two Triton releases and list what changed, worst first; exit 1 
 Each point pair is judged in this order (docs/versions.md): does it still compile, can it still launch,
 does it keep its matrix instruction (wgmma, mma.sync, tcgen05, MFMA, WMMA, and their shapes and
 versions), its pipelining (async copies, TMA, shared-memory buffers), no new spills, then registers and
-shared memory (a regression where they lower occupancy, else a change).
+shared memory (a regression where they lower occupancy, else a change). A point that did not compile
+under --from (other than the kernel's own compile error) cannot be compared: it is listed as such, and
+the exit status is 3 when nothing regressed but some point could not be compared.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ExitCode
 from ..render.terminal import plural
 from .envs import prepare
 from .options import add_compile_options, options_from_args, positive_int, positive_seconds
@@ -26,10 +29,14 @@ PIPELINE = ("ttgir.async_copy", "ptx.cp.async", "ptx.cp.async.bulk", "ptx.cp.asy
 
 class Kind(enum.StrEnum):
     REGRESSION = "regression"
+    NOT_COMPARED = "not compared"  # no snapshot under --from to compare with (or under neither)
     CHANGE = "change"
     IMPROVEMENT = "improvement"
 
 
+# A failure under --from that is the kernel's own (the compiler rejected it, or the spec says it is not for
+# this target): compiling under --to is then an improvement. A crash, timeout or interruption is not.
+KERNEL_ERRORS = ("failed", "not-for-target")
 CATEGORIES = ("compile", "launch", "matrix", "pipelining", "spills", "registers", "shared", "counters")
 
 
@@ -56,6 +63,10 @@ class PointReport:
     def regressed(self) -> bool:
         return any(f.kind == Kind.REGRESSION for f in self.findings)
 
+    @property
+    def compared(self) -> bool:
+        return not any(f.kind == Kind.NOT_COMPARED for f in self.findings)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("upgrade-check", help="what a Triton upgrade changes in your kernels (exit 1 on a regression)",
@@ -63,7 +74,8 @@ def add_parser(sub) -> None:
                                    "own environment: `irscope envs`) and list what changed, worst first: "
                                    "compile failures, launchability, matrix instructions, pipelining and async "
                                    "copies, spills, registers, shared memory. Exit status 1 when something "
-                                   "regressed, so it can gate an upgrade in CI.")
+                                   "regressed, else 3 when some point could not be compared (it did not compile "
+                                   "under --from, or under neither), so it can gate an upgrade in CI.")
     p.add_argument("kernels", nargs="*", metavar="KERNEL|SWEEP.yaml",
                    help="built-in kernels, FILE.py:FUNCTION, or one sweep file (default: every built-in kernel)")
     p.add_argument("--from", dest="old", required=True, metavar="VERSION", help="the Triton release you have")
@@ -85,6 +97,11 @@ def _points(args, old: str, new: str):
     from ..targets import parse_targets
 
     options = options_from_args(args)
+    sweeps = [k for k in args.kernels if k.endswith((".yaml", ".yml"))]
+    if sweeps and len(args.kernels) > 1:
+        from ..errors import UsageError
+        raise UsageError(f"upgrade-check takes one sweep file at a time, and no kernels beside it (got "
+                         f"{' '.join(args.kernels)})", "run it once per sweep file, or list its kernels instead")
     if len(args.kernels) == 1 and args.kernels[0].endswith((".yaml", ".yml")):
         if options != CompileOptions():  # (--no-line-info too: a sweep file says line_info: itself)
             from ..errors import UsageError
@@ -102,17 +119,18 @@ def _points(args, old: str, new: str):
 
 def run(args, ui) -> int:
     from ..errors import UsageError
-    from ..harness.envs import normalise_version
+    from ..harness.envs import supported_version
     from ..render.terminal import ProgressLine
-    from ..store.roots import default_out
+    from ..store.roots import default_out, ensure_root
     from ..sweep import run_points
 
-    old, new = normalise_version(args.old), normalise_version(args.new)
+    old, new = supported_version(args.old), supported_version(args.new)
     if old == new:
         raise UsageError(f"--from and --to are both {old}", "name two different Triton releases")
     pairs = _points(args, old, new)
-    prepare([old, new], ui)
     out = Path(args.out) if args.out else default_out()
+    ensure_root(out)  # before installing anything: an unwritable root would fail every compile
+    prepare([old, new], ui)
     progress = ProgressLine(ui.err)
 
     def on_progress(p) -> None:
@@ -131,7 +149,15 @@ def run(args, ui) -> int:
         ui.print(json.dumps(to_json(old, new, reports), indent=1))
     else:
         ui.print(render(old, new, reports, ui, show_all=args.all))
-    return 1 if any(r.regressed for r in reports) else 0
+    return exit_status(reports)
+
+
+def exit_status(reports) -> int:
+    """1 when a point regressed, else 3 (as compile and sweep use for failed compiles) when some point
+    could not be compared, else 0."""
+    if any(r.regressed for r in reports):
+        return int(ExitCode.FAILED)
+    return int(ExitCode.COMPILE) if any(not r.compared for r in reports) else int(ExitCode.OK)
 
 
 def _label(row) -> str:
@@ -144,14 +170,20 @@ def _label(row) -> str:
 def compare_rows(old, new) -> PointReport:
     """What changed from `old` (a SweepRow under the old release) to `new`."""
     label = _label(new)
-    if old.analysis is None or new.analysis is None or old.status != "ok" or new.status != "ok":
+    old_ok = old.status == "ok" and old.analysis is not None
+    new_ok = new.status == "ok" and new.analysis is not None
+    if not (old_ok and new_ok):
         findings = []
-        if old.status == "ok" and new.status != "ok":
+        if old_ok:
             findings.append(Finding(Kind.REGRESSION, "compile", f"compiles no more: {new.status}: {new.reason}"))
-        elif old.status != "ok" and new.status == "ok":
+        elif new_ok and old.status in KERNEL_ERRORS:
             findings.append(Finding(Kind.IMPROVEMENT, "compile", f"compiles now (was {old.status}: {old.reason})"))
-        elif old.status != "ok":
-            findings.append(Finding(Kind.CHANGE, "compile", f"fails under both ({old.status} / {new.status})"))
+        elif new_ok:  # a crash, a timeout or an interrupted compile says nothing about the kernel under --from
+            findings.append(Finding(Kind.NOT_COMPARED, "compile", f"compiles now, but under --from it did not "
+                                                                  f"compile ({old.status}: {old.reason})"))
+        elif not (old.status == new.status == "not-for-target"):  # the spec says so under both: nothing to compare
+            findings.append(Finding(Kind.NOT_COMPARED, "compile",
+                                    f"fails under both ({old.status}: {old.reason} / {new.status}: {new.reason})"))
         return PointReport(label, old, new, tuple(findings))
     return PointReport(label, old, new, tuple(sorted(compare_analyses(old.analysis, new.analysis),
                                                      key=Finding.rank)))
@@ -195,22 +227,25 @@ def compare_analyses(a, b) -> list[Finding]:
         out.append(Finding(Kind.REGRESSION if bb < ba else Kind.CHANGE, "pipelining",
                            f"shared-memory buffers {ba} → {bb}"))
     ra, rb = a.resources, b.resources
+    amd = _is_amd(b.target)
     sa, sb = (ra.spill_stores or 0) + (ra.spill_loads or 0), (rb.spill_stores or 0) + (rb.spill_loads or 0)
+    spill_unit = " VGPRs" if amd else " B"  # LLVM's vgpr_spill_count on AMD, ptxas's bytes on NVIDIA
     if sb > sa:
-        out.append(Finding(Kind.REGRESSION, "spills", f"spills {sa:,} → {sb:,}"))
+        out.append(Finding(Kind.REGRESSION, "spills", f"spills {sa:,} → {sb:,}{spill_unit}"))
     elif sb < sa:
-        out.append(Finding(Kind.IMPROVEMENT, "spills", f"spills {sa:,} → {sb:,}"))
+        out.append(Finding(Kind.IMPROVEMENT, "spills", f"spills {sa:,} → {sb:,}{spill_unit}"))
     occ_a = a.occupancy.value if a.occupancy else None
     occ_b = b.occupancy.value if b.occupancy else None
     lower = occ_a is not None and occ_b is not None and occ_b < occ_a
     occ = f", occupancy {occ_a} → {occ_b} {a.occupancy.unit}" if lower else ""
+    # The occupancy limiter each resource causes (analyze/limits.py): only that one is blamed on it.
+    causes = {"registers": "vgprs" if amd else "registers", "shared": "lds" if amd else "shared memory"}
     for category, name, va, vb, unit in (("registers", "registers", ra.registers, rb.registers, "/thread"),
                                          ("shared", "shared memory", ra.shared, rb.shared, " B")):
         if va is None or vb is None or va == vb:
             continue
         limiter = b.occupancy.limiter if b.occupancy else ""
-        worse = vb > va and lower and (limiter in (name, "vgprs", "lds") or category == "registers" and
-                                       limiter == "registers")
+        worse = vb > va and lower and limiter == causes[category]
         kind = Kind.REGRESSION if worse else Kind.IMPROVEMENT if vb < va else Kind.CHANGE
         out.append(Finding(kind, category, f"{name} {va:,} → {vb:,}{unit}" + (occ if worse else "")))
     changed = [k for k in sorted(set(ca) | set(cb)) if ca.get(k, 0) != cb.get(k, 0)]
@@ -222,9 +257,18 @@ def compare_analyses(a, b) -> list[Finding]:
     return out
 
 
+def _is_amd(target: str) -> bool:
+    from ..errors import IrscopeError
+    from ..targets import get_target
+    try:
+        return get_target(target).vendor == "amd"
+    except IrscopeError:
+        return target.startswith("gfx")
+
+
 def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
     s = ui.style
-    colour = {Kind.REGRESSION: "red", Kind.CHANGE: "yellow", Kind.IMPROVEMENT: "green"}
+    colour = {Kind.REGRESSION: "red", Kind.NOT_COMPARED: "red", Kind.CHANGE: "yellow", Kind.IMPROVEMENT: "green"}
     lines = [s(f"Triton {old} → {new}: {plural(len(reports), 'point')}", "bold"), ""]
     listed = 0
     for r in reports:
@@ -233,21 +277,27 @@ def render(old: str, new: str, reports, ui, *, show_all: bool = False) -> str:
         listed += 1
         lines.append(s(r.label, "bold") + ("" if r.findings else "  unchanged"))
         for f in r.findings:
-            lines.append(f"  {s(f'{f.kind:<11}', colour[f.kind])} {f.category:<10} {f.text}")
+            lines.append(f"  {s(f'{f.kind:<12}', colour[f.kind])} {f.category:<10} {f.text}")
     counts = {k: sum(1 for r in reports for f in r.findings if f.kind == k) for k in Kind}
     same = sum(1 for r in reports if not r.findings)
     regressed = sum(1 for r in reports if r.regressed)
+    uncompared = sum(1 for r in reports if not r.compared)
     if not listed:
         lines.append("no point changed")  # (a blank page said nothing)
-    lines += ["", f"{regressed} of {plural(len(reports), 'point')} regressed; {counts[Kind.REGRESSION]} regressions, "
-                  f"{counts[Kind.CHANGE]} changes, {counts[Kind.IMPROVEMENT]} improvements; {same} unchanged"
+    lines += ["", f"{regressed} of {plural(len(reports), 'point')} regressed; "
+                  f"{plural(counts[Kind.REGRESSION], 'regression')}, {plural(counts[Kind.CHANGE], 'change')}, "
+                  f"{plural(counts[Kind.IMPROVEMENT], 'improvement')}; {same} unchanged"
                   + ("" if show_all or not same else " (--all lists them)")]
+    if uncompared:
+        lines.append(f"{plural(uncompared, 'point')} could not be compared: no snapshot under {old}, or under "
+                     "neither (listed as `not compared`)")
     return "\n".join(lines)
 
 
 def to_json(old: str, new: str, reports) -> dict:
     return {"from": old, "to": new, "regressed": any(r.regressed for r in reports),
+            "not_compared": sum(1 for r in reports if not r.compared),
             "points": [{"point": r.label, "from": str(r.old.path or ""), "to": str(r.new.path or ""),
-                        "regressed": r.regressed,
+                        "regressed": r.regressed, "compared": r.compared,
                         "findings": [{"kind": str(f.kind), "category": f.category, "text": f.text}
                                      for f in r.findings]} for r in reports]}
