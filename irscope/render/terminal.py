@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sys
 import time
 from typing import IO, Iterable, Sequence
@@ -14,10 +15,15 @@ from typing import IO, Iterable, Sequence
 from ..store.snapshot import Snapshot
 
 # What a terminal would act on in text irscope prints from untrusted input (a snapshot's fields and stages,
-# a launch file): every control character and escape sequence but the SGR colours irscope writes itself
-# (ESC [ digits m). An OSC 52 writes the clipboard, ESC [2J clears the screen, a C1 CSI moves the cursor.
-_UNSAFE = re.compile(r"\x1b(?:\[[0-9;]*m)?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
+# a launch file): every control character and escape sequence. An OSC 52 writes the clipboard, ESC [2J
+# clears the screen, a C1 CSI moves the cursor, and even a colour (ESC [31m) from a file could make text
+# look like irscope's own. Only the colours irscope writes itself pass: `Style` and `highlight` put this
+# process's secret mark before each of their SGR sequences, and SafeStream keeps a sequence with the mark
+# (dropping the mark) and escapes every other one. A file cannot carry the mark: it is drawn afresh at start.
+_MARK = "\ue000" + secrets.token_hex(8) + "\ue001"
+_UNSAFE = re.compile(rf"(?:{_MARK})?\x1b(?:\[[0-9;]*m)?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
 _UNSAFE_OUT = re.compile(_UNSAFE.pattern + r"|\r")  # results: a carriage return could overwrite a line
+_STRAY_MARK = re.compile(re.escape(_MARK))
 # The SGR parameters colour output uses (irscope's Style, Pygments' formatters): colours, bold, dim, italic,
 # underline and their resets. Not 8 (conceal), 5 (blink) or 7 (reverse), which could hide or fake text.
 _SGR_KEPT = {0, 1, 2, 3, 4, 22, 23, 24, 39, 49, *range(30, 38), *range(40, 48), *range(90, 98), *range(100, 108)}
@@ -25,9 +31,21 @@ _SGR_KEPT = {0, 1, 2, 3, 4, 22, 23, 24, 39, 49, *range(30, 38), *range(40, 48), 
 
 def _escaped(m: re.Match) -> str:
     seq = m.group()
-    if len(seq) > 1 and _colour_only(seq[2:-1]):
-        return seq  # ESC [ ... m of colours alone: kept
+    if seq.startswith(_MARK):
+        seq = seq[len(_MARK):]
+        if len(seq) > 1 and _colour_only(seq[2:-1]):
+            return seq  # irscope's own colours: kept
     return f"\\x{ord(seq[0]):02x}" + seq[1:]
+
+
+def _trusted(sgr: str) -> str:
+    """An SGR sequence of irscope's own, marked for SafeStream to keep."""
+    return _MARK + sgr
+
+
+def _escape_untrusted(text: str) -> str:
+    """Every control character of `text` as `\\xNN` but newlines and tabs (text that goes to Pygments)."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _colour_only(params: str) -> bool:
@@ -44,16 +62,16 @@ def _colour_only(params: str) -> bool:
 
 
 class SafeStream:
-    """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, colour sequences and,
-    where asked (stderr's progress lines), carriage returns: nothing from a hostile snapshot reaches the
-    terminal as a command, hides text or overwrites a line."""
+    """A text stream that writes control characters as `\\xNN`, keeping newlines, tabs, irscope's own colour
+    sequences and, where asked (stderr's progress lines), carriage returns: nothing from a hostile snapshot
+    reaches the terminal as a command or a colour, hides text or overwrites a line."""
 
     def __init__(self, stream, *, carriage_returns: bool = True):
         self._stream = stream
         self._unsafe = _UNSAFE if carriage_returns else _UNSAFE_OUT
 
     def write(self, text: str) -> int:
-        return self._stream.write(self._unsafe.sub(_escaped, text))
+        return self._stream.write(_STRAY_MARK.sub("", self._unsafe.sub(_escaped, text)))
 
     def writelines(self, lines) -> None:
         for line in lines:
@@ -90,7 +108,7 @@ class Style:
     def __call__(self, text: str, *styles: str) -> str:
         if not self.color or not styles:
             return text
-        return "".join(STYLES[s] for s in styles) + text + RESET
+        return "".join(_trusted(STYLES[s]) for s in styles) + text + _trusted(RESET)
 
 
 # Triton's own steps in order, as irscope.json's times_ms names them (the front end: Python AST to TTIR).
@@ -153,7 +171,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, right: Se
 
 
 def _visible(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+    """`text` as a terminal shows it after SafeStream: untrusted sequences escaped, irscope's colours gone."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", _STRAY_MARK.sub("", _UNSAFE_OUT.sub(_escaped, text)))
 
 
 def highlight(text: str, stage: str, color: bool) -> str:
@@ -167,7 +186,9 @@ def highlight(text: str, stage: str, color: bool) -> str:
     lexer = get_lexer(LEXERS.get(stage, stage))
     if lexer is None:
         return text
-    return pyg_highlight(text, lexer, TerminalFormatter())
+    # The stage's own control characters are escaped first, so every ESC in Pygments' output is its colour.
+    out = pyg_highlight(_escape_untrusted(text), lexer, TerminalFormatter())
+    return re.sub(r"\x1b\[[0-9;]*m", lambda m: _trusted(m.group()), out)
 
 
 def stage_sizes(snap: Snapshot) -> str:
