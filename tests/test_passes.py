@@ -195,3 +195,20 @@ def test_ops_are_counted_per_form():
                                                                                                   "Return": 1}
     assert normalize_line("mlir", '#loc2 = loc("/home/u/k.py":4:10)') is None
     assert normalize_line("mlir", "    %pid = tt.get_program_id x : i32 loc(#loc2)") == "    %pid = tt.get_program_id x : i32"
+
+
+def test_the_recompile_hint_names_the_kernel_file_options_and_folder():
+    """The hint said `irscope compile weird_kernel --target sm_80 --passes`: an unknown kernel (it is a
+    FILE.py kernel), without its --out, constexprs or --arg."""
+    from types import SimpleNamespace
+    from irscope.passes.timeline import recompile_command
+    meta = {"kernel": "weird_kernel", "function": "weird_kernel", "source_file": "my dir/weird.py",
+            "request": {"config": None, "line_info": True, "constexprs": {"N": 16}, "args": {"a_ptr": "*fp16"},
+                        "num_warps": 4, "passes": "mlir"}}
+    snap = SimpleNamespace(meta=meta, origin="irscope", target_name="sm_80", variant="v1",
+                           path=Path("/r/weird_kernel/v1/sm_80"))
+    assert recompile_command(snap) == ("irscope compile 'my dir/weird.py:weird_kernel' --target sm_80 --num-warps 4 "
+                                       "--constexpr N=16 --arg 'a_ptr=*fp16' --out /r --passes")
+    meta.update(kernel="matmul", function="matmul_kernel", source_file="/x/kernels/matmul.py", request={})
+    snap.path = Path("/elsewhere/sm_80")
+    assert recompile_command(snap) == "irscope compile matmul --target sm_80 --passes"

@@ -139,7 +139,8 @@ def test_a_snapshot_without_passes_says_to_recompile_with_passes(with_passes, cl
     assert code == 4 and out == ""
     lines = err.splitlines()
     assert lines[0] == "irscope: error: matmul/default/sm_90a has no pass timeline"
-    assert "irscope compile matmul --target sm_90a --passes" in lines[1]
+    root = Path(with_passes["plain"]).parent.parent.parent
+    assert f"irscope compile matmul --target sm_90a --out {root} --passes" in lines[1]
 
 
 def test_diff_and_json_views(with_passes, cli):
@@ -209,3 +210,43 @@ def test_an_unknown_stage_or_negative_context_is_a_usage_error(with_passes, cli)
     code, out, err = cli("passes", with_passes["sm_90a"], "--context", "-2", "--diff", "1")
     assert code == 2 and "--context -2 is negative" in err
     assert cli("passes", with_passes["sm_90a"], "--stage", "ttgir")[0] == 0
+
+
+@pytest.mark.parametrize("pattern", ["matmul_kernel", "module", ""])
+def test_first_on_a_pattern_there_from_start_to_end_says_no_pass_changed_it(with_passes, cli, pattern):
+    """`--first matmul_kernel` printed 'still there after the last pass', then exit 70 (AttributeError)."""
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", pattern)
+    assert code == 0, err
+    assert "present from the start" in out and "no pass changed whether it matches" in out
+
+
+def test_json_is_given_for_first_diff_and_pipeline(with_passes, cli):
+    """--json was ignored with --first, --diff and --pipeline."""
+    snap = with_passes["sm_90a"]
+    code, out, err = cli("passes", snap, "--first", "ttg.async_copy_global_to_local", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["first"]["pass"] == "tritongpu-pipeline › LowerLoops"
+    assert any("ttg.async_copy_global_to_local" in ln for ln in data["diff"] if ln.startswith("+"))
+    code, out, err = cli("passes", snap, "--first", "ttng.tc_gen5_mma", "--json")
+    assert code == 1 and json.loads(out)["first"] is None
+    code, out, err = cli("passes", snap, "--diff", "1", "--json")
+    assert code == 0 and json.loads(out)["step"]["n"] == 1
+    code, out, err = cli("passes", "--pipeline", snap, with_passes["sm_100a"], "--json")
+    data = json.loads(out)
+    assert code == 0 and any(r["pass"] == "tritongpu-promote-lhs-to-tmem" for r in data["only_b"])
+
+
+def test_a_long_diff_stops_with_a_count_unless_all(with_passes, cli):
+    tl = load_timeline(load_snapshot(with_passes["sm_90a"]))
+    lower = next(s for s in tl.steps if s.name == "convert-triton-gpu-to-llvm")
+    code, out, _ = cli("passes", with_passes["sm_90a"], "--diff", lower.n)
+    assert code == 0 and re.search(r"… [\d,]+ more lines of this diff \(--all", out) and len(out.splitlines()) < 420
+    code, out, _ = cli("passes", with_passes["sm_90a"], "--diff", lower.n, "--all")
+    assert code == 0 and "more lines" not in out and len(out.splitlines()) > 1000
+
+
+def test_filters_of_the_list_are_refused_with_first_and_diff(with_passes, cli):
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", "tt.load", "--stage", "ttgir")
+    assert code == 2 and "--stage filters the list of passes; --first does not list them" in err
+    code, out, err = cli("passes", with_passes["sm_90a"], "--diff", "1", "--changed")
+    assert code == 2 and "--changed" in err

@@ -3,14 +3,16 @@ introduced a pattern (--first), one pass's diff (--diff), and two targets' pipel
 (--pipeline A B). The snapshot must have been compiled with `irscope compile --passes`."""
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
 from pathlib import Path
 
-from ..render.terminal import table
+from ..render.terminal import plural, table
 from .options import add_compile_options, options_from_args
 
 FORM_NAMES = {"mlir": "MLIR", "llvm": "LLVM IR", "mir": "machine IR"}
+DIFF_LINES = 400  # of one diff on the terminal, without --all
 
 
 def add_parser(sub) -> None:
@@ -25,7 +27,7 @@ def add_parser(sub) -> None:
     what.add_argument("--first", metavar="PATTERN",
                       help="the pass where PATTERN first appears and where it disappears, with that pass's diff; "
                            "an op name (ttg.async_copy_global_to_local) matches whole names, anything else is a "
-                           "regular expression")
+                           "regular expression. Exits 1 when PATTERN never matches, as grep does")
     what.add_argument("--diff", type=int, metavar="N", help="the diff of step N")
     what.add_argument("--pipeline", nargs=2, metavar=("A", "B"),
                       help="compare the pass pipelines of two targets (compiling KERNEL for both) or two snapshots")
@@ -34,7 +36,10 @@ def add_parser(sub) -> None:
     p.add_argument("--stage", metavar="STAGE", help="list only the passes of one stage: ttir, ttgir, llir, ptx...")
     p.add_argument("--changed", action="store_true", help="list only the passes that changed the IR")
     p.add_argument("--context", type=int, default=3, metavar="N", help="lines of context in diffs (default 3)")
-    p.add_argument("--json", action="store_true", help="print the steps as JSON")
+    p.add_argument("--json", action="store_true", help="print the steps (or what --first, --diff or --pipeline "
+                                                       "found) as JSON")
+    p.add_argument("--all", action="store_true", help=f"print a diff in full (by default it stops after "
+                                                      f"{DIFF_LINES} lines; --json gives it in full)")
     p.add_argument("--out", "-o", metavar="DIR", help="with --pipeline: keep the compiled snapshots here")
     add_compile_options(p)
     p.set_defaults(run=run)
@@ -51,6 +56,11 @@ def run(args, ui) -> int:
         raise UsageError("give a snapshot folder", "irscope passes SNAPSHOT, or irscope passes --pipeline A B")
     if args.context < 0:
         raise UsageError(f"--context {args.context} is negative", "give the lines of context as 0 or more")
+    for flag, given in (("--stage", args.stage), ("--changed", args.changed)):
+        other = "--first" if args.first is not None else "--diff" if args.diff is not None else None
+        if given and other:
+            raise UsageError(f"{flag} filters the list of passes; {other} does not list them",
+                             f"drop {flag}" + (" (--first searches every stage)" if other == "--first" else ""))
     tl = load_timeline(load_snapshot(args.snapshot))
     if args.stage and args.stage not in {st.stage for st in tl.steps}:
         have = ", ".join(dict.fromkeys(st.stage for st in tl.steps)) or "none"
@@ -60,6 +70,9 @@ def run(args, ui) -> int:
     if args.diff is not None:
         if not 0 <= args.diff < len(tl.steps):
             raise UsageError(f"no step {args.diff} in {tl.label}", f"steps are numbered 0 to {len(tl.steps) - 1}")
+        if args.json:
+            ui.print(json.dumps({"snapshot": tl.label, **_step_json(tl, tl.steps[args.diff], args)}, indent=1))
+            return 0
         _print_diff(tl, tl.steps[args.diff], args, ui)
         return 0
     _list(tl, args, ui)
@@ -130,6 +143,22 @@ def _list(tl, args, ui) -> None:
     ui.print(_indent(table(["#", "stage", "pass", "lines", "change", "ops"], rows, right=(0, 3), style=s)))
 
 
+def _step_json(tl, step, args, pattern: str | None = None) -> dict:
+    """A step and its diff (the hunks that match `pattern`, when given), for --json."""
+    from ..passes import matching_hunks
+    before = tl.previous_ir(step)
+    d = {"step": {**_as_dict(step), "label": step.label, "status": step.status}}
+    if before is not None and step.after is not None and tl.irs[before].form != tl.irs[step.after].form:
+        d.update(diff=[], note=f"the IR changes form here ({tl.irs[before].form} -> {tl.irs[step.after].form})")
+        return d
+    diff = tl.diff(step, raw=args.raw, context=args.context)
+    if pattern is not None:
+        diff, hidden = matching_hunks(diff, pattern) if diff else (diff, 0)
+        d["hunks_without_pattern"] = hidden
+    d["diff"] = diff
+    return d
+
+
 def _as_dict(step) -> dict:
     from dataclasses import asdict
     d = asdict(step)
@@ -156,9 +185,12 @@ def _print_diff(tl, step, args, ui, *, pattern: str | None = None) -> None:
     hidden = 0
     if pattern is not None:
         diff, hidden = matching_hunks(diff, pattern)
-    for line in diff:
+    for line in itertools.islice(diff, None if args.all else DIFF_LINES):
         color = {"+": "green", "-": "red", "@": "cyan"}.get(line[:1]) if not line.startswith(("+++", "---")) else "bold"
         ui.print(s(line, color) if color else line)
+    if not args.all and len(diff) > DIFF_LINES:
+        ui.print(s(f"… {len(diff) - DIFF_LINES:,} more lines of this diff (--all prints them; --json gives them)",
+                   "dim"))
     if hidden:
         ui.print(s(f"({hidden} more hunks without the pattern: irscope passes {args.snapshot} --diff {step.n})", "dim"))
 
@@ -167,17 +199,27 @@ def _first(tl, args, ui) -> int:
     from ..passes import find_pattern
     s = ui.style
     blame = find_pattern(tl, args.first, raw=args.raw)
+    first, gone = blame.first, blame.gone
+    never = first is None and not blame.at_start
+    if args.json:
+        event = lambda e: None if e is None else {"kind": e.kind, "step": e.step.n, "stage": e.step.stage,
+                                                   "pass": e.step.label, "lines": e.count}
+        shown = first or gone
+        ui.print(json.dumps({"snapshot": tl.label, "pattern": args.first, "raw": args.raw,
+                             "at_start": blame.at_start, "first": event(first), "gone": event(gone),
+                             "events": [event(e) for e in blame.events],
+                             **(_step_json(tl, shown.step, args, pattern=args.first) if shown else {})}, indent=1))
+        return 1 if never else 0
     where = "as printed" if args.raw else "normalised"
     ui.print(f"{s(args.first, 'bold')} in {tl.label} ({where} IR):")
     if blame.at_start:
-        ui.print(f"  present from the start: {blame.at_start} lines of the IR before the first pass")
-    first, gone = blame.first, blame.gone
-    if first is None and not blame.at_start:
-        ui.print(f"  never appears in the {len(tl.steps)} steps")
+        ui.print(f"  present from the start: {plural(blame.at_start, 'line')} of the IR before the first pass")
+    if never:
+        ui.print(f"  never appears in the {plural(len(tl.steps), 'step')}")
         return 1
     if first is not None:
         ui.print(f"  first appears  #{first.step.n} {first.step.stage} {s(first.step.label, 'bold')} "
-                 f"({first.count} lines after it)")
+                 f"({plural(first.count, 'line')} after it)")
     if gone is not None:
         ui.print(f"  disappears     #{gone.step.n} {gone.step.stage} {s(gone.step.label, 'bold')}")
     else:
@@ -186,6 +228,9 @@ def _first(tl, args, ui) -> int:
     if others:
         ui.print("  also " + ", ".join(f"{e.kind} #{e.step.n} {e.step.label}" for e in others))
     shown = first or gone
+    if shown is None:  # there from the start and never gone: no pass brought it or took it away
+        ui.print(s("  no pass changed whether it matches: no diff to show", "dim"))
+        return 0
     ui.print()
     _print_diff(tl, shown.step, args, ui, pattern=args.first)
     return 0
@@ -210,6 +255,15 @@ def _pipeline(args, ui) -> int:
         tls = _compile_both(args, ui, a, b)
         names = [a, b]
     rows = align_pipelines(*tls)
+    if args.json:
+        step = lambda st: None if st is None else {"n": st.n, "stage": st.stage, "pass": st.name,
+                                                    "within": st.within or None}
+        only = lambda side: [{"stage": r.stage, "pass": r.name, "after": a.name if a else None}
+                             for r, a in only_in(rows, side)]
+        ui.print(json.dumps({"a": names[0], "b": names[1], "rows": [
+            {"side": r.side, "stage": r.stage, "pass": r.name, "a": step(r.a), "b": step(r.b)} for r in rows],
+            "only_a": only("a"), "only_b": only("b")}, indent=1))
+        return 0
     s = ui.style
     na, nb = (len(pipeline_steps(tl)) for tl in tls)
     ui.print(f"pass pipelines: {s(names[0], 'bold')} ({na} passes) and {s(names[1], 'bold')} ({nb} passes)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import array
 import enum
 import lzma
+import shlex
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -208,14 +209,55 @@ INDEX_SCHEMA = obj(("steps", "irs"), format=opt(INT), level=opt(STR), initial=op
 """passes/index.json: what every reader of a timeline may rely on (indices are checked against the files)."""
 
 
+def recompile_command(snap) -> str:
+    """The `irscope compile ... --passes` that compiles `snap` again, from what its irscope.json records (the
+    kernel, its file, the options asked for, the folder it is in), its words shell-quoted: a snapshot's
+    fields are untrusted."""
+    meta = snap.meta
+    kernel, function, file = (meta.get(k) for k in ("kernel", "function", "source_file"))
+    function = function if isinstance(function, str) and function else kernel
+    if snap.origin != "irscope" or not isinstance(kernel, str) or not kernel:
+        ref = "KERNEL"
+    elif not isinstance(file, str) or not file:
+        ref = f"FILE.py:{function}"
+    elif Path(file).name == f"{kernel}.py" and Path(file).parent.name == "kernels":
+        ref = kernel  # a built-in (kernels/<name>.py)
+    else:
+        ref = f"{file}:{function}"  # a kernel of the user's file, its path relative to where the compile ran
+    words = ["irscope", "compile", ref, "--target", snap.target_name or "TARGET"]
+    request = meta.get("request") if isinstance(meta.get("request"), dict) else {}
+
+    def add(flag: str, value) -> None:
+        words.extend([flag, str(value).lower() if isinstance(value, bool) else str(value)])
+
+    for key, flag in (("config", "--config"), ("num_warps", "--num-warps"), ("num_stages", "--num-stages"),
+                      ("name", "--name")):
+        if request.get(key) is not None:
+            add(flag, request[key])
+    for key, flag in (("constexprs", "--constexpr"), ("args", "--arg"), ("backend_options", "--option")):
+        if isinstance(request.get(key), dict):
+            for k, v in request[key].items():
+                add(flag, f"{k}={str(v).lower() if isinstance(v, bool) else v}")
+    for pair in request.get("divisibility") or ():
+        if isinstance(pair, list) and len(pair) == 2:
+            add("--divisibility", pair[1] if pair[0] is None else f"{pair[0]}={pair[1]}")
+    if request.get("large_tensors") is True:
+        words.append("--large-tensors")
+    if request.get("line_info") is False:
+        words.append("--no-line-info")
+    path = Path(snap.path)
+    if path.parent.name == snap.variant and path.parent.parent.name == kernel and len(path.parts) > 3:
+        words.extend(["--out", str(path.parent.parent.parent)])  # <root>/<kernel>/<variant>/<target>
+    words.append("--passes")
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def load_timeline(snap) -> Timeline:
     """The pass timeline of a snapshot (irscope.store.snapshot.Snapshot); SnapshotError if it has none."""
     folder = Path(snap.extra.get("passes") or Path(snap.path) / PASSES_DIR)
     index_path = folder / INDEX_FILE
     if not index_path.is_file():
-        kernel = snap.kernel if snap.origin == "irscope" else "KERNEL"
-        raise SnapshotError(f"{snap.label} has no pass timeline",
-                            f"recompile with --passes: irscope compile {kernel} --target {snap.target_name} --passes")
+        raise SnapshotError(f"{snap.label} has no pass timeline", f"recompile with --passes: {recompile_command(snap)}")
     index = read_json(index_path, INDEX_SCHEMA, Path(snap.path), f"{PASSES_DIR}/{INDEX_FILE}")
     if index.get("format", FORMAT) > FORMAT:
         raise SnapshotError(f"{index_path} is a timeline of format {index['format']}; this irscope reads format "
