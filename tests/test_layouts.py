@@ -2,6 +2,7 @@
 expectations on the built-in matmul (compiled once for sm_80, sm_90a and gfx942); irscope's own
 conversion against Triton's; the convert and bank-conflict rules; layouts.json through the store."""
 import json
+import re
 import shutil
 
 import pytest
@@ -275,3 +276,150 @@ def test_layouts_of_a_golden_or_a_triton_cache_entry_are_shown_but_never_written
     assert code == 0 and "#blocked" in out.getvalue(), err.getvalue()
     assert not (root / "add" / "default" / "sm_80" / "layouts.json").exists()
     assert list(scratch.iterdir()) == []
+
+
+PADDED_TTGIR = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
+#shared = #ttg.padded_shared<[512:+8] {offset = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [64, 0], [32, 0], \
+[16, 0], [1, 0], [2, 0], [4, 0], [8, 0]], block = []}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.target = "hip:gfx950", \
+"ttg.threads-per-warp" = 64 : i32} {
+  tt.func public @k() attributes {noinline = false} {
+    %0 = arith.constant dense<0.0> : tensor<128x64xf16, #blocked>
+    %a = ttg.local_alloc : () -> !ttg.memdesc<2x128x64xf16, #shared, #smem, mutable>
+    %1 = arith.constant dense<0.0> : tensor<64x64xf16, #blocked>
+    tt.return
+  }
+}
+"""
+
+
+def test_padded_shared_is_refused_before_triton_aborts_and_takes_the_offset_bases_triton_parses():
+    """gfx950's matmul: to_linear_layout on a padded_shared encoding aborts ('padded shared encoding has no
+    linear layout'), which cost every layout of the snapshot. Now it is refused before the call and its
+    offset bases are the ones Triton's parser reads into Gluon's PaddedSharedLayout."""
+    from irscope.harness import layouts as H
+    (ls,) = H.layouts_of([PADDED_TTGIR])
+    assert ls.computed_by.startswith("triton") and not ls.note
+    assert all(sl.by == "triton" for sl in ls.find("blocked").layouts)
+    shared = ls.find("shared").at((128, 64))
+    assert shared.by == "irscope" and "padded_shared" in shared.note and "8 elements after every 512" in shared.note
+    gl_layouts, _, _ = H._gluon_layouts(PADDED_TTGIR, {ls.find("shared").attr})  # parsing alone does not abort
+    triton_bases = gl_layouts[ls.find("shared").attr].offset_bases
+    assert [list(v) for v in shared.layout.bases["offset"]] == triton_bases
+
+
+def test_an_unknown_abort_costs_only_the_layout_triton_died_on(monkeypatch):
+    """A child that dies converting one layout is started again without it, and the note names it."""
+    from irscope.harness import layouts as H
+    monkeypatch.setattr(H, "_refuse", lambda u, shape: None)  # let padded_shared reach Triton, which aborts
+    (ls,) = H.layouts_of([PADDED_TTGIR])
+    assert "#shared at 128x64" in ls.note and "SIGABRT" in ls.note
+    assert all(sl.by == "triton" for sl in ls.find("blocked").layouts)
+    shared = ls.find("shared").at((128, 64))
+    assert shared.by == "irscope" and "SIGABRT" in shared.note
+
+
+def test_padding_moves_offsets_when_counting_bank_conflicts():
+    from irscope.layouts.fallback import convert, padding_of
+    attr = PADDED_TTGIR.splitlines()[1].split(" = ", 1)[1] + PADDED_TTGIR.splitlines()[2]
+    shared = convert(attr, (128, 64))
+    # A column of the tile, one row per lane: without padding every row's first element is in bank 0.
+    column = LinearLayout.of({"register": [], "lane": [[1 << i, 0] for i in range(5)], "warp": [], "block": []}, (32, 64))
+    assert bank_conflicts(column, shared, 16).conflicts > 0
+    assert bank_conflicts(column, shared, 16, padding=padding_of(attr)).conflicts < \
+        bank_conflicts(column, shared, 16).conflicts
+
+
+def test_the_writer_records_no_layout_the_reader_would_refuse(tmp_path):
+    """A tensor<1048576x1048576> wrote a 40-bit layout that every read refused, with a hint (--compute)
+    that wrote it again. Writer and reader share one limit (2**20 positions)."""
+    from types import SimpleNamespace
+    from irscope.harness.layouts import layouts_of
+    from irscope.store.layouts import read_layouts, write_layouts
+    text = ABORTING_TTGIR.replace("%1 = arith.constant dense<0.0> : tensor<16x64xf32, #linear>",
+                                  "%1 = arith.constant dense<0.0> : tensor<1048576x1048576xf32, #blocked>")
+    (ls,) = layouts_of([text])
+    big = ls.find("blocked").at((1048576, 1048576))
+    assert big.layout is None and "more than irscope records" in big.note
+    write_layouts(tmp_path, ls.to_json())
+    assert read_layouts(SimpleNamespace(path=tmp_path))["encodings"]
+
+
+def _layouts_file(tmp_path, change):
+    from types import SimpleNamespace
+    sl = {"shape": [64, 64], "status": "ok", "by": "triton",
+          "bases": {"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [0, 32]],
+                    "warp": [[1, 0], [2, 0]], "block": []}}
+    data = {"format": 1, "encodings": [{"name": "#b", "attr": "#ttg.blocked<{}>", "kind": "blocked",
+                                        "space": "distributed", "layouts": [sl]}]}
+    change(data, sl)
+    (tmp_path / "layouts.json").write_text(json.dumps(data))
+    return SimpleNamespace(path=tmp_path)
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda d, sl: d.update(format=2), "format 2; this irscope reads format 1"),
+    (lambda d, sl: sl.pop("bases"), '"ok" but has no bases'),
+    (lambda d, sl: sl["bases"].pop("warp"), "not register, lane, warp, block"),
+    (lambda d, sl: sl.update(shape=[48, 64]), "not a power of two"),
+    (lambda d, sl: (sl.update(shape=[2048, 1024]),
+                    sl["bases"].update(register=[[0, 1]] * 16)), "more than 2**20 elements"),
+    (lambda d, sl: sl["bases"].update(register=[[0, 1]] * 14), "input bits (at most 20"),
+])
+def test_layouts_json_that_no_writer_makes_is_refused(tmp_path, change, why):
+    from irscope.store.layouts import read_layouts
+    with pytest.raises(SnapshotError, match=re.escape(why)):
+        read_layouts(_layouts_file(tmp_path, change))
+
+
+def test_layouts_json_as_a_directory_is_refused_by_reader_and_writer(tmp_path):
+    from types import SimpleNamespace
+    from irscope.store.layouts import read_layouts, write_layouts
+    (tmp_path / "layouts.json").mkdir()
+    with pytest.raises(SnapshotError, match="is a directory"):
+        read_layouts(SimpleNamespace(path=tmp_path))
+    with pytest.raises(SnapshotError, match="is a directory"):
+        write_layouts(tmp_path, {"format": 1, "encodings": []})
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("threadsPerWarp = [4, 8]", "threadsPerWarp = [4, 4]", "multiplies to 16, not the warp size (32)"),
+    ("order = [1, 0]", "order = [1, 1]", "order = [1, 1] is not a permutation"),
+    ("warpsPerCTA = [4, 1]", "warpsPerCTA = [8, 1]", "multiplies to 8, not the module's warps (4)"),
+])
+def test_irscope_conversion_refuses_encodings_tritons_parser_rejects(old, new, why):
+    """Where Triton's parser rejected the module, irscope's own conversion showed threadsPerWarp [4, 4] as
+    'lane 16' and order [1, 1] as fine."""
+    from irscope.harness.layouts import fallback_layouts
+    ls = fallback_layouts(ABORTING_TTGIR.replace(old, new, 1), "Triton's parser rejected it")
+    sl = ls.find("blocked").at((16, 64))
+    assert sl.layout is None and why in sl.note and sl.note.startswith("Triton's parser rejected it; invalid encoding")
+    assert fallback_layouts(ABORTING_TTGIR, "x").find("blocked").at((16, 64)).layout is not None
+
+
+def test_large_views_stop_with_a_count_and_all_shows_them(snaps, capsys):
+    """`--layout shared --shape 64x256` printed 16,475 lines."""
+    path = str(snaps["sm_80"].path)
+    assert main(["layouts", path, "--layout", "shared", "--shape", "64x256"]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) < 1300 and "… 15,785 more lines of the per-thread view (--all" in out
+    assert main(["layouts", path, "--layout", "shared", "--shape", "64x256", "--view", "hardware", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "Offset: 16383 ->" in out and "more lines" not in out
+
+
+def test_view_without_layout_is_a_usage_error(snaps, capsys):
+    assert main(["layouts", str(snaps["sm_80"].path), "--view", "tensor"]) == 2
+    assert "--view needs --layout" in capsys.readouterr().err
+
+
+def test_compare_labels_tell_snapshots_of_one_target_apart():
+    from types import SimpleNamespace
+    from irscope.cli.layouts import compare_labels
+    snap = lambda k, v, t: SimpleNamespace(kernel=k, variant=v, target_name=t, label=f"{k}/{v}/{t}", path=f"/{k}/{v}/{t}")
+    assert compare_labels([snap("m", "a", "sm_80"), snap("m", "a", "sm_90a")]) == ["sm_80", "sm_90a"]
+    assert compare_labels([snap("m", "a", "sm_80"), snap("m", "b", "sm_80"), snap("m", "a", "gfx942")]) == \
+        ["a/sm_80", "b/sm_80", "a/gfx942"]
+    assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80")]) == ["m/a/sm_80", "n/a/sm_80"]

@@ -3,7 +3,11 @@
 of its convert_layout ops and the bank conflicts of its shared-memory accesses (docs/layouts.md)."""
 from __future__ import annotations
 
+import itertools
 import json
+
+VIEW_LINES = 600  # per view on the terminal, without --all
+VIEW_BITS = 16  # the element grid enumerates every position: drawn up to 2**16 of them (a 256x256 tile) unless --all
 
 
 def add_parser(sub) -> None:
@@ -11,8 +15,12 @@ def add_parser(sub) -> None:
     p.add_argument("snapshots", metavar="SNAPSHOT", nargs="+", help="a snapshot folder (several with --compare)")
     p.add_argument("--layout", "-l", metavar="NAME", help="one encoding: blocked1, #mma, its number, or part of its text")
     p.add_argument("--shape", metavar="MxN", help="the shape to show it at (when it is used at several)")
-    p.add_argument("--view", choices=("tensor", "hardware", "both"), default="both",
-                   help="with --layout: the element grid (tensor), the per-thread view (hardware), or both")
+    p.add_argument("--view", choices=("tensor", "hardware", "both"),
+                   help="with --layout: the element grid (tensor), the per-thread view (hardware), or both "
+                        "(the default)")
+    p.add_argument("--all", action="store_true",
+                   help=f"with --layout: every line of each view (by default a view stops after {VIEW_LINES} "
+                        "lines; --json gives the bases in full)")
     p.add_argument("--json", action="store_true", help="print the layouts (and costs) as JSON")
     p.add_argument("--compute", action="store_true",
                    help="compute layouts.json now (needs Triton), e.g. for snapshots compiled before irscope had it")
@@ -63,6 +71,10 @@ def run(args, ui) -> int:
     shape = _shape(args.shape)
     if args.layout is None and shape is not None:
         raise UsageError("--shape needs --layout", "e.g. irscope layouts SNAP --layout blocked --shape 128x64")
+    if args.layout is None and (args.view is not None or args.all):
+        flag = "--view" if args.view is not None else "--all"
+        raise UsageError(f"{flag} needs --layout: the overview has no views",
+                         f"e.g. irscope layouts SNAP --layout blocked {flag}{' ' + args.view if args.view else ''}")
     if args.layout is None:
         return _overview(snap, ls, args, ui)
     return _one(snap, ls, ls.find(args.layout), shape, args, ui)
@@ -138,7 +150,7 @@ def _acc_json(a) -> dict:
 def _one(snap, ls, enc, shape, args, ui) -> int:
     from ..layouts.cost import swizzle_summary
     from ..layouts.report import access_reports, convert_reports
-    from ..layouts.views import hardware_view, tensor_view
+    from ..layouts.views import hardware_lines, hardware_view_lines, tensor_view, tensor_view_lines
     sl = enc.at(shape)
     text = snap.read("ttgir")
     accs = [a for a in access_reports(text, ls) if a.access.shared == enc.attr or a.access.tensor == enc.attr]
@@ -157,6 +169,8 @@ def _one(snap, ls, enc, shape, args, ui) -> int:
     if ll is None:
         ui.print(s(f"  not available: {sl.note}", "yellow"))
         return 0
+    if sl.note:
+        ui.print(f"  note: {sl.note}")
     ui.print("bases:")
     for line in _bases_lines(ll):
         ui.print(line)
@@ -165,16 +179,25 @@ def _one(snap, ls, enc, shape, args, ui) -> int:
     else:
         ui.print(f"{ll.size('register')} registers x {ll.size('lane')} lanes x {ll.size('warp')} warps"
                  + ("" if ll.injective else "; some elements are held by several threads (broadcast)"))
-    if len(ll.shape) <= 2 and args.view in ("tensor", "both"):
+    view = args.view or "both"
+    if view in ("tensor", "both"):
         ui.print("")
-        ui.print(s("offset of each element (row:col of the buffer)" if ll.is_shared
-                   else "element -> thread:register (thread = warp * lanes + lane)", "bold"))
-        ui.print(tensor_view(ll).rstrip("\n"))
-    if args.view in ("hardware", "both"):
+        positions = sum(len(v) for v in ll.bases.values())
+        if len(ll.shape) > 2:
+            ui.print(s(f"no element grid: irscope draws 1-D and 2-D layouts, this one is {len(ll.shape)}-D "
+                       "(--view hardware shows the per-thread view)", "dim"))
+        elif positions > VIEW_BITS and not args.all:
+            ui.print(s(f"no element grid: it enumerates all 2**{positions} positions (more than 2**{VIEW_BITS}); "
+                       "--all draws it anyway", "dim"))
+        else:
+            ui.print(s("offset of each element (row:col of the buffer)" if ll.is_shared
+                       else "element -> thread:register (thread = warp * lanes + lane)", "bold"))
+            _capped(ui, tensor_view(ll).rstrip("\n").split("\n"), tensor_view_lines(ll), args.all, "element grid")
+    if view in ("hardware", "both"):
         ui.print("")
         ui.print(s("offset -> element" if ll.is_shared else "per thread: one row per register, one column per lane",
                    "bold"))
-        ui.print(hardware_view(ll).rstrip("\n"))
+        _capped(ui, hardware_lines(ll), hardware_view_lines(ll), args.all, "per-thread view")
     for c in cvts:
         ui.print("")
         ui.print(f"convert_layout at line {c.op.line}: {c.op.src_name} -> {c.op.dst_name}: "
@@ -186,12 +209,36 @@ def _one(snap, ls, enc, shape, args, ui) -> int:
     return 0
 
 
+def _capped(ui, lines, total: int, show_all: bool, what: str) -> None:
+    """Print a view's lines, the first VIEW_LINES of them unless `show_all` (lines are drawn as printed)."""
+    for line in itertools.islice(lines, None if show_all else VIEW_LINES):
+        ui.print(line)
+    if not show_all and total > VIEW_LINES:
+        ui.print(ui.style(f"… {total - VIEW_LINES:,} more lines of the {what} (--all shows them; --json gives "
+                          "the bases)", "dim"))
+
+
+def compare_labels(snaps) -> list[str]:
+    """The shortest label that tells each snapshot from the others: its target, else variant/target,
+    else kernel/variant/target, else its folder."""
+    def tail(snap, n: int) -> str:
+        parts = [snap.kernel, snap.variant, snap.target_name]
+        if any(not p for p in parts):
+            return snap.label
+        return "/".join(parts[-n:])
+    for n in (1, 2, 3):
+        labels = [tail(sn, n) for sn in snaps]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [str(sn.path) for sn in snaps]
+
+
 def _compare(args, ui) -> int:
     from ..layouts.compare import compare_layouts
     from ..render.terminal import table
     loaded = [_load(p, args.compute, ui) for p in args.snapshots]
     rows = compare_layouts([ls for _, ls in loaded])
-    labels = [snap.target_name or snap.label for snap, _ in loaded]
+    labels = compare_labels([snap for snap, _ in loaded])
     if args.json:
         ui.print(json.dumps({"snapshots": [snap.label for snap, _ in loaded], "encodings": [
             {"attr": r.attr, "kind": r.kind, "names": list(r.names),

@@ -6,11 +6,14 @@ The path (Triton 3.6 and 3.9): parse the TTGIR with `ir.parse_mlir_module`, take
 result's encoding as a Gluon layout object (`GluonOpBuilder.get_gluon_layout_from_tensor/_memdesc`),
 and convert it at the shape it is used at (`to_linear_layout`). Shapes come from the type text (3.6 has
 no `value.get_shape`). Inputs known to abort (a shape not a power of two, an nvmma_shared tile narrower
-than its swizzle) are refused before the call. Where a binding is missing or fails, irscope converts
-the common encodings itself (irscope/layouts/fallback.py) and records the rest as not available.
+than its swizzle, any padded_shared) are refused before the call. Where a binding is missing or fails,
+irscope converts the common encodings itself (irscope/layouts/fallback.py) and records the rest as not
+available. An abort on an input not known to abort costs that one layout: the child records which
+layout it is converting, and the parent converts the rest again in a new child without it.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -22,9 +25,12 @@ from ..layouts import fallback
 from ..layouts.model import Encoding, LayoutSet, LayoutStatus, ShapedLayout
 from ..layouts.text import EncodingUse, encoding_uses, space_of, types_in
 from ..layouts.gf2 import LinearLayout
+from ..store.layouts import MAX_BITS
 from .workers import JobStatus, Progress, run_jobs
 
 TIMEOUT = 60.0
+RETRIES = 4  # children started again per TTGIR after aborts, each without the layout that aborted
+_FALLBACK_KINDS = "blocked, slice, linear, padded_shared and swizzled_shared"
 
 
 def triton_present() -> bool:
@@ -33,9 +39,13 @@ def triton_present() -> bool:
     return importlib.util.find_spec("triton") is not None
 
 
-def compute_layouts(ttgir: str) -> LayoutSet:
-    """The layouts of a TTGIR module, converted in this process (it may abort: call it in a child)."""
+def compute_layouts(ttgir: str, skip: dict[int, str] | None = None,
+                    on_step: Callable[[int], None] | None = None) -> LayoutSet:
+    """The layouts of a TTGIR module, converted in this process (it may abort: call it in a child).
+    Layouts are numbered in use order (each encoding's shapes in turn); `on_step(k)` is called before
+    Triton converts layout k, and the layouts in `skip` (k -> why) get irscope's own conversion instead."""
     uses = encoding_uses(ttgir)
+    skip = skip or {}
     try:
         from triton._C.libtriton import gluon_ir, ir  # noqa: F401
         import triton
@@ -44,35 +54,73 @@ def compute_layouts(ttgir: str) -> LayoutSet:
             raise ImportError("no GluonOpBuilder.to_linear_layout")
     except ImportError as e:
         return fallback_layouts(ttgir, f"Triton's layout bindings are missing ({e}); irscope converted "
-                                       "blocked, slice, linear and swizzled_shared itself")
+                                       f"{_FALLBACK_KINDS} itself", why="Triton's layout bindings are missing")
     gl_layouts, errors, builder = _gluon_layouts(ttgir, {u.attr for u in uses})
-    encodings = []
+    context = fallback.module_context(ttgir)
+    encodings, k = [], 0
     for u in uses:
         layouts = []
         for shape in u.shapes:
-            if u.attr in gl_layouts:
-                layouts.append(_convert(builder, gl_layouts[u.attr], u, shape))
+            if k in skip:
+                layouts.append(_fallback(u, shape, skip[k], context))
+            elif u.attr in gl_layouts:
+                if on_step is not None:
+                    on_step(k)
+                layouts.append(_convert(builder, gl_layouts[u.attr], u, shape, context))
             else:
-                layouts.append(_fallback(u, shape, errors.get(u.attr, "Triton gave no layout object for it")))
+                layouts.append(_fallback(u, shape, errors.get(u.attr, "Triton gave no layout object for it"),
+                                         context))
+            k += 1
         encodings.append(_encoding(u, layouts))
     return LayoutSet(tuple(encodings), version)
 
 
-def fallback_layouts(ttgir: str, note: str) -> LayoutSet:
-    """Every encoding through irscope's own conversion, the rest marked not available; no Triton."""
+def fallback_layouts(ttgir: str, note: str, why: str | None = None) -> LayoutSet:
+    """Every encoding through irscope's own conversion, the rest marked not available (each with `why`
+    Triton's is missing, `note` by default); no Triton."""
     uses = encoding_uses(ttgir)
-    return LayoutSet(tuple(_encoding(u, [_fallback(u, s, note) for s in u.shapes]) for u in uses), "irscope", note)
+    context = fallback.module_context(ttgir)
+    return LayoutSet(tuple(_encoding(u, [_fallback(u, s, why or note, context) for s in u.shapes]) for u in uses),
+                     "irscope", note)
 
 
 def _encoding(u: EncodingUse, layouts: list[ShapedLayout]) -> Encoding:
-    return Encoding(u.name, u.attr, u.kind, space_of(u.kind), tuple(layouts), u.lines)
+    return Encoding(u.name, u.attr, u.kind, space_of(u.kind), tuple(_bounded(sl) for sl in layouts), u.lines)
 
 
-def _fallback(u: EncodingUse, shape: tuple[int, ...], why: str) -> ShapedLayout:
+def _too_large(shape: tuple[int, ...]) -> str | None:
+    """Why a layout at `shape` is not recorded: the reader (store/layouts.py) refuses more than
+    2**MAX_BITS positions, so the writer does not write them."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n > 1 << MAX_BITS:
+        return (f"shape {'x'.join(map(str, shape))} has {n:,} elements, more than irscope records "
+                f"({1 << MAX_BITS:,})")
+    return None
+
+
+def _bounded(sl: ShapedLayout) -> ShapedLayout:
+    if sl.layout is None:
+        return sl
+    bits = sum(len(v) for v in sl.layout.bases.values())
+    if bits > MAX_BITS:
+        return ShapedLayout(sl.shape, LayoutStatus.NOT_AVAILABLE,
+                            note=f"its layout has 2**{bits} hardware positions, more than irscope records "
+                                 f"(2**{MAX_BITS})")
+    return sl
+
+
+def _fallback(u: EncodingUse, shape: tuple[int, ...], why: str, context=None) -> ShapedLayout:
+    big = _too_large(shape)
+    if big:
+        return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=big)
     try:
-        return ShapedLayout(shape, LayoutStatus.OK, "irscope", "", fallback.convert(u.attr, shape))
+        ll, note = fallback.convert_noted(u.attr, shape, context)
     except fallback.Unsupported as e:
         return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=f"{why}; {e}")
+    return ShapedLayout(shape, LayoutStatus.OK, "irscope", f"{why}; irscope's own conversion" + (f": {note}" if note else ""),
+                        ll)
 
 
 def _gluon_layouts(ttgir: str, wanted: set[str]):
@@ -121,6 +169,11 @@ def _refuse(u: EncodingUse, shape: tuple[int, ...]) -> str | None:
     """Why converting would abort the process, for the inputs known to (docs/layouts.md)."""
     if any(s <= 0 or s & (s - 1) for s in shape):
         return f"shape {'x'.join(map(str, shape))} is not a power of two in every dim (Triton would abort)"
+    big = _too_large(shape)
+    if big:
+        return big
+    if u.kind == "padded_shared":
+        return "Triton has no linear layout for padded_shared (to_linear_layout aborts on it)"
     if u.kind == "nvmma_shared":
         width = re.search(r"swizzlingByteWidth\s*=\s*(\d+)", u.attr)
         bits = re.search(r"elementBitWidth\s*=\s*(\d+)", u.attr)
@@ -134,14 +187,14 @@ def _refuse(u: EncodingUse, shape: tuple[int, ...]) -> str | None:
     return None
 
 
-def _convert(builder, gl_layout, u: EncodingUse, shape: tuple[int, ...]) -> ShapedLayout:
+def _convert(builder, gl_layout, u: EncodingUse, shape: tuple[int, ...], context=None) -> ShapedLayout:
     why = _refuse(u, shape)
     if why:
-        return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=why)
+        return _fallback(u, shape, why, context)
     try:
         pyll = builder.to_linear_layout(gl_layout._to_ir(builder), list(shape))
     except Exception as e:  # noqa: BLE001 - a Python-side refusal (an empty barrier buffer, TMEM)
-        return _fallback(u, shape, f"Triton could not convert it ({type(e).__name__}: {e})")
+        return _fallback(u, shape, f"Triton could not convert it ({type(e).__name__}: {e})", context)
     if hasattr(pyll, "reg_bases"):
         bases = {"register": pyll.reg_bases, "lane": pyll.lane_bases, "warp": pyll.warp_bases,
                  "block": pyll.block_bases}
@@ -156,17 +209,42 @@ def _convert(builder, gl_layout, u: EncodingUse, shape: tuple[int, ...]) -> Shap
 
 # -- in child processes ----------------------------------------------------------------------------------
 
-def _job(job: tuple[str, str]) -> dict:
+def _job(job: tuple[str, str, dict[int, str], str]) -> dict:
     # LLVM writes its abort message and nanobind its leak report straight to fds 1 and 2: keep them off
     # the user's terminal (the parent reports a crash from the exit status).
-    ttgir, scratch = job
+    ttgir, scratch, skip, marker = job
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     # The parser takes a path: its file goes in the parent's scratch folder, which the parent removes
     # even when an abort in Triton's conversion kills this child before its own clean-up runs.
     tempfile.tempdir = scratch
-    return compute_layouts(ttgir).to_json()
+    fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+
+    def mark(k: int) -> None:  # which layout Triton is converting: an abort leaves it in the file
+        os.pwrite(fd, f"{k:>12}".encode(), 0)
+
+    try:
+        return compute_layouts(ttgir, skip, mark).to_json()
+    finally:
+        os.close(fd)
+
+
+def _marked(marker: str) -> int | None:
+    try:
+        return int(Path(marker).read_text().strip())
+    except (OSError, ValueError):
+        return None  # it died before converting a layout (parsing the module)
+
+
+def _layout_name(ttgir: str, k: int) -> str:
+    n = 0
+    for u in encoding_uses(ttgir):
+        for shape in u.shapes:
+            if n == k:
+                return f"{u.name if len(u.name) < 48 else u.name[:45] + '...'} at {'x'.join(map(str, shape))}"
+            n += 1
+    return f"layout {k}"
 
 
 def layouts_of(ttgir_texts: Sequence[str], *, workers: int | None = None, timeout: float = TIMEOUT,
@@ -175,19 +253,43 @@ def layouts_of(ttgir_texts: Sequence[str], *, workers: int | None = None, timeou
     """The layouts of each TTGIR text, each converted in a child process. A child that crashes, hangs or
     raises gives irscope's own conversion, with a note saying what happened to Triton's."""
     scratch = tempfile.mkdtemp(prefix="irscope-layouts-")
+    skips: list[dict[int, str]] = [{} for _ in ttgir_texts]
+    results: list = [None] * len(ttgir_texts)
     try:
-        results = run_jobs([(t, scratch) for t in ttgir_texts], _job, workers=workers, timeout=timeout,
-                           on_progress=on_progress, start_method=start_method)
+        todo = list(range(len(ttgir_texts)))
+        for attempt in range(RETRIES + 1):
+            jobs = [(ttgir_texts[i], scratch, {k: f"Triton's layout conversion {what} on it"
+                                               for k, what in skips[i].items()},
+                     os.path.join(scratch, f"at-{i}-{attempt}")) for i in todo]
+            done = run_jobs(jobs, _job, workers=workers, timeout=timeout,
+                            on_progress=on_progress if attempt == 0 else None, start_method=start_method)
+            again = []
+            for i, job, r in zip(todo, jobs, done):
+                results[i] = r
+                k = _marked(job[3]) if r.status == JobStatus.CRASHED else None
+                if k is not None and k not in skips[i] and attempt < RETRIES:
+                    skips[i][k] = r.message.replace("the compiler process ", "")  # was killed by signal ...
+                    again.append(i)
+            todo = again
+            if not todo:
+                break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     out = []
-    for text, r in zip(ttgir_texts, results):
+    for text, r, skip in zip(ttgir_texts, results, skips):
+        aborted = "; ".join(f"{_layout_name(text, k)} ({what})" for k, what in skip.items())
         if r.status == JobStatus.OK:
-            out.append(LayoutSet.from_json(r.value))
+            ls = LayoutSet.from_json(r.value)
+            if skip:
+                ls = dataclasses.replace(ls, note=f"Triton's layout conversion died on {aborted}; the other layouts "
+                                                  "are Triton's (from a new process), those irscope's own where "
+                                                  "it has a conversion")
+            out.append(ls)
         else:
             what = r.message.replace("the compiler process", "Triton's layout conversion")
-            out.append(fallback_layouts(text, f"{what}; irscope converted blocked, slice, linear and "
-                                              "swizzled_shared itself"))
+            if skip:
+                what += f" (after dying on {aborted})"
+            out.append(fallback_layouts(text, f"{what}; irscope converted {_FALLBACK_KINDS} itself", why=what))
     return out
 
 

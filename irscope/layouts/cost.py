@@ -136,17 +136,23 @@ class BankConflicts:
                 f"{self.lanes_per_wavefront} lanes a wavefront)")
 
 
-def bank_conflicts(dist: LinearLayout, shared: LinearLayout, elem_bits: int, banks: int = 32) -> BankConflicts | None:
+def bank_conflicts(dist: LinearLayout, shared: LinearLayout, elem_bits: int, banks: int = 32,
+                   padding: tuple[tuple[int, int], ...] = ()) -> BankConflicts | None:
     """Triton's count for ld/st.shared of `dist`'s registers into `shared` (4-byte banks, 128 bytes a
     wavefront). The tensor may be a sub-tile of the buffer (a subslice): its elements are taken at the
-    buffer's origin. None when an element of `dist` is not in the buffer."""
+    buffer's origin. `padding` (padded_shared's (interval, padding) pairs) moves an offset o to
+    o + sum((o // interval) * padding), as Triton's lowering does. None when an element of `dist` is not
+    in the buffer."""
     offsets = shared.offsets
     lanes = dist.size("lane")
     nreg = dist.size("register")
 
     def off(r: int, l: int) -> int | None:
         e = dist.apply(register=r, lane=l)
-        return offsets.get(e)
+        o = offsets.get(e)
+        if o is None or not padding:
+            return o
+        return o + sum((o // interval) * pad for interval, pad in padding)
 
     o0 = off(0, 0)
     if o0 is None:

@@ -49,21 +49,30 @@ class LinearLayout:
                     out = [a ^ b for a, b in zip(out, v)]
         return tuple(out)
 
+    def elements(self, *dims: str) -> list[Element]:
+        """The element of every position of the in-dims `dims` (the first one fastest, the others 0),
+        one XOR a position: the list doubles with each input bit."""
+        out: list[Element] = [(0,) * len(self.shape)]
+        for dim in dims:
+            for v in self.bases.get(dim, ()):
+                out += [tuple(a ^ b for a, b in zip(e, v)) for e in out]
+        return out
+
     @cached_property
     def owners(self) -> dict[Element, list[tuple[int, int, int]]]:
         """element -> every (warp, lane, register) that holds it, in that order (block 0)."""
         cells: dict[Element, list[tuple[int, int, int]]] = {}
-        for w, l, r in itertools.product(range(self.size("warp")), range(self.size("lane")),
-                                         range(self.size("register"))):
-            cells.setdefault(self.apply(warp=w, lane=l, register=r), []).append((w, l, r))
+        positions = itertools.product(range(self.size("warp")), range(self.size("lane")), range(self.size("register")))
+        for pos, e in zip(positions, self.elements("register", "lane", "warp")):
+            cells.setdefault(e, []).append(pos)
         return cells
 
     @cached_property
     def offsets(self) -> dict[Element, int]:
         """Shared layouts: element -> its first offset (in elements) in the buffer."""
         out: dict[Element, int] = {}
-        for off in range(self.size("offset")):
-            out.setdefault(self.apply(offset=off), off)
+        for off, e in enumerate(self.elements("offset")):
+            out.setdefault(e, off)
         return out
 
     @property

@@ -7,9 +7,8 @@ import enum
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..store.layouts import FORMAT  # one number for the writer and the reader
 from .gf2 import LinearLayout
-
-FORMAT = 1
 
 
 class LayoutStatus(enum.StrEnum):

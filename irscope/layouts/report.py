@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..errors import SnapshotError
 from ..store.layouts import read_layouts
 from .cost import BankConflicts, ConvertCost, bank_conflicts, classify
+from .fallback import Unsupported, padding_of
 from .gf2 import LinearLayout
 from .model import LayoutSet
 from .text import ConvertOp, SharedAccess, converts, shared_accesses
@@ -54,6 +55,11 @@ def access_reports(ttgir: str, layouts: LayoutSet) -> list[AccessReport]:
         bc = None
         if dist is not None and shared is not None and len(dist.shape) == len(shared.shape) \
                 and all(x <= y for x, y in zip(dist.shape, shared.shape)):
-            bc = bank_conflicts(dist, shared, a.elem_bits)
+            try:
+                padding = padding_of(a.shared)
+            except Unsupported:  # not powers of two: irscope's conversion refused it, so `shared` is Triton's
+                padding = None
+            if padding is not None:
+                bc = bank_conflicts(dist, shared, a.elem_bits, padding=padding)
         out.append(AccessReport(a, bc))
     return out

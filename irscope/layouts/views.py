@@ -9,6 +9,8 @@ Only 1-D and 2-D shapes have a tensor view (Triton prints higher ranks as nested
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 from .gf2 import LinearLayout
 
 
@@ -50,17 +52,34 @@ def _offset_cell(ll: LinearLayout, element, cols: int) -> str:
     return "(?:?)" if off is None else f"({off // cols}:{off % cols})"
 
 
+def tensor_view_lines(ll: LinearLayout) -> int:
+    return _rows(ll)[0]
+
+
 def hardware_view(ll: LinearLayout) -> str:
     """Triton's hardware view: per warp, a row per register and a column per lane (distributed), or
     per offset the element it holds (shared)."""
+    return "".join(line + "\n" for line in hardware_lines(ll))
+
+
+def hardware_view_lines(ll: LinearLayout) -> int:
+    """How many lines the hardware view has (without drawing it)."""
+    if ll.is_shared:
+        return 1 + ll.size("offset")
+    return ll.size("warp") * (1 + ll.size("register"))
+
+
+def hardware_lines(ll: LinearLayout) -> Iterator[str]:
+    """The hardware view a line at a time, each computed when asked for: a reader that shows the first
+    lines of a large layout pays for those alone."""
     fmt = lambda e: "(" + ",".join(map(str, e)) + ")"
     if ll.is_shared:
-        return "Block: 0:\n" + "".join(f"Offset: {o} -> {fmt(ll.apply(offset=o))}\n"
-                                       for o in range(ll.size("offset")))
-    out = []
+        yield "Block: 0:"
+        for o in range(ll.size("offset")):
+            yield f"Offset: {o} -> {fmt(ll.apply(offset=o))}"
+        return
     for w in range(ll.size("warp")):
-        out.append(f"Warp{w}:")
+        yield f"Warp{w}:"
         for r in range(ll.size("register")):
-            out.append(", ".join(fmt(ll.apply(warp=w, lane=l, register=r)) for l in range(ll.size("lane"))))
-    return "\n".join(out) + "\n"
+            yield ", ".join(fmt(ll.apply(warp=w, lane=l, register=r)) for l in range(ll.size("lane")))
 
