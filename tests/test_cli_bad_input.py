@@ -110,7 +110,7 @@ def test_rank_and_sweep_recompile_a_cached_snapshot_that_was_damaged(cli, root):
     ttgir.write_text(ttgir.read_text()[:100])
     code, out, err = cli("rank", root / "one.yaml", "--out", root / "snaps")
     assert code == 0, err
-    assert "1 configs ranked" in out
+    assert "1 config ranked" in out
     load_snapshot(folder).read("ttgir")  # whole again: its sha256 matches
     # a damaged cubin too (rank reads its control bits; sweep's counters never open it)
     cubin = folder / "add_kernel.cubin"
@@ -280,6 +280,22 @@ def test_rank_refuses_emit_configs_through_a_file_saying_it_is_a_file(cli, tmp_p
         assert code == 2, err
         assert f"--emit-configs {given}: 'afile' is a file, not a folder" in _one_error(err) and "mkdir" not in err
     assert not (tmp_path / "snaps").exists()
+
+
+def test_rank_never_replaces_a_file_it_did_not_write_with_emit_configs(cli, tmp_path):
+    # `--emit-configs space.yaml` replaced the sweep being ranked with a Python module, exit 0.
+    (tmp_path / "space.yaml").write_text(ONE_POINT)
+    (tmp_path / "mine.py").write_text("KEEP = 1\n")
+    for given, words in (("space.yaml", "its name ends in .py"), ("notes.txt", "its name ends in .py"),
+                         ("mine.py", "the file is there and irscope did not write it, so it is kept")):
+        code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", given)
+        assert code == 2 and words in _one_error(err), (given, err)
+    assert (tmp_path / "space.yaml").read_text() == ONE_POINT and (tmp_path / "mine.py").read_text() == "KEEP = 1\n"
+    assert not (tmp_path / "snaps").exists()  # refused before the compiles
+    if Path("/proc/self").is_dir():  # a folder no file can be made in (root may write where the mode says no)
+        code, out, err = cli("rank", "space.yaml", "--out", "snaps", "--emit-configs", "/proc/ranked.py")
+        assert code == 2 and "cannot write in the folder '/proc'" in _one_error(err)
+        assert not (tmp_path / "snaps").exists()
 
 
 def test_compile_refuses_one_name_for_several_configs_and_options_a_launch_file_cannot_take(cli, tmp_path):

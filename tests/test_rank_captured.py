@@ -391,6 +391,24 @@ def test_a_hostile_launch_file_is_refused_before_its_source_runs(loop_capture, t
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("value", [10 ** 30, -2 ** 63 - 1, "abc", 1.5, True])
+def test_an_int_argument_no_launch_can_pass_is_a_damaged_launch_file(loop_capture, tmp_path, value):
+    # 10**30 reached Triton's specialiser: an internal error (exit 70); "abc" was a warning and a ranking
+    data = json.loads((loop_capture / "launches.json").read_text())
+    arg = next(a for a in data["launches"][0]["args"] if a["kind"] == "int")
+    arg["value"] = value
+    (tmp_path / "hostile.json").write_text(json.dumps(data))
+    code, _, err = _irscope("rank", str(tmp_path / "hostile.json"), "--out", str(tmp_path))
+    assert code == 4 and f"('{arg['name']}') is int" in err and "is damaged" in err and "Traceback" not in err
+
+
+def test_another_json_file_is_not_a_launch_file_rather_than_a_damaged_one(tmp_path):
+    (tmp_path / "ranking.json").write_text(json.dumps({"space": "add", "sizes": []}))  # rank's own --json
+    code, _, err = _irscope("rank", str(tmp_path / "ranking.json"), "--out", str(tmp_path))
+    assert code == 4 and "is not a launch file" in err and "damaged" not in err and "Traceback" not in err
+
+
+@pytest.mark.slow
 def test_an_autotuned_warp_specialized_kernel_captured_for_blackwell_ranks_with_its_partitions_loops(tmp_path):
     """tests/capture_programs/autotuned_ws.py: `tl.range(warp_specialize=True)` has Triton split the K loop
     into a loading and a matrix partition (sm_100a), each loop bounded by a partition argument. Captured and

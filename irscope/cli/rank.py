@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from ..errors import UsageError
-from ..render.terminal import ProgressLine, table
+from ..render.terminal import ProgressLine, plural, table
 from ..rank.model import DEFAULT_MODEL, MODELS, effective_model
 from .options import positive_int
 from .sweep import add_cluster_options, open_executor, progress_text
@@ -30,15 +30,16 @@ def add_parser(sub) -> None:
     p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
                    help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the H200's "
                         f"calibration (default {DEFAULT_MODEL})")
-    p.add_argument("--top", type=positive_int, default=10, metavar="N", help="configs to print (default 10)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="N",
+                   help="configs to print, and to write with --emit-configs (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: a sweep file's `out:`, else "
                                                        "$IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="compiles at once (default: a sweep file's `jobs:`, else one per core)")
     add_cluster_options(p)
     p.add_argument("--emit-configs", metavar="FILE.py",
-                   help="write the top N as triton.Configs plus an early_config_prune for @triton.autotune "
-                        "(a file already there is replaced)")
+                   help="write the top N (--top; at each --size) as triton.Configs plus an early_config_prune "
+                        "for @triton.autotune (replaces only a module it wrote before)")
     p.add_argument("--measured", action="store_true",
                    help="score the ranking against the GPU times `irscope run` recorded beside these configs' "
                         "snapshots at each size (runs.json; `--snapshot DIR`, or a kernel's `--config all --out "
@@ -90,9 +91,9 @@ def _points(args):
 def run(args, ui) -> int:
     from ..errors import CompileError
     from ..rank import chip_for, facts_of, rank
-    from ..rank.export import top_configs, write_module
+    from ..rank.export import merged_top, write_module
     from ..rank.chips import CHIPS
-    from ..rank.measured import names_chip, no_runs_error, recorded_devices
+    from ..rank.measured import damaged_runs, names_chip, no_runs_error, recorded_devices
     from ..spec import library
     from ..store.roots import default_out, ensure_root
     from ..store.snapshot import load_snapshot
@@ -179,21 +180,33 @@ def run(args, ui) -> int:
                            f"`irscope show {first.path}` for the compiler's log" if first.path else
                            "a crashed or timed-out compile leaves no folder: compile that config alone with "
                            "`irscope compile ... --jobs 1` to see the compiler's output")
+    if args.measured:
+        for why in damaged_runs(snaps):
+            ui.warn(f"{why}; its runs are not scored")
     if args.measured and not args.gpu:  # the chip the runs were made on, when they name one of the target's
         fits = [c for c in CHIPS.values() if c.target == target
                 and any(names_chip(d, c.name) for d in recorded_devices(snaps))]
-        chip = fits[0] if len(fits) == 1 else chip
+        if len(fits) > 1:  # scoring one chip's runs in silence would hide the other's
+            names = ", ".join(c.name for c in fits)
+            raise UsageError(f"--measured: the runs beside these snapshots were made on {len(fits)} GPUs ({names})",
+                             f"choose the one to score with --gpu, e.g. --gpu {fits[0].name}")
+        chip = fits[0] if fits else chip
     facts = {s.label: (s, facts_of(s)) for s in snaps}
     # Every size is planned and checked against every snapshot before anything is printed, so a size the
     # space was not compiled for stops the command before the first table, not after it.
     planned = _captured_plans(captured, facts, ref_of) if captured is not None else \
         _workload_plans(args, spec, facts, chip)
+    for _, first, _, _ in planned:  # a prediction of a launch no such GPU can hold is no answer
+        if chip.memory_gb and first.min_bytes > chip.memory_gb * 1e9:
+            ui.warn(f"at {first.size_name} the kernel's tensors take {first.min_bytes / 1e9:,.0f} GB, more than the "
+                    f"{chip.product}'s {chip.memory_gb:g} GB: no launch of this size fits on it")
     if args.measured and all(m is None for *_, m in planned):
-        raise no_runs_error(planned[0][1].size_name, spec.name, str(out), menu=not _is_sweep_file(args.space))
+        raise no_runs_error(planned[0][1].size_name, args.space, str(out), menu=not _is_sweep_file(args.space))
     # (the model asked for, and the one the chip's calibration allows: docs/rank.md)
     report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "model": args.model,
               "model_run": effective_model(chip, args.model), "sizes": []}
-    for index, (size, first, problems, measured) in enumerate(planned):
+    rankings = []
+    for size, first, problems, measured in planned:
         ranking = []
         for label, (s, f) in facts.items():
             if label in problems:  # a captured kernel's launches at other sizes are ranked in their own table
@@ -214,19 +227,30 @@ def run(args, ui) -> int:
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]))
-        if emit is not None and index == 0:  # the first size's (or the first captured size's) ranking
-            configs = top_configs(ranking, tuned, args.top)
-            try:
-                write_module(emit, configs, f"{name} for {target} on {chip.product} at {first.size_name}")
-            except OSError as e:
-                raise UsageError(f"cannot write --emit-configs {emit}: {e.strerror or e}",
-                                 "give a FILE.py in a folder you can write") from None
-            # news, not a warning; stderr, so that --json's stdout stays one document
-            ui.err.write(f"wrote the top {len(configs)} configs to {emit}\n")
-            near = _near_best(ranking)
+        rankings.append(ranking)
+    if not any(r.estimate.launchable for r in rankings[0]):  # launchability is the config's, at every size
+        raise CompileError(f"none of the {plural(len(rankings[0]), 'config')} can launch on {chip.product}, so none "
+                           "is ranked" + (" and nothing is written to --emit-configs" if emit else ""),
+                           "the table gives each config's reason (registers, shared memory, threads): give the "
+                           "space smaller tiles, fewer stages or fewer warps")
+    if emit is not None:
+        configs = merged_top(rankings, tuned, args.top)
+        sizes = [entry["size"] for entry in report["sizes"]]
+        at = f"at {sizes[0]}" if len(sizes) == 1 else f"the top {args.top} at each of {', '.join(sizes)}"
+        try:
+            write_module(emit, configs, f"{name} for {target} on {chip.product}, {at}")
+        except OSError as e:
+            raise UsageError(f"cannot write --emit-configs {emit}: {e.strerror or e}",
+                             "give a FILE.py in a folder you can write") from None
+        # news, not a warning; stderr, so that --json's stdout stays one document
+        ui.err.write(f"wrote {plural(len(configs), 'config')} to {emit} "
+                     f"({'the top ' + str(args.top) if len(sizes) == 1 else at})\n")
+        for entry in report["sizes"]:
+            near = entry["near_best"]
             if near > args.top:
-                ui.err.write(f"irscope: note: {near} configs are predicted within {NEAR:.0%} of the best, more than "
-                             f"--top {args.top} keeps; --top {near} lets the autotuner time them all\n")
+                ui.err.write(f"irscope: note: {near} configs are predicted within {NEAR:.0%} of the best"
+                             f"{'' if len(sizes) == 1 else ' at ' + entry['size']}, more than --top {args.top} "
+                             f"keeps; --top {near} lets the autotuner time them all\n")
     if args.json:
         ui.print(json.dumps(report, indent=1))
     return 0
@@ -271,12 +295,20 @@ def _is_sweep_file(space: str) -> bool:
 
 
 def _check_emit_path(path: Path) -> None:
-    """Refuse an --emit-configs path that cannot become a file: a missing folder, a folder itself, a path
-    through a file."""
+    """Refuse an --emit-configs path that cannot become a file (a missing or unwritable folder, a folder
+    itself, a path through a file), or whose file is not one irscope wrote: the user's sweep, kernel or
+    notes are never replaced by a module."""
+    import os
+    import tempfile
+
+    from ..rank.export import is_emitted
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"--emit-configs {path} is a folder", "give the path of a .py file to write, e.g. "
                          f"--emit-configs {path / 'ranked_configs.py'}")
+    if path.suffix != ".py":
+        raise UsageError(f"--emit-configs {path}: the module it writes is Python, so its name ends in .py",
+                         f"e.g. --emit-configs {path.with_suffix('.py').name}")
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():  # mkdir -p cannot make a folder there
         raise UsageError(f"--emit-configs {path}: '{existing}' is a file, not a folder",
@@ -284,6 +316,17 @@ def _check_emit_path(path: Path) -> None:
     if not folder.is_dir():
         raise UsageError(f"--emit-configs {path}: the folder '{folder}' does not exist",
                          f"create it first (mkdir -p {folder}), or give a FILE.py in an existing folder")
+    try:  # (os.access says yes to root on a read-only file system, or in /sys)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"--emit-configs {path}: cannot write in the folder '{folder}': {e.strerror or e}",
+                         "give a FILE.py in a folder you can write") from None
+    if path.exists() and not is_emitted(path):
+        raise UsageError(f"--emit-configs {path}: the file is there and irscope did not write it, so it is "
+                         "kept", "give a new name, or move the file away first; a module irscope wrote there "
+                         "before is replaced")
 
 
 def _mismatch_hint(e, space: str) -> str:
@@ -387,7 +430,7 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
         f"model {ran}: {chip.product} has no calibration for model {asked}, so times are from published peaks; " \
         "compare its configs, not chips"
     ui.print(f"{name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
-             f"{len(ranking)} configs ranked by predicted time ({by}; docs/rank.md)")
+             f"{plural(len(ranking), 'config')} ranked by predicted time ({by}; docs/rank.md)")
     rows = []
     for i, r in enumerate(ranking[:top]):
         e = r.estimate

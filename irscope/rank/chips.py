@@ -37,6 +37,7 @@ class Chip:
     # The slower matrix instructions a compile may fall back to, as fractions of `mma_flops`.
     fallback: dict = field(default_factory=dict)
     source: str = ""
+    memory_gb: float = 0.0  # DRAM capacity (GB, 10^9 B) as the datasheet gives it; 0: not known
     # Model 2 only: figures measured on the machine by benchmarks/rank_calibrate.py, on kernels of its
     # own (never the evaluation's). None where not measured: model 2 then falls back to model 1's figure.
     measured: "Measured | None" = None
@@ -376,26 +377,26 @@ H200_MEASURED_16 = dataclasses.replace(H200_MEASURED_15, wave_store_fraction=0.3
 # 304 CUs, 2.1 GHz = 2048; MI355X (gfx950): 2.5 PFLOP/s, 256 CUs, 2.4 GHz = 4096 flops/clk/CU.
 CHIPS: dict[str, Chip] = {c.name: c for c in (
     Chip("a100", "sm_80", "A100 SXM 80GB", 108, 1.41, 2039, _rates(2048, fp8_ratio=0), fp32_flops=128,
-         l2_bytes_clk=5120 / 108, fallback={"mma": 1.0}, source="NVIDIA A100 whitepaper, datasheet"),
+         l2_bytes_clk=5120 / 108, fallback={"mma": 1.0}, memory_gb=80, source="NVIDIA A100 whitepaper, datasheet"),
     Chip("h100", "sm_90a", "H100 SXM5 80GB", 132, 1.83, 3350, _rates(4096), l2_bytes_clk=5120 / 108,
-         fallback={"mma": 0.5}, source="NVIDIA H100 datasheet and whitepaper"),
+         fallback={"mma": 0.5}, memory_gb=80, source="NVIDIA H100 datasheet and whitepaper"),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
-         fallback={"mma": 0.5}, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)", measured=H200_MEASURED,
-         measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
+         fallback={"mma": 0.5}, memory_gb=141, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)",
+         measured=H200_MEASURED, measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
          measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
          measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15,
          measured_16=H200_MEASURED_16),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
-         fallback={"mma": 0.25, "wgmma": 0.5}, source="NVIDIA Blackwell datasheet"),
+         fallback={"mma": 0.25, "wgmma": 0.5}, memory_gb=180, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,
-         l2_bytes_clk=5120 / 108, source="NVIDIA RTX Blackwell whitepaper"),
+         l2_bytes_clk=5120 / 108, memory_gb=32, source="NVIDIA RTX Blackwell whitepaper"),
     Chip("mi250x", "gfx90a", "Instinct MI250X (one GCD)", 110, 1.7, 1638, _rates(1024, fp8_ratio=0, int8_ratio=1),
-         fp32_flops=256, smem_bytes_clk=128, l2_bytes_clk=64, source="AMD CDNA2 whitepaper"),
+         fp32_flops=256, smem_bytes_clk=128, l2_bytes_clk=64, memory_gb=64, source="AMD CDNA2 whitepaper"),
     Chip("mi300x", "gfx942", "Instinct MI300X", 304, 2.1, 5300, _rates(2048), fp32_flops=256,
-         l2_bytes_clk=64, source="AMD CDNA3 whitepaper"),
+         l2_bytes_clk=64, memory_gb=192, source="AMD CDNA3 whitepaper"),
     Chip("mi355x", "gfx950", "Instinct MI355X", 256, 2.4, 8000, _rates(4096), fp32_flops=256,
-         l2_bytes_clk=64, source="AMD CDNA4 whitepaper"),
+         l2_bytes_clk=64, memory_gb=288, source="AMD CDNA4 whitepaper"),
 )}
 
 DEFAULT_CHIP = {"sm_80": "a100", "sm_90a": "h100", "sm_100a": "b200", "sm_120a": "rtx5090",

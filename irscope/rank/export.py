@@ -7,6 +7,8 @@ imports next to their kernel; it needs Triton only, not irscope, and holds the r
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -35,7 +37,8 @@ def top_configs(ranking: Iterable[Ranked], tuned: Iterable[str], k: int) -> list
     return out
 
 
-MODULE = '''"""Autotune configs ranked by irscope without a GPU ({what}).
+HEADER = '"""Autotune configs ranked by irscope without a GPU'
+MODULE = HEADER + ''' ({what}).
 
 Use either
     @triton.autotune(configs=CONFIGS, key=[...])
@@ -60,7 +63,7 @@ _KEEP = {{_key(c["kwargs"], c["num_warps"], c["num_stages"]) for c in RANKED}}
 
 
 def early_config_prune(configs, named_args, **kwargs):
-    """The configs of `configs` that irscope ranked in its top {k}; all of them if none matches."""
+    """The configs of `configs` among the {k} irscope kept; all of them if none matches."""
     names = set(RANKED[0]["kwargs"]) if RANKED else set()
     kept = [c for c in configs
             if _key({{n: v for n, v in c.kwargs.items() if n in names}}, c.num_warps, c.num_stages) in _KEEP]
@@ -68,10 +71,39 @@ def early_config_prune(configs, named_args, **kwargs):
 '''
 
 
+def is_emitted(path: Path) -> bool:
+    """Whether the file at `path` is a module `write_module` wrote (so replacing it loses nothing)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(HEADER)) == HEADER.encode()
+    except OSError:
+        return False
+
+
+def merged_top(rankings: Iterable[Iterable[Ranked]], tuned: Iterable[str], k: int) -> list[dict]:
+    """The top k of each ranking (one per problem size), each config once, in order of its best place: an
+    early_config_prune cannot tell sizes apart unless the autotuner's key does, so it keeps them all."""
+    tuned = list(tuned)
+    places: dict[str, tuple[tuple[int, int], dict]] = {}
+    for index, ranking in enumerate(rankings):
+        for place, config in enumerate(top_configs(ranking, tuned, k)):
+            key = config_key(config["kwargs"], config["num_warps"], config["num_stages"])
+            if key not in places or (place, index) < places[key][0]:
+                places[key] = ((place, index), config if key not in places else places[key][1])
+    return [config for _, config in sorted(places.values(), key=lambda p: p[0])]
+
+
 def write_module(path: Path, configs: list[dict], what: str) -> None:
-    """Write the importable module (atomically: a half-written file is never left)."""
+    """Write the importable module (atomically, through a temporary file of its own: a half-written
+    module, or a user's file of the temporary's name, is never left behind or replaced)."""
     text = MODULE.format(what=what, data=json.dumps(configs), k=len(configs))
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from ..errors import UsageError
+from ..errors import SnapshotError, UsageError
 from ..store import results
 
 
@@ -35,7 +35,7 @@ def measured_at(snapshots: Iterable, size: Mapping[str, int], gpu: str | None = 
     want = dict(size)
     found: dict[str, dict[str, dict]] = {}  # device -> label -> latest record
     for snap in snapshots:
-        for record in results.runs(snap):
+        for record in _runs(snap):
             if _size(record) != want or not (_failed(record) or _ms(record)):
                 continue  # another size, or a run checked and not timed (`--check`): it says nothing of time
             found.setdefault(_device(record), {})[snap.label] = record  # oldest first: the latest wins
@@ -73,7 +73,27 @@ def names_chip(device: str, chip: str) -> bool:
 
 def recorded_devices(snapshots: Iterable) -> set[str]:
     """Every GPU a run of these snapshots was recorded on."""
-    return {_device(r) for snap in snapshots for r in results.runs(snap)}
+    return {_device(r) for snap in snapshots for r in _runs(snap)}
+
+
+def damaged_runs(snapshots: Iterable) -> list[str]:
+    """Why each snapshot's runs.json cannot be read (its runs then count as never made)."""
+    out = []
+    for snap in snapshots:
+        try:
+            results.runs(snap)
+        except SnapshotError as e:
+            out.append(e.message)
+    return out
+
+
+def _runs(snap) -> list[dict]:
+    """A snapshot's runs; none when its runs.json is damaged (damaged_runs says so): one bad record file
+    must not stop the scoring of a whole space."""
+    try:
+        return results.runs(snap)
+    except SnapshotError:
+        return []
 
 
 def _device(record: Mapping) -> str:
@@ -96,8 +116,11 @@ def _ms(record: Mapping) -> float | None:
 
 
 def no_runs_error(size_name: str, kernel: str, root: str, menu: bool) -> UsageError:
-    """What `--measured` says when no config of the space has a timed (or failed) run recorded at a size."""
-    how = (f"irscope run {kernel} --config all --size {size_name} --out {root}" if menu else
+    """What `--measured` says when no config of the space has a timed (or failed) run recorded at a size
+    (`kernel` as the user typed it: a built-in's name, or FILE.py:NAME)."""
+    import shlex
+    how = (f"irscope run {shlex.quote(kernel)} --config all --size {shlex.quote(size_name)} --out {shlex.quote(root)}"
+           if menu else
            f"irscope run --snapshot DIR... --size {size_name}, one DIR a config of the space (under {root})")
     return UsageError(f"no GPU time of these configs is recorded at size {size_name} (runs.json beside each snapshot)",
                       f"time them on a GPU first ({how}), then rank again with --measured (docs/rank.md)")

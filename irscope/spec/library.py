@@ -50,6 +50,9 @@ def load_module(path: Path) -> ModuleType:
         raise UsageError(f"cannot import '{path}'", "kernel files must be Python files ending in .py")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[mod_name] = module
+    # As `python FILE.py` would: the file's folder is first on the path while it runs, so that it imports
+    # its neighbours (an --emit-configs module, its own helpers) as the user's program does
+    sys.path.insert(0, str(path.parent))
     try:
         module_spec.loader.exec_module(module)
     except SyntaxError as e:
@@ -59,6 +62,9 @@ def load_module(path: Path) -> ModuleType:
         del sys.modules[mod_name]
         raise UsageError(f"importing '{path}' failed: {type(e).__name__}: {e}",
                          "run `python FILE.py` to see the full error") from None
+    finally:
+        if str(path.parent) in sys.path:
+            sys.path.remove(str(path.parent))
     _loaded[path] = module
     return module
 

@@ -76,6 +76,9 @@ def check_launches(data: Any, source: Path) -> dict:
         # present" would not say that this irscope is the older one
         raise SnapshotError(f"{source} is a launch file of version {version}; this irscope reads "
                             f"version {VERSION}", "upgrade irscope, or capture again with this one")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:  # another JSON file, not a damaged capture
+        raise SnapshotError(f"{source} is not a launch file: it has no \"format\": \"{FORMAT}\"",
+                            "give the launches.json irscope capture wrote (irscope capture -- python prog.py)")
     validate(data, LAUNCHES_SCHEMA, source, "capture it again with irscope capture (the format is in docs/capture.md)")
     if data["version"] > VERSION:
         raise SnapshotError(f"{source} is a launch file of version {data['version']}; this irscope reads "
@@ -89,7 +92,23 @@ def check_launches(data: Any, source: Path) -> dict:
         if launch["kernel"] not in data["kernels"]:
             raise SnapshotError(f"{source} is damaged: launches[{i}] names kernel '{launch['kernel']}', "
                                 "which the file does not hold", "capture it again with irscope capture")
+        for j, arg in enumerate(launch["args"]):
+            fits = _VALUES.get(arg["kind"])
+            if fits is not None and not fits(arg.get("value")):
+                raise SnapshotError(f"{source} is damaged: launches[{i}].args[{j}] ('{arg['name']}') is {arg['kind']} "
+                                    f"{str(arg.get('value'))[:40]}, which no launch passes",
+                                    "capture it again with irscope capture")
     return data
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# What a launch's scalar argument may hold: what Triton's JIT takes (an int is an i32, i64 or u64)
+_VALUES = {"int": lambda v: _is_int(v) and -2**63 <= v < 2**64,
+           "float": lambda v: _is_int(v) or isinstance(v, float),
+           "bool": lambda v: isinstance(v, bool)}
 
 
 MAX_LAUNCHES_BYTES = 256 << 20  # a launch file holds every kernel's source once: tens of MB at most
