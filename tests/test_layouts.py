@@ -422,4 +422,6 @@ def test_compare_labels_tell_snapshots_of_one_target_apart():
     assert compare_labels([snap("m", "a", "sm_80"), snap("m", "a", "sm_90a")]) == ["sm_80", "sm_90a"]
     assert compare_labels([snap("m", "a", "sm_80"), snap("m", "b", "sm_80"), snap("m", "a", "gfx942")]) == \
         ["a/sm_80", "b/sm_80", "a/gfx942"]
-    assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80")]) == ["m/a/sm_80", "n/a/sm_80"]
+    assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80")]) == ["m/sm_80", "n/sm_80"]
+    assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80"), snap("m", "b", "sm_80"),
+                           snap("n", "b", "sm_80")]) == ["m/a/sm_80", "n/a/sm_80", "m/b/sm_80", "n/b/sm_80"]

@@ -219,15 +219,11 @@ def _capped(ui, lines, total: int, show_all: bool, what: str) -> None:
 
 
 def compare_labels(snaps) -> list[str]:
-    """The shortest label that tells each snapshot from the others: its target, else variant/target,
-    else kernel/variant/target, else its folder."""
-    def tail(snap, n: int) -> str:
-        parts = [snap.kernel, snap.variant, snap.target_name]
-        if any(not p for p in parts):
-            return snap.label
-        return "/".join(parts[-n:])
-    for n in (1, 2, 3):
-        labels = [tail(sn, n) for sn in snaps]
+    """The shortest label that tells each snapshot from the others: its target, else kernel/target, else
+    variant/target, else kernel/variant/target, else its folder."""
+    for parts in (("target_name",), ("kernel", "target_name"), ("variant", "target_name"),
+                  ("kernel", "variant", "target_name")):
+        labels = ["/".join(str(getattr(sn, p) or "?") for p in parts) for sn in snaps]
         if len(set(labels)) == len(labels):
             return labels
     return [str(sn.path) for sn in snaps]
