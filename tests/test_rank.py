@@ -1437,6 +1437,10 @@ def test_rank_refuses_a_size_past_the_integer_type_the_space_compiled_an_argumen
                                        "grid:\n  BLOCK_SIZE: [1024]\n")
     code, stdout, err = cli("rank", "big.yaml", "--size", "n=4294967296", "--out", "snaps")
     assert code == 0 and "at n=4294967296: 1 config ranked" in stdout, err
+    assert "irscope: warning:" not in err  # 51.5 GB: it fits on the H100
+    code, stdout, err = cli("rank", "big.yaml", "--size", "n=8589934592", "--out", "snaps")
+    assert code == 0 and "at n=8589934592: 1 config ranked" in stdout, err
+    assert "warning: at n=8589934592 the kernel's tensors take 103 GB, more than the H100 SXM5 80GB's 80 GB" in err
 
 
 def test_rank_compiles_into_and_scores_from_the_sweep_files_out_as_sweep_does(cli, tmp_path, monkeypatch):
