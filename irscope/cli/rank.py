@@ -228,8 +228,8 @@ def run(args, ui) -> int:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]))
         rankings.append(ranking)
-    if not any(r.estimate.launchable for r in rankings[0]):  # launchability is the config's, at every size
-        raise CompileError(f"none of the {plural(len(rankings[0]), 'config')} can launch on {chip.product}, so none "
+    if not any(r.estimate.launchable for ranking in rankings for r in ranking):
+        raise CompileError(f"none of the {plural(len(facts), 'config')} can launch on {chip.product}, so none "
                            "is ranked" + (" and nothing is written to --emit-configs" if emit else ""),
                            "the table gives each config's reason (registers, shared memory, threads): give the "
                            "space smaller tiles, fewer stages or fewer warps")
