@@ -254,6 +254,7 @@ def _row(status: str, reason: str = "", analysis=None):
     ("crashed", "crashed", "not compared", 3),
     ("failed", "failed", "not compared", 3),
     ("ok", "crashed", "regression", 1),
+    ("not-for-target", "failed", None, 0),  # what the spec foresaw under both: nothing to compare
 ])
 def test_upgrade_check_exits_non_zero_when_a_point_could_not_be_compared(old, new, kind, code):
     from irscope.cli.upgrade import compare_rows, exit_status, render
@@ -261,7 +262,7 @@ def test_upgrade_check_exits_non_zero_when_a_point_could_not_be_compared(old, ne
     analysis = object() if "ok" in (old, new) else None
     report = compare_rows(_row(old, "boom", analysis if old == "ok" else None),
                           _row(new, "boom", analysis if new == "ok" else None))
-    assert [str(f.kind) for f in report.findings] == [kind]
+    assert [str(f.kind) for f in report.findings] == ([kind] if kind else [])
     assert exit_status([report]) == code
     text = render("3.6.0", "3.9.0", [report], UI(io.StringIO(), io.StringIO(), "never"))
     assert ("1 point could not be compared" in text) == (kind == "not compared"), text
