@@ -255,3 +255,47 @@ def test_a_sweep_whose_every_point_is_cached_never_touches_the_cluster(tmp_path)
         assert result.cached == 1 and not executor.started  # no LocalCluster was started either
     finally:
         executor.close()
+
+
+# Travels by value (its module is not importable on a worker), as the version probe does.
+_FORK_RACE = '''
+import sys
+import time
+
+
+def work(job):
+    import irscope_slow_import  # noqa: F401 - in the child: the module a worker thread is importing now
+    return job
+
+
+def around(job, run):
+    if job == "imports":  # the first task of a new worker process, warming up: an import that takes a while
+        import irscope_slow_import  # noqa: F401
+    else:
+        time.sleep(0.5)  # the other thread forks its compile child while the first one imports
+    return run(job)
+
+
+def add_path(folder):
+    sys.path.insert(0, folder)
+'''
+
+
+def test_a_compile_child_is_never_forked_while_another_worker_thread_imports(tmp_path):
+    """`dask worker --nthreads 2`: a worker's two first tasks warm up (imports) at once. A child forked by
+    one thread while the other is inside an import inherits that module's lock, held by a thread it does
+    not have, and hung until the timeout; the fork now waits for the other thread's warm-up."""
+    import distributed
+    (tmp_path / "irscope_slow_import.py").write_text("import time\ntime.sleep(2)\n")
+    ns: dict = {"__name__": "irscope_fork_race"}
+    exec(compile(_FORK_RACE, "<fork race>", "exec"), ns)  # noqa: S102 - the test's own constant source
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None,
+                                       silence_logs=40)
+    client = distributed.Client(cluster, set_as_default=False)
+    executor = DaskCluster("race", lambda: (client, cluster), 60)
+    try:
+        client.run(ns["add_path"], str(tmp_path))
+        results = executor.run(["imports", "forks"], ns["work"], timeout=8, around=ns["around"])
+    finally:
+        executor.close()
+    assert [(r.status, r.value) for r in results] == [(JobStatus.OK, "imports"), (JobStatus.OK, "forks")], results

@@ -13,6 +13,7 @@ versions and warms the workers up, while the caller goes on planning. Needs the 
 """
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 import time
@@ -306,20 +307,44 @@ def _warm_worker(expected: dict, dask_worker=None) -> None:
         warm_up()
 
 
+# Held by a task's thread whenever it runs irscope code on the worker (the version check, the warm-up:
+# imports, Triton's specialisation), and taken around every fork of this process (os.register_at_fork):
+# so a compile child is never forked while another worker thread is inside an import or Triton's code.
+# A child forked then inherits that import's module lock (or a C++ mutex) held by a thread it does not
+# have, and waits on it until the timeout: with `dask worker --nthreads 2`, the first two tasks of a new
+# or restarted worker process both warm up, and the first to finish forked while the other imported.
+# The compiles themselves run outside it, so the threads still compile in parallel.
+_guard = threading.RLock()
+
+
+def _new_guard_in_child() -> None:
+    global _guard
+    _guard = threading.RLock()
+
+
+os.register_at_fork(before=lambda: _guard.acquire(), after_in_parent=lambda: _guard.release(),
+                    after_in_child=_new_guard_in_child)
+
+
 def _task(jobs: list, work, timeout, around, expected: dict) -> tuple[list[JobResult], str]:
     """Some jobs on a worker, one after another, each in a child process of its own (run_jobs), after
     checking this worker's versions (once per worker process)."""
     from distributed import get_worker
-    where = get_worker().address
-    problem = _worker_problem(where, expected)
-    if problem:
-        return [JobResult(job, JobStatus.ERROR, None, problem) for job in jobs], where
-    allow_children()
+    with _guard:
+        where = get_worker().address
+        problem = _worker_problem(where, expected)
+        if problem:
+            return [JobResult(job, JobStatus.ERROR, None, problem) for job in jobs], where
+        allow_children()
 
-    def run(j) -> JobResult:
-        return run_jobs([j], work, workers=1, timeout=timeout)[0]
+        def run(j) -> JobResult:
+            _guard.release()  # the compile, in its child: another thread may warm up meanwhile
+            try:
+                return run_jobs([j], work, workers=1, timeout=timeout)[0]
+            finally:
+                _guard.acquire()
 
-    return [around(job, run) if around is not None else run(job) for job in jobs], where
+        return [around(job, run) if around is not None else run(job) for job in jobs], where
 
 
 def _first_line(e: BaseException) -> str:
