@@ -271,3 +271,51 @@ def test_a_binary_file_is_a_usage_error(cli, tmp_path, data):
     assert code == 2, err
     assert err.startswith(f"irscope: error: {path}:") and "not a text file" in err and "Traceback" not in err
     assert err.splitlines()[1].startswith("irscope: hint: ")
+
+
+def _killed_ptxas(tmp_path, monkeypatch):
+    """TRITON_PTXAS_PATH pointing at a ptxas that answers --version but dies of SIGKILL when it assembles
+    (what the kernel's OOM killer, or a user's kill, does to it)."""
+    import os
+    import stat
+    from triton.backends.nvidia.compiler import get_ptxas
+    real = get_ptxas(80).path
+    fake = tmp_path / "bin" / "ptxas"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *--version*) exec "{real}" "$@";; esac\nkill -9 $$\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("TRITON_PTXAS_PATH", str(fake))
+    return lambda: monkeypatch.delenv("TRITON_PTXAS_PATH") or os.environ.get("TRITON_PTXAS_PATH")
+
+
+def test_a_ptxas_killed_by_a_signal_is_a_crash_that_is_not_cached(cli, tmp_path, monkeypatch):
+    sweep = _write(tmp_path, "kernels: [add]\ntargets: [sm_80]\nout: o\n")
+    restore = _killed_ptxas(tmp_path, monkeypatch)
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert code == 3, err
+    assert "crashed  add/default/sm_80: ptxas was killed by signal SIGKILL (not cached" in out, out
+    assert not (tmp_path / "o" / "add").exists()  # no folder: nothing for the next run to serve
+    code, out, err = cli("sweep", sweep, "--list")
+    assert "to compile" in out and "0 fresh" in out
+    restore()
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert code == 0 and "1 compiled now, 0 from the cache" in out, out + err
+
+
+def test_a_failure_cached_by_an_older_irscope_for_a_killed_ptxas_is_compiled_again(cli, tmp_path, monkeypatch):
+    from irscope import harness
+    from irscope.spec import library
+    from irscope.spec.kernel import CompileOptions
+    from irscope.store.folder import snapshot_dir, write_folder
+    from irscope.store.writer import snapshot_files
+    from irscope.targets import get_target
+    restore = _killed_ptxas(tmp_path, monkeypatch)
+    spec, target = library.load_kernel("add"), get_target("sm_80")
+    result = harness.compile_kernel(spec, target, CompileOptions())
+    assert result.error and "error code -9" in result.error["message"] and result.not_cached
+    restore()
+    result.not_cached = ""  # as irscope wrote it before it knew: a failed snapshot
+    write_folder(snapshot_dir(tmp_path / "o", spec.name, result.variant, target.name), snapshot_files(result))
+    sweep = _write(tmp_path, "kernels: [add]\ntargets: [sm_80]\nout: o\n")
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert code == 0 and "1 compiled now, 0 from the cache" in out, out + err

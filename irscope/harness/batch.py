@@ -157,8 +157,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
 def _declared_not_for(o: Outcome) -> Outcome:
     """A failed or crashed compile that the config's `not_for` foresaw, or one that asked for instructions
     the target lacks: NOT_FOR_TARGET, the spec's reason first and the compiler's words after."""
-    if o.status not in (CompileStatus.FAILED, CompileStatus.CRASHED):
-        return o
+    if o.status not in (CompileStatus.FAILED, CompileStatus.CRASHED) or (o.error or {}).get("not_cached"):
+        return o  # a machine's fault (ptxas killed, a tool missing) says nothing about the target
     message = (o.error or {}).get("message") or ""
     try:
         reason = load_kernel(o.point.kernel).config(o.point.options.config).not_for.get(o.point.target)
@@ -205,13 +205,23 @@ def _compile_files_job(job: tuple[Point, str, str]) -> tuple[Outcome, dict]:
     point, started = job[0], time.perf_counter()
     spec, target = library.load_kernel(point.kernel), get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=True, log_path=Path(job[2]))
+    if result.not_cached:
+        return _not_cached(point, result, started), {}
     status = CompileStatus.OK if result.ok else CompileStatus.FAILED
     files = dict(snapshot_files(result))
     return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started), files
 
 
+def _not_cached(point: Point, result, started: float) -> Outcome:
+    """A failure that is not the kernel's own (compiler.environmental_failure): reported as crashed, with
+    no folder, as a crash is, so that the next run compiles the point again instead of serving it."""
+    error = {**(result.error or {}), "type": CompileStatus.CRASHED.value,
+             "message": f"{result.not_cached} (not cached: compiled again next run)", "not_cached": result.not_cached}
+    return Outcome(point, CompileStatus.CRASHED, None, result.variant, error, time.perf_counter() - started)
+
+
 def _write_delivered(r, folder: Path):
-    if r.status != JobStatus.OK:
+    if r.status != JobStatus.OK or r.value[0].status == CompileStatus.CRASHED:  # crashed: no folder
         return r
     outcome, files = r.value
     write_folder(folder, files)
@@ -293,6 +303,8 @@ def compile_one(point: Point, out: Path, *, capture_fds: bool = False, log_path:
     target = get_target(point.target)
     result = harness.compile_kernel(spec, target, point.options, capture_fds=capture_fds, log_path=log_path)
     folder = snapshot_dir(out, spec.name, result.variant, target.name)
+    if result.not_cached:
+        return dataclasses.replace(_not_cached(point, result, started), label=folder.relative_to(out).as_posix())
     files = snapshot_files(result)
     exit_if_orphaned()  # where PR_SET_PDEATHSIG is missing: a killed parent gets no folder written after it
     write_folder(folder, files)

@@ -51,6 +51,9 @@ class CompileResult:
     python_source: str = ""
     error: dict | None = None  # {"stage", "type", "message"} when the compile failed
     passes: Any = None  # irscope.passes.record.PassCapture when options.passes asked for the pass timeline
+    # Why a failure is not the kernel's own (ptxas killed by a signal, a tool missing, the disk full), or
+    # "": such a compile is reported as crashed and writes no folder, so the next run compiles it again.
+    not_cached: str = ""
 
     @property
     def ok(self) -> bool:
@@ -199,6 +202,7 @@ def _record_failure(result: CompileResult, exc: Exception, cache_dir: Path, fn_n
         # A Gluon op's builder failed verification: Triton points at the line, MLIR said why on stderr.
         message += "\n" + diagnostics[0].strip()
     result.error = {"stage": failed, "type": type(exc).__name__, "message": message}
+    result.not_cached = environmental_failure(result.error)
 
 
 def _error_message(exc: Exception) -> str:
@@ -216,6 +220,35 @@ def _error_message(exc: Exception) -> str:
         lines = [ln for ln in text.splitlines() if "error" in ln.lower() and "Repro command" not in ln]
         return (lines[0] if lines else text.splitlines()[0]).strip()
     return text
+
+
+# Exceptions of the machine, not of the kernel: a compile that failed with one is tried again next run.
+_ENVIRONMENT_ERRORS = {"OSError", "FileNotFoundError", "PermissionError", "BlockingIOError", "InterruptedError",
+                       "MemoryError", "ChildProcessError", "BrokenPipeError", "TimeoutError"}
+
+
+def environmental_failure(error: dict | None) -> str:
+    """Why a recorded failure ({"type", "message"}) is not the kernel's own, in words, or "" when it is
+    the compiler's answer about this kernel (worth caching). A ptxas that a signal killed (Triton:
+    "`ptxas` failed with error code -9": out of memory, a Ctrl-C, a kill) crashed; a tool that cannot
+    be found ("Cannot find ptxas") or an OSError (the disk full) is this machine's problem."""
+    import re
+    import signal
+    if not error:
+        return ""
+    kind, message = str(error.get("type") or ""), str(error.get("message") or "")
+    code = re.search(r"`ptxas` failed with error code (-\d+)", message)
+    if code:
+        try:
+            name = signal.Signals(-int(code.group(1))).name
+        except ValueError:
+            name = code.group(1)[1:]
+        return f"ptxas was killed by signal {name}"
+    if kind == "RuntimeError" and message.startswith("Cannot find "):
+        return message.splitlines()[0]
+    if kind in _ENVIRONMENT_ERRORS:
+        return f"{kind}: {message.splitlines()[0] if message else ''}".rstrip(": ")
+    return ""
 
 
 def raise_for(result: CompileResult) -> None:

@@ -251,6 +251,7 @@ def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
 
 def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     from ..analyze import analyze
+    from ..harness.compiler import environmental_failure
     from ..store.snapshot import load_snapshot
 
     p, key, folder, fresh = pp.point, pp.key, pp.folder, pp.fresh
@@ -263,6 +264,10 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     # reads them, the binaries (which rank's facts read: the cubin's control bits) here.
     if outcome is None and (bad := snap.damaged_stages(("cubin", "hsaco"))):
         raise SnapshotError(f"{label}: stage {', '.join(bad)} damaged", "compiled again")
+    # A failure cached before irscope knew it was the machine's (ptxas killed by a signal, a tool missing)
+    # is not the compiler's answer about this kernel: compiled again, as a crash is.
+    if outcome is None and not snap.ok and environmental_failure(snap.error):
+        raise SnapshotError(f"{label}: {environmental_failure(snap.error)}", "compiled again")
     status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
                     snap.error, where)
