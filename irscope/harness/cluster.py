@@ -253,7 +253,9 @@ def _local_cluster(n: int):
                           "distributed.admin.tick.interval": "1s",
                           "distributed.worker.memory.monitor-interval": "1s",
                           "distributed.admin.system-monitor.interval": "2s",
-                          "distributed.nanny.pre-spawn-environ": environ}):
+                          "distributed.nanny.pre-spawn-environ": environ,
+                          "distributed.worker.preload": [*dask.config.get("distributed.worker.preload", []),
+                                                         IGNORE_CTRL_C]}):
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                            silence_logs=40)
     try:
@@ -261,6 +263,15 @@ def _local_cluster(n: int):
     except BaseException:
         cluster.close()
         raise
+
+
+# Run by each LocalCluster worker process as it starts (Dask's `distributed.worker.preload` takes a
+# script's text): Ctrl-C in a terminal sends SIGINT to its whole foreground process group, which holds
+# the workers too, and each worker died of a KeyboardInterrupt mid-task while its nanny and comms printed
+# six tracebacks (about 98 lines) under the table. The client alone handles Ctrl-C (it cancels the tasks
+# and closes the cluster, which stops the workers), as a remote cluster's workers never see it either;
+# their compile children inherit the ignored SIGINT (workers._child keeps it).
+IGNORE_CTRL_C = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
 
 
 # What the forkserver imports before it forks any worker: Dask's worker, then irscope's compiler with
