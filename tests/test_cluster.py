@@ -302,3 +302,27 @@ def test_a_compile_child_is_never_forked_while_another_worker_thread_imports(tmp
     finally:
         executor.close()
     assert [(r.status, r.value) for r in results] == [(JobStatus.OK, "imports"), (JobStatus.OK, "forks")], results
+
+
+def test_a_scheduler_left_without_workers_is_an_error_not_a_hang(tmp_path):
+    """Every worker gone (died, or stopped) and none back within the grace period: one error saying so,
+    instead of waiting forever for tasks nobody runs."""
+    import threading
+    import distributed
+    from irscope.errors import EnvironmentProblem
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=50)
+    client = distributed.Client(cluster, set_as_default=False)
+    executor = DaskCluster(cluster.scheduler_address, lambda: (client, cluster), 60)
+    executor.no_worker_grace = 2.0
+    stopper = threading.Timer(1.0, cluster.scale, (0,))
+    try:
+        executor.ready()
+        stopper.start()  # once the task runs: the only worker goes away
+        started = time.monotonic()
+        with pytest.raises(EnvironmentProblem, match="no Dask worker left on tcp://") as e:
+            executor.run([30], time.sleep, timeout=60)
+        assert time.monotonic() - started < 20 and "dask worker tcp://" in e.value.hint
+    finally:
+        stopper.cancel()
+        executor.close()

@@ -52,6 +52,9 @@ class DaskCluster:
     when first needed (`run` with jobs, `client`, `workers()`)."""
 
     remote = True
+    # How long a run waits with no worker in the cluster (all died, or were stopped) before it gives up
+    # with an error: long enough for a nanny to restart a killed worker, or a worker to be started again.
+    no_worker_grace = 30.0
 
     def __init__(self, name: str, connect: Callable[[], tuple[Any, Any]], timeout: float):
         self.name, self.versions = name, local_versions()
@@ -151,11 +154,12 @@ class DaskCluster:
         self._asked, self._held = 0.0, []
         if on_progress:
             on_progress(tally.progress(self._running(index, jobs)))
+        watch = _WorkerWatch(client, self.name, self.no_worker_grace)
         try:
             # with_results: each result is fetched by the client's event loop as its task ends, not by a
             # round trip from this thread afterwards.
-            for future, value in distributed.as_completed(futures, loop=client.loop, with_results=True,
-                                                          raise_errors=False):
+            for future, value in _completed(distributed.as_completed(futures, loop=client.loop, with_results=True,
+                                                                     raise_errors=False), watch):
                 group = index[future.key]
                 for i, placed in zip(group, self._results(future, value, [jobs[i] for i in group])):
                     placed = on_result(placed) if on_result else placed
@@ -207,6 +211,51 @@ class DaskCluster:
         finally:
             if cluster is not None:
                 cluster.close()
+
+
+class _WorkerWatch:
+    """Asks the scheduler, at most once a second, whether it has any worker; once it has had none for
+    `grace` seconds, `check()` raises: a scheduler whose workers all died would keep the tasks forever."""
+
+    def __init__(self, client, name: str, grace: float):
+        self.client, self.name, self.grace = client, name, grace
+        self.asked = self.last_seen = time.monotonic()
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now - self.asked < 1.0:
+            return
+        self.asked = now
+        try:
+            workers = len(self.client.nthreads())
+        except Exception:  # noqa: BLE001 - a scheduler that does not answer has no worker for us either
+            workers = 0
+        if workers:
+            self.last_seen = now
+        elif now - self.last_seen >= self.grace:
+            again = "run it again: only the points that did not finish are compiled"
+            raise EnvironmentProblem(
+                f"no Dask worker left on {self.name} (none for {now - self.last_seen:.0f} s); the points that "
+                "finished are written and cached",
+                f"the LocalCluster's workers died (out of memory?): {again}, or without --cluster"
+                if self.name.startswith("local:") else
+                f"start workers with `dask worker {self.name}` (irscope installed on each) and {again}")
+
+
+def _completed(results, watch: _WorkerWatch):
+    """`as_completed`'s (future, value) pairs, checking between them that the cluster still has a worker."""
+    condition = getattr(results, "thread_condition", None)  # notified by Dask as each task ends
+    while True:
+        while not results.has_ready():
+            if results.is_empty():
+                return
+            watch.check()
+            if condition is not None:
+                with condition:
+                    condition.wait(timeout=0.1)
+            else:
+                time.sleep(0.05)
+        yield next(results)
 
 
 def chunks(n: int, threads: int, most: int = MOST_PER_TASK) -> list[range]:
