@@ -174,6 +174,10 @@ def test_a_space_where_no_config_can_launch_fails_after_its_table_and_writes_not
     assert code == 3 and "cannot launch" in stdout, err
     assert "none of the 1 config can launch on H100 SXM5 80GB, so none is ranked and nothing is written" in err
     assert not (tmp_path / "ranked.py").exists()
+    code, stdout, err = cli("rank", "big.yaml", "--out", "snaps", "--json")  # the reasons, and the same failure
+    assert code == 3 and "none of the 1 config can launch" in err and "the report gives each config's reason" in err
+    (entry,) = json.loads(stdout)["sizes"]
+    assert entry["ranking"][0]["estimate"]["ms"] is None and "shared memory" in entry["ranking"][0]["estimate"]["reason"]
 
 
 def test_a_kernel_file_imports_its_neighbours_as_python_file_py_would(tmp_path, cli):

@@ -228,11 +228,13 @@ def run(args, ui) -> int:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]))
         rankings.append(ranking)
+    if args.json:  # (before the check below: with --json, the report holds each config's reason)
+        ui.print(json.dumps(report, indent=1))
     if not any(r.estimate.launchable for ranking in rankings for r in ranking):
         raise CompileError(f"none of the {plural(len(facts), 'config')} can launch on {chip.product}, so none "
                            "is ranked" + (" and nothing is written to --emit-configs" if emit else ""),
-                           "the table gives each config's reason (registers, shared memory, threads): give the "
-                           "space smaller tiles, fewer stages or fewer warps")
+                           f"the {'report' if args.json else 'table'} gives each config's reason (registers, shared "
+                           "memory, threads): give the space smaller tiles, fewer stages or fewer warps")
     if emit is not None:
         configs = merged_top(rankings, tuned, args.top)
         sizes = [entry["size"] for entry in report["sizes"]]
@@ -251,8 +253,6 @@ def run(args, ui) -> int:
                 ui.err.write(f"irscope: note: {near} configs are predicted within {NEAR:.0%} of the best"
                              f"{'' if len(sizes) == 1 else ' at ' + entry['size']}, more than --top {args.top} "
                              f"keeps; --top {near} lets the autotuner time them all\n")
-    if args.json:
-        ui.print(json.dumps(report, indent=1))
     return 0
 
 
