@@ -212,3 +212,10 @@ def test_the_recompile_hint_names_the_kernel_file_options_and_folder():
     meta.update(kernel="matmul", function="matmul_kernel", source_file="/x/kernels/matmul.py", request={})
     snap.path = Path("/elsewhere/sm_80")
     assert recompile_command(snap) == "irscope compile matmul --target sm_80 --passes"
+    # a dotted built-in is its file's (matmul.bf16 is in matmul.py): it compiled the fp16 matmul instead
+    meta.update(kernel="matmul.bf16")
+    assert recompile_command(snap) == "irscope compile matmul.bf16 --target sm_80 --passes"
+    # another Triton release's snapshot is compiled again by that release
+    snap.variant, snap.path = "default.triton-3.6.0", Path("/r/matmul.bf16/default.triton-3.6.0/sm_80")
+    assert recompile_command(snap) == ("irscope compile matmul.bf16 --target sm_80 --triton 3.6.0 --out /r "
+                                       "--passes")

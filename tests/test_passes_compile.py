@@ -128,10 +128,28 @@ def test_first_on_a_pattern_that_never_appears_fails_like_grep(with_passes, cli)
     assert code == 1 and "never appears" in out
 
 
-def test_bad_regex_is_a_one_line_usage_error(with_passes, cli):
-    code, out, err = cli("passes", with_passes["sm_90a"], "--first", "tt.load(")
-    assert code == 2 and out == ""
-    assert err.startswith("irscope: error: bad pattern 'tt.load('") and len(err.splitlines()) == 2
+@pytest.mark.parametrize("pattern", ["tt.load(", "x{99999999999}"])
+def test_bad_regex_is_a_one_line_usage_error(with_passes, cli, pattern):
+    code, out, err = cli("passes", with_passes["sm_90a"], "--first", pattern)
+    assert code == 2 and out == ""  # a repeat too large to compile was an OverflowError: exit 70
+    assert err.startswith(f"irscope: error: bad pattern '{pattern}'") and len(err.splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_the_recompile_hint_of_a_dotted_builtin_compiles_that_kernel_with_its_timeline(cli, tmp_path):
+    """softmax.fp16 lives in softmax.py: the hint named the file's function, which compiled softmax (fp32)."""
+    import shlex
+    code, _, err = cli("compile", "softmax.fp16", "--target", "sm_80", "--out", str(tmp_path))
+    assert code == 0, err
+    snap = tmp_path / "softmax.fp16" / "default" / "sm_80"
+    code, _, err = cli("passes", str(snap))
+    assert code == 4 and "irscope compile softmax.fp16 --target sm_80" in err
+    command = shlex.split(err.split("recompile with --passes: ")[1].strip())
+    assert command[0] == "irscope"
+    code, _, err = cli(*command[1:])
+    assert code == 0, err
+    code, out, err = cli("passes", str(snap))
+    assert code == 0 and "ttir" in out, err
 
 
 def test_a_snapshot_without_passes_says_to_recompile_with_passes(with_passes, cli):

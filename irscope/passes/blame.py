@@ -18,7 +18,7 @@ def compile_pattern(pattern: str) -> re.Pattern:
         return re.compile(r"(?<![\w$.])" + re.escape(pattern) + r"(?![\w$.])")
     try:
         return re.compile(pattern)
-    except re.error as e:
+    except (re.error, OverflowError, RecursionError) as e:  # x{99999999999}: too large a repeat to compile
         raise UsageError(f"bad pattern '{pattern}': {e}",
                          "give an op name (ttg.local_load) or a Python regular expression (e.g. 'cp\\.async\\w*')")
 

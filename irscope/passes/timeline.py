@@ -5,6 +5,7 @@ from __future__ import annotations
 import array
 import enum
 import lzma
+import re
 import shlex
 import sys
 from collections import Counter
@@ -220,8 +221,8 @@ def recompile_command(snap) -> str:
         ref = "KERNEL"
     elif not isinstance(file, str) or not file:
         ref = f"FILE.py:{function}"
-    elif Path(file).name == f"{kernel}.py" and Path(file).parent.name == "kernels":
-        ref = kernel  # a built-in (kernels/<name>.py)
+    elif Path(file).stem == kernel.split(".")[0] and Path(file).parent.name == "kernels":
+        ref = kernel  # a built-in (kernels/<name>.py; matmul.bf16 is matmul.py's)
     else:
         ref = f"{file}:{function}"  # a kernel of the user's file, its path relative to where the compile ran
     words = ["irscope", "compile", ref, "--target", snap.target_name or "TARGET"]
@@ -245,6 +246,9 @@ def recompile_command(snap) -> str:
         words.append("--large-tensors")
     if request.get("line_info") is False:
         words.append("--no-line-info")
+    release = re.search(r"\.triton-(\d+\.\d+\.\d+\w*)$", snap.variant or "")
+    if release:  # compiled by another Triton release than the one running (irscope.harness.envs.variant_for)
+        words.extend(["--triton", release.group(1)])
     path = Path(snap.path)
     if path.parent.name == snap.variant and path.parent.parent.name == kernel and len(path.parts) > 3:
         words.extend(["--out", str(path.parent.parent.parent)])  # <root>/<kernel>/<variant>/<target>
