@@ -13,6 +13,7 @@ import time
 from typing import IO, Iterable, Sequence
 
 from ..store.snapshot import Snapshot
+from .controls import escaped
 
 # What a terminal would act on in text irscope prints from untrusted input (a snapshot's fields and stages,
 # a launch file): every control character and escape sequence. An OSC 52 writes the clipboard, ESC [2J
@@ -41,11 +42,6 @@ def _escaped(m: re.Match) -> str:
 def _trusted(sgr: str) -> str:
     """An SGR sequence of irscope's own, marked for SafeStream to keep."""
     return _MARK + sgr
-
-
-def _escape_untrusted(text: str) -> str:
-    """Every control character of `text` as `\\xNN` but newlines and tabs (text that goes to Pygments)."""
-    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _colour_only(params: str) -> bool:
@@ -187,7 +183,7 @@ def highlight(text: str, stage: str, color: bool) -> str:
     if lexer is None:
         return text
     # The stage's own control characters are escaped first, so every ESC in Pygments' output is its colour.
-    out = pyg_highlight(_escape_untrusted(text), lexer, TerminalFormatter())
+    out = pyg_highlight(escaped(text), lexer, TerminalFormatter())
     return re.sub(r"\x1b\[[0-9;]*m", lambda m: _trusted(m.group()), out)
 
 
