@@ -4,9 +4,11 @@ and target under two Triton releases and list what changed, worst first; exit 1 
 Each point pair is judged in this order (docs/versions.md): does it still compile, can it still launch,
 does it keep its matrix instruction (wgmma, mma.sync, tcgen05, MFMA, WMMA, and their shapes and
 versions), its pipelining (async copies, TMA, shared-memory buffers), no new spills, then registers and
-shared memory (a regression where they lower occupancy, else a change). A point that did not compile
-under --from (other than the kernel's own compile error) cannot be compared: it is listed as such, and
-the exit status is 3 when nothing regressed but some point could not be compared.
+shared memory (a regression where they lower occupancy, else a change). A point that compiles under --to
+and failed under --from with the kernel's own compile error is an improvement; one that crashed, timed out
+or was interrupted under --from, or that fails under both, cannot be compared: it is listed as such, and
+the exit status is 3 when nothing regressed but some point could not be compared. A point whose spec
+declares it not for its target (either side `not-for-target`) is listed as nothing to compare.
 """
 from __future__ import annotations
 
