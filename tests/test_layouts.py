@@ -190,6 +190,9 @@ def test_cli_json_and_compare_mark_target_only_encodings(snaps, capsys):
     rows = json.loads(capsys.readouterr().out)["encodings"]
     only = {r["kind"]: r["only"] for r in rows if r["only"]}
     assert only["amd_mfma"] == "gfx942" and only["nvmma_shared"] == "sm_90a"
+    for flag in (["--view", "tensor"], ["--all"], ["--layout", "blocked"]):  # they were ignored in silence
+        assert main(["layouts", "--compare", *flag, *(str(snaps[t].path) for t in TARGETS)]) == 2
+        assert f"--compare puts the encodings side by side and takes no {flag[0]}" in capsys.readouterr().err
 
 
 def test_compute_writes_layouts_for_a_snapshot_without_them(snaps, tmp_path, capsys):

@@ -64,6 +64,11 @@ def run(args, ui) -> int:
     if args.compare:
         if len(args.snapshots) < 2:
             raise UsageError("--compare needs two snapshots or more", "e.g. irscope layouts --compare A B C")
+        given = [flag for flag, on in (("--layout", args.layout is not None), ("--shape", args.shape is not None),
+                                       ("--view", args.view is not None), ("--all", args.all)) if on]
+        if given:  # the comparison is of every encoding at once: one of them is looked at one snapshot at a time
+            raise UsageError(f"--compare puts the encodings side by side and takes no {given[0]}",
+                             f"look at one snapshot's: irscope layouts SNAPSHOT {given[0]} ...")
         return _compare(args, ui)
     if len(args.snapshots) > 1:
         raise UsageError("give one snapshot", "to put several side by side, add --compare")
