@@ -110,6 +110,33 @@ def test_amd_buffer_ops_on_by_the_2gb_assumption_and_off_by_triton_switch(out):
     assert _decision(result, "matrix").value.startswith("mfma")
 
 
+@pytest.mark.slow
+def test_amd_loads_one_iteration_ahead_at_two_stages_are_pipelined_and_one_stage_is_not(out):
+    """AMD's stream pipeliner at num_stages=2 keeps one LDS buffer and loads the next tiles into registers
+    (a prologue before the loop): it read as "missed: not pipelined (1 buffer)" from the buffer count."""
+    two = explain("matmul", "gfx942", CompileOptions(num_stages=2), out, budget=0)
+    loop = _decision(two, "pipelining")
+    assert loop.good is True and loop.value.startswith("pipelined: the next iteration's loads in registers, 1 LDS")
+    one = explain("matmul", "gfx942", CompileOptions(num_stages=1), out, budget=1)
+    assert _decision(one, "pipelining").value.startswith("not pipelined")
+    assert _decision(one, "pipelining").good is False
+    fix = _flip(one, "--num-stages 2", "pipelining")  # a missed decision's what-if: the one that fixes it
+    assert fix.decision.good is True and "would be pipelined" in fix.message
+
+
+def test_a_prologue_load_of_the_loops_own_source_line_is_what_prefetched_means():
+    from irscope.explain.decisions import prefetched
+    loop = ("    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %x) -> (tensor<4xf16>) {{\n"
+            "      %v = amdg.buffer_load %p[%o] : !tt.ptr<f16> -> tensor<4xf16> loc(#loc7)\n"
+            "      scf.yield %v : tensor<4xf16> loc(#loc9)\n    }} loc(#loc8)\n{after}")
+    ahead = "    %x = amdg.buffer_load %p[%o] : !tt.ptr<f16> -> tensor<4xf16> loc(#loc7)\n" + loop.format(after="")
+    assert prefetched(ahead) is True
+    assert prefetched(loop.format(after="")) is False  # no prologue
+    other = ahead.replace("loc(#loc7)\n    %r", "loc(#loc3)\n    %r", 1)  # a load before it, of another line
+    assert prefetched(other) is False
+    assert prefetched(loop.format(after="    %z = tt.load %q : tensor<4x!tt.ptr<f16>> loc(#loc7)\n")) is False
+
+
 def test_explaining_a_snapshot_folder_starts_from_its_recorded_options(out):
     base = explain("matmul", "sm_80", CompileOptions(divisibility=((None, 8),)), out, budget=0)
     again = explain(None, None, CompileOptions(), out, snapshot=base.snapshot, budget=1)

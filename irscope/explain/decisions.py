@@ -196,13 +196,18 @@ def _pipelining(f: Facts) -> list[Decision]:
     if not has_loop_loads or "scf.for" not in (f.snapshot.read("ttgir") if "ttgir" in f.snapshot.stage_files else ""):
         return []
     buffers = c.get("ttgir.shared.buffers", 0)
-    pipelined = buffers >= 2
+    amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
+    # AMD's stream pipeliner at num_stages=2 keeps one LDS buffer and loads the next iteration's tiles into
+    # registers while this one's multiply: pipelined, with a prologue, though not multi-buffered
+    ahead = amd and buffers < 2 and prefetched(f.snapshot.read("ttgir"))
+    pipelined = buffers >= 2 or ahead
     loads = [g for g in f.groups if g.kind == "load" and g.in_loop]  # a load before the loop is not pipelined
     how = ", ".join(dict.fromkeys(f"{'/'.join(g.arguments) or '?'} {g.via}" + (f" {g.width}B" if g.width else "")
                                   for g in loads))
-    value = (f"pipelined: {buffers} buffers" if pipelined else "not pipelined" + (f" ({buffers} buffer)" if buffers
-                                                                                 else "")) + (f"; {how}" if how else "")
-    amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
+    depth = (f"pipelined: the next iteration's loads in registers, {buffers} LDS buffer" if ahead else
+             f"pipelined: {buffers} buffers" if pipelined else
+             "not pipelined" + (f" ({buffers} buffer)" if buffers else ""))
+    value = depth + (f"; {how}" if how else "")
     asynchronous = bool(loads) and all(g.via in _ASYNC_VIA for g in loads)
     why = f"num_stages={f.num_stages}; " + ", ".join(_loop_inputs(f))
     if is_gluon(f.snapshot):
@@ -217,6 +222,32 @@ def _pipelining(f: Facts) -> list[Decision]:
                      k in ("ttgir.shared.buffers", "ttgir.async_copy"))
     return [Decision("pipelining", "main loop", value, pipelined and (asynchronous or amd), evidence, why, "ttgir",
                      by_hand=is_gluon(f.snapshot))]
+
+
+_GLOBAL_LOAD = re.compile(r"= (?:tt\.load|amdg\.buffer_load|amdg\.buffer_load_to_local|ttg\.async_copy_global_to_local)"
+                          r"\b.*\bloc\((#loc\d+)\)\s*$")
+
+
+def prefetched(ttgir: str) -> bool:
+    """Whether the first loop that loads from global memory has a prologue: a load of the same source
+    location issued before the loop and in its body (the pipeliner's peeled first iteration)."""
+    lines = ttgir.splitlines()
+    for start, line in enumerate(lines):
+        if "scf.for" not in line or not line.rstrip().endswith("{"):
+            continue
+        depth, body = 0, set()
+        for inner in lines[start:]:
+            depth += inner.count("{") - inner.count("}")
+            m = _GLOBAL_LOAD.search(inner)
+            if m:
+                body.add(m.group(1))
+            if depth <= 0:
+                break
+        if not body:
+            continue
+        before = {m.group(1) for m in map(_GLOBAL_LOAD.search, lines[:start]) if m}
+        return bool(before & body)
+    return False
 
 
 def _vectors(f: Facts) -> list[Decision]:

@@ -75,6 +75,11 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
             topic = "pipelining" if "pipelining" in topics else "vectors"
             wanted.append(WhatIf(topic, f"--arg {name}={value + 1}", target, base.with_(args=args),
                                  f"{name} not a multiple of 16: the loads' masks lose their alignment"))
+    pipelining = topics.get("pipelining")
+    if pipelining is not None and pipelining.good is False and (facts.num_stages or 0) < 2 and t is not None:
+        stages = 2 if t.vendor == "amd" else 3  # (the usual depth of each backend's autotune configs)
+        wanted.append(WhatIf("pipelining", f"--num-stages {stages}", target, base.with_(num_stages=stages),
+                             f"num_stages={facts.num_stages}: the pipeliner needs two stages or more", fixes=True))
     shared = topics.get("shared")
     if shared is not None and t is not None and not shared.good:
         best = largest_stages(facts, t)
