@@ -243,8 +243,11 @@ def test_rank_of_several_targets_says_it_ranks_one_instead_of_calling_them_unkno
 def test_explain_of_a_missing_snapshot_folder_is_not_called_a_missing_kernel_file(cli):
     # It said "kernel file '.../sm_90a' does not exist; give the path to a .py file".
     code, out, err = cli("explain", "irscope-snapshots/add/nope/sm_90a")
-    assert code == 2
+    assert code == 4  # a snapshot folder missing: exit 4, as every command gives it (docs/cli.md)
     assert "no snapshot folder 'irscope-snapshots/add/nope/sm_90a'" in _one_error(err) and ".py" in err
+    Path("empty").mkdir()
+    code, out, err = cli("explain", "empty")
+    assert code == 4 and "is a folder but not a snapshot folder" in _one_error(err)
     code, out, err = cli("explain", "nothere.py:k")  # a kernel file is still told it is one
     assert code == 2 and "kernel file" in _one_error(err)
 

@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace, ui) -> int:
     from ..spec.launches import split_ref
-    from ..errors import UsageError
+    from ..errors import SnapshotError, UsageError
     from ..explain.remarks import DEFAULT_BUDGET, explain
     from ..store.roots import default_out, ensure_root
     from ..render.terminal import ProgressLine
@@ -63,10 +63,10 @@ def run(args: argparse.Namespace, ui) -> int:
     snapshot = given if given.is_dir() and is_snapshot_dir(given) else None
     if snapshot is None and not given.exists() and not given.suffix and ":" not in args.kernel and \
             ("/" in args.kernel or os.sep in args.kernel):  # a path, but not FILE.py: a snapshot folder meant
-        raise UsageError(f"no snapshot folder '{given}'", "give a snapshot folder that exists (ROOT/KERNEL/VARIANT/TARGET, "
+        raise SnapshotError(f"no snapshot folder '{given}'", "give a snapshot folder that exists (ROOT/KERNEL/VARIANT/TARGET, "
                          "as `irscope compile` prints it), a built-in kernel, or FILE.py:NAME")
     if snapshot is None and given.is_dir():
-        raise UsageError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
+        raise SnapshotError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
                          "give one snapshot folder (`irscope show` lists them under a root), or a kernel name")
     target = None
     if snapshot is None:
