@@ -116,3 +116,18 @@ def test_diff_json_parses_and_keeps_the_exit_codes(cli, add_w4_w8):
     assert any(line.startswith("+") and '"ttg.num-warps" = 8' in line for line in lines)
     code, out, err = cli("diff", w4, w8, "--json", "--stat")
     assert code == 1 and json.loads(out)["unified"] is None  # --stat: no diff lines computed for the output
+
+
+def test_a_side_that_did_not_compile_and_two_different_kernels_are_said_before_the_tables(cli, compiled, tmp_path):
+    # Both were diffed in silence: a failed side's counters read as `-`, and add beside matmul as one kernel.
+    code, _, err = cli("compile", "add", "--target", "sm_90a", "--constexpr", "BLOCK_SIZE=1000", "--out", tmp_path)
+    assert code == 3, err
+    failed = tmp_path / "add" / "default.BLOCK_SIZE=1000" / "sm_90a"
+    code, out, err = cli("diff", failed, _snap(compiled, "add", "sm_90a"))
+    assert code == 1, err
+    note = next(line for line in out.splitlines() if line.startswith("note: A did not compile"))
+    assert "(failed at source: " in note and "power of 2" in note, note
+    code, out, err = cli("diff", _snap(compiled, "add", "sm_90a"), _snap(compiled, "matmul", "sm_90a"), "--json")
+    assert json.loads(out)["notes"] == ["A is add_kernel, B is matmul_kernel: two different kernel functions"]
+    code, out, err = cli("diff", _snap(compiled, "add", "sm_90a"), _snap(compiled, "add", "sm_80"), "--json")
+    assert json.loads(out)["notes"] == []

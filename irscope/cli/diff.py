@@ -48,12 +48,15 @@ def run(args, ui) -> int:
                                 "`irscope compile` (a sweep or `irscope rank` recompiles its damaged points itself)")
     d = diff_snapshots(a, b, stage=args.stage, raw=args.raw, context=max(0, args.context))
     code = int(ExitCode.OK if d.equal else ExitCode.FAILED)
+    notes = _notes(a, b)
     if args.json:
-        ui.print(json.dumps(diff_as_dict(d, with_lines=not args.stat), indent=1))
+        ui.print(json.dumps({**diff_as_dict(d, with_lines=not args.stat), "notes": notes}, indent=1))
         return code
     s = ui.style
     ui.print(f"{s('A', 'bold')} {d.a.label}  ({d.a.path})")
     ui.print(f"{s('B', 'bold')} {d.b.label}  ({d.b.path})")
+    for note in notes:
+        ui.print(f"note: {note}")
     if d.counters:
         rows = [[k.key, _fmt(k.a), _fmt(k.b), _change(k, s)] for k in d.counters]
         ui.print()
@@ -123,3 +126,20 @@ def _colour_line(line: str, s) -> str:
     if line.startswith("-"):
         return s(line, "red")
     return line
+
+
+def _notes(a, b) -> list[str]:
+    """What the tables would not say: a side that did not compile (its counters are all `-`), and two
+    different kernel functions set side by side."""
+    notes = []
+    for name, snap in (("A", a), ("B", b)):
+        if not snap.ok:
+            err = snap.error if isinstance(snap.error, dict) else {}
+            # (Triton's message ends with the error, after the source lines it quotes)
+            first = ([ln.strip() for ln in str(err.get("message") or "").splitlines() if ln.strip()] or [""])[-1]
+            first = first if len(first) <= 160 else first[:159] + "…"
+            notes.append(f"{name} did not compile (failed at {err.get('stage') or '?'}{': ' + first if first else ''})")
+    fa, fb = (snap.meta.get("function") for snap in (a, b))
+    if isinstance(fa, str) and isinstance(fb, str) and fa != fb:
+        notes.append(f"A is {fa}, B is {fb}: two different kernel functions")
+    return notes
