@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -206,7 +207,8 @@ def remove_env(version: str) -> Path:
     with _locked(version, wait=False):
         if not _made_by_irscope(path):
             raise UsageError(f"{path} was not made by irscope (it has no {MARKER}): irscope leaves it alone",
-                             "delete it yourself if you mean to")
+                             f"delete it yourself if you mean to (rm -rf {shlex.quote(str(path))}); an install an "
+                             "earlier irscope left unfinished looks the same")
         shutil.rmtree(path)
     return path
 
@@ -312,7 +314,8 @@ def _adopt(version: str, path: Path, say: Callable[[str], None]) -> TritonEnv:
     refused = EnvironmentProblem(
         f"{path} was not made by irscope (it has no {MARKER}) and cannot be used, so irscope leaves it alone",
         f"make it a virtual environment holding triton=={version} and pyyaml (python -m venv {path}; {path}/bin/pip "
-        f"install triton=={version} pyyaml) and run `irscope envs add {version}` again to use it, or move it away")
+        f"install triton=={version} pyyaml) and run `irscope envs add {version}` again to use it; if it is an "
+        f"install an earlier irscope left unfinished, remove it (rm -rf {shlex.quote(str(path))}) and add it again")
     python = _python_of(path)
     problem = _run_problem(TritonEnv(version, path, python)) if python.exists() else f"it has no {python}"
     if problem:
