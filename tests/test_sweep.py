@@ -319,3 +319,19 @@ def test_a_failure_cached_by_an_older_irscope_for_a_killed_ptxas_is_compiled_aga
     sweep = _write(tmp_path, "kernels: [add]\ntargets: [sm_80]\nout: o\n")
     code, out, err = cli("sweep", sweep, "-j", "1")
     assert code == 0 and "1 compiled now, 0 from the cache" in out, out + err
+
+
+def test_a_sweep_over_its_point_limit_is_refused_before_planning_unless_raised(cli, tmp_path):
+    from irscope.cli.sweep import check_size
+    text = "kernels: [add]\ntargets: [sm_80, gfx942]\ngrid: {num_warps: [2, 4]}\nmax_points: 3\n"
+    sweep = _write(tmp_path, text)
+    code, out, err = cli("sweep", sweep)
+    assert code == 2 and f"irscope: error: {sweep}: 4 points, more than the limit of 3 (about" in err, err
+    assert "`max_points: 4` in the file or --max-points 4" in err.splitlines()[1]
+    assert not (tmp_path / "irscope-snapshots").exists()
+    check_size(load_sweep(sweep), 4, 4)  # --max-points 4 raises it
+    check_size(load_sweep(_write(tmp_path, text.replace("3", "4"))), 4, None)
+    with pytest.raises(UsageError, match="over|more than the limit of 2,000"):
+        check_size(load_sweep(_write(tmp_path, text.replace("max_points: 3\n", ""))), 2001, None)
+    code, out, err = cli("sweep", sweep, "--list")  # --list compiles nothing: it shows what the grid gives
+    assert code == 0 and "4 points, 0 fresh" in out

@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="compiles at once (default: the file's `jobs:`, else one per CPU core)")
     p.add_argument("--force", action="store_true", help="compile every point, fresh or not")
+    p.add_argument("--max-points", type=positive_int, metavar="N",
+                   help="allow up to N points (default: the file's `max_points:`, else 2,000)")
     add_cluster_options(p)
     p.add_argument("--list", action="store_true", help="list the points and whether each is fresh; compile nothing")
     p.add_argument("--columns", metavar="GLOBS", help="counters to show as columns, e.g. 'ptx.wgmma,ptx.cp.async*'")
@@ -62,6 +64,35 @@ def progress_text(p) -> str:
     return f"{text} compiling {running}".rstrip()
 
 
+# What one point costs to compile, in CPU-seconds: the built-in `add` about 0.5, a matmul 1-2 (measured
+# on an idle 2-core machine, docs/benchmarks.md); a sweep's own kernels may cost more.
+POINT_CPU_S = (0.5, 2.0)
+
+
+def check_size(sweep, n: int, max_points: int | None) -> None:
+    """Refuse a sweep of more points than its limit before planning them (planning 14,000 took 30 s)."""
+    from ..errors import UsageError
+    limit = max_points or sweep.max_points
+    if n > limit:
+        lo, hi = (n * c for c in POINT_CPU_S)
+        raise UsageError(f"{sweep.path}: {n:,} points, more than the limit of {limit:,} (about {_dur(lo)} to "
+                         f"{_dur(hi)} of CPU to compile, at {POINT_CPU_S[0]:g}-{POINT_CPU_S[1]:g} CPU-s a point)",
+                         f"narrow the grid (`irscope sweep {sweep.path} --list` shows the points), or raise the "
+                         f"limit: `max_points: {n}` in the file or --max-points {n}")
+
+
+def estimate_line(n: int, jobs: int | None, args) -> str:
+    """Before the compiles: how many, and roughly how long (the per-point cost is a range, not a measurement
+    of this sweep)."""
+    import os
+    lo, hi = (n * c for c in POINT_CPU_S)
+    text = f"compiling {_plural(n, 'point')}: about {_dur(lo)} to {_dur(hi)} of CPU"
+    if not (getattr(args, "scheduler", None) or getattr(args, "cluster", None)):
+        cores = jobs or os.cpu_count() or 1
+        text += f", {_dur(lo / cores)} to {_dur(hi / cores)} on {_plural(cores, 'core')}"
+    return text + f" (at {POINT_CPU_S[0]:g}-{POINT_CPU_S[1]:g} CPU-s a point)"
+
+
 def _short_worker(address: str) -> str:
     return address.split("://", 1)[-1]
 
@@ -82,13 +113,20 @@ def run(args, ui) -> int:
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
         return _list(points, out, ui)
+    check_size(sweep, len(points), args.max_points)
     ensure_root(out)
     progress = ProgressLine(ui.err)
+
+    estimated = []
 
     def on_progress(p) -> None:
         if p.phase == "planning":
             progress.update(f"checking the cache: {p.done}/{p.total}")
         else:
+            if not estimated and progress.enabled:  # once, on a terminal, before the first compile ends
+                estimated.append(p.total)
+                progress.close()
+                ui.err.write(estimate_line(p.total, jobs, args) + "\n")
             progress.update(progress_text(p))
 
     from ..render.tables import split_patterns

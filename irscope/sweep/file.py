@@ -16,7 +16,10 @@ from ..errors import UsageError
 from ..spec.kernel import CompileOptions, parse_divisibility, parse_value
 
 TOP_KEYS = ("name", "description", "kernels", "targets", "config", "grid", "set", "out", "jobs", "timeout",
-            "line_info", "columns")
+            "line_info", "columns", "max_points")
+# A sweep of more points than this is refused unless `max_points:` (or --max-points) raises it: a typo in a
+# grid (one axis too many) planned 14,000 points and started about 20 hours of compiles.
+DEFAULT_MAX_POINTS = 2000
 KERNEL_KEYS = ("kernel", "config", "grid", "set")
 RESERVED_AXES = ("num_warps", "num_stages", "divisibility", "config")
 
@@ -56,6 +59,7 @@ class Sweep:
     line_info: bool
     columns: tuple[str, ...]
     lines: dict = field(default_factory=dict, compare=False)  # "targets" -> line, for errors later
+    max_points: int = DEFAULT_MAX_POINTS
 
 class _Map(dict):
     line = 0
@@ -186,13 +190,17 @@ def _parse(path: Path, text: str) -> Sweep:
     timeout = data.get("timeout", 300)
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         raise _FileError(data.lines["timeout"], "`timeout:` takes a positive number of seconds")
+    max_points = data.get("max_points", DEFAULT_MAX_POINTS)
+    if not isinstance(max_points, int) or isinstance(max_points, bool) or max_points < 1:
+        raise _FileError(data.lines["max_points"], "`max_points:` takes a positive integer (the most points a run "
+                         "may have)")
     line_info = data.get("line_info", True)
     if not isinstance(line_info, bool):
         raise _FileError(data.lines["line_info"], "`line_info:` takes true or false")
     columns = tuple(str(c) for c, _ in _items(data, "columns")) if "columns" in data else ()
     name = str(data.get("name") or path.stem)
     return Sweep(path, name, tuple(kernels), targets, (base / out) if out else None, jobs, float(timeout), line_info,
-                 columns, {"targets": data.lines["targets"]})
+                 columns, {"targets": data.lines["targets"]}, max_points)
 
 
 def _axis_lines(m: _Map) -> tuple[tuple[str, int], ...]:
