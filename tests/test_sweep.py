@@ -335,3 +335,41 @@ def test_a_sweep_over_its_point_limit_is_refused_before_planning_unless_raised(c
         check_size(load_sweep(_write(tmp_path, text.replace("max_points: 3\n", ""))), 2001, None)
     code, out, err = cli("sweep", sweep, "--list")  # --list compiles nothing: it shows what the grid gives
     assert code == 0 and "4 points, 0 fresh" in out
+
+
+_BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" \
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+
+
+@pytest.mark.parametrize("field, words", [
+    ("name: *d\n", "`name:` takes free text, not a list"),
+    ("description: *d\n", "`description:` takes free text, not a list"),
+    ("columns: [*d]\n", "`columns:` takes a counter name or glob, not a list"),
+    ("targets: [*d]\n", "`targets:` takes target names, not a list"),
+])
+def test_text_fields_are_type_checked_not_expanded_from_yaml_aliases(cli, tmp_path, field, words):
+    """A few lines of nested YAML aliases expand to gigabytes when str()-ed: text fields are checked."""
+    bomb = "".join(f"x-{ln}\n" for ln in _BOMB.splitlines())
+    text = bomb + "kernels: [add]\n" + ("" if field.startswith("targets") else "targets: [gfx942]\n") + field
+    code, out, err = cli("sweep", _write(tmp_path, text))
+    assert code == 2 and words in err, err
+
+
+def test_spare_x_keys_hold_anchors_and_other_unknown_keys_are_still_refused(tmp_path):
+    sweep = load_sweep(_write(tmp_path, "x-warps: &w [2, 4]\nkernels: [add]\ntargets: [gfx942]\n"
+                                        "grid: {num_warps: *w}\n"))
+    assert len(expand(sweep)) == 2
+    with pytest.raises(UsageError, match="unknown key `y-warps`"):
+        load_sweep(_write(tmp_path, "y-warps: 1\nkernels: [add]\ntargets: [gfx942]\n"))
+
+
+def test_a_huge_or_endless_file_is_refused_without_reading_it_all(cli, tmp_path):
+    code, out, err = cli("sweep", "/dev/zero")
+    assert code == 2 and "is over 1024 KiB: not a sweep file" in err, err
+
+
+def test_a_nested_value_is_named_in_the_files_words(cli, tmp_path):
+    code, out, err = cli("sweep", _write(tmp_path, "kernels: [add]\ntargets: [gfx942]\ngrid: {num_warps: [[4]]}\n"))
+    assert code == 2 and "not a list" in err and "_Seq" not in err, err
+    code, out, err = cli("sweep", _write(tmp_path, "kernels: [add]\ntargets: [gfx942]\nset: {BLOCK_SIZE: }\n"))
+    assert code == 2 and "not an empty value" in err and "NoneType" not in err, err

@@ -20,6 +20,8 @@ TOP_KEYS = ("name", "description", "kernels", "targets", "config", "grid", "set"
 # A sweep of more points than this is refused unless `max_points:` (or --max-points) raises it: a typo in a
 # grid (one axis too many) planned 14,000 points and started about 20 hours of compiles.
 DEFAULT_MAX_POINTS = 2000
+# A sweep file is a few hundred bytes; this reads a generous one and refuses a device or a log file.
+MAX_FILE_BYTES = 1024 * 1024
 KERNEL_KEYS = ("kernel", "config", "grid", "set")
 RESERVED_AXES = ("num_warps", "num_stages", "divisibility", "config")
 
@@ -68,6 +70,14 @@ class _Map(dict):
         super().__init__()
         self.lines: dict = {}  # key -> line of its value
         self.key_lines: dict = {}  # key -> line of the key itself
+
+
+    @staticmethod
+    def without(m: "_Map", drop) -> "_Map":
+        out = _Map()
+        out.line, out.lines, out.key_lines = m.line, m.lines, m.key_lines
+        out.update({k: v for k, v in m.items() if not drop(k)})
+        return out
 
 
 class _Seq(list):
@@ -121,11 +131,16 @@ def load_sweep(path: Path | str) -> Sweep:
     """Read and check a sweep file. Any problem is a UsageError `FILE:LINE: message` with a hint."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero or a log given by mistake: never read it all
+        if len(data) > MAX_FILE_BYTES:
+            raise UsageError(f"sweep file '{path}' is over {MAX_FILE_BYTES // 1024} KiB: not a sweep file",
+                             "a sweep file is a short YAML text (docs/sweep.md); check the path")
+        text = data.decode("utf-8")
     except OSError as e:
         raise UsageError(f"cannot read sweep file '{path}': {e.strerror}", "give the path to a .yaml file") from None
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        line = data[:e.start].count(b"\n") + 1
         raise UsageError(f"{path}:{line}: not a text file (byte {e.object[e.start]:#04x} is not UTF-8)",
                          "a sweep file is YAML text; see docs/sweep.md for the format") from None
     if "\x00" in text:
@@ -148,7 +163,8 @@ def _parse(path: Path, text: str) -> Sweep:
     if not isinstance(data, _Map):
         raise _FileError(1, "a sweep file is a mapping with at least `kernels` and `targets` (and, to vary "
                          "options, `grid`)")
-    _check_keys(data, TOP_KEYS, "sweep file")
+    # `x-` keys are the file's own (a compose file's convention): a place for YAML anchors to share.
+    _check_keys(_Map.without(data, lambda k: isinstance(k, str) and k.startswith("x-")), TOP_KEYS, "sweep file")
     for key in ("kernels", "targets"):
         if key not in data:
             raise _FileError(data.line, f"missing `{key}:`", f"add e.g. `{key}: " +
@@ -197,8 +213,14 @@ def _parse(path: Path, text: str) -> Sweep:
     line_info = data.get("line_info", True)
     if not isinstance(line_info, bool):
         raise _FileError(data.lines["line_info"], "`line_info:` takes true or false")
-    columns = tuple(str(c) for c, _ in _items(data, "columns")) if "columns" in data else ()
-    name = str(data.get("name") or path.stem)
+    # Text fields are checked, never str()-ed: a YAML alias that nests shared lists a few levels deep is a
+    # few lines but expands to gigabytes as text.
+    columns = tuple(_text(c, line, "columns", "a counter name or glob") for c, line in _items(data, "columns")) \
+        if "columns" in data else ()
+    for key in ("name", "description"):
+        if data.get(key) is not None:
+            _text(data[key], data.lines[key], key, "free text")
+    name = data.get("name") or path.stem
     return Sweep(path, name, tuple(kernels), targets, (base / out) if out else None, jobs, float(timeout), line_info,
                  columns, {"targets": data.lines["targets"]}, max_points)
 
@@ -252,6 +274,27 @@ def _items(m: _Map, key: str) -> list[tuple[Any, int]]:
     raise _FileError(m.lines[key], f"`{key}:` takes a list")
 
 
+def _text(value: Any, line: int, key: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise _FileError(line, f"`{key}:` takes {what}, not {_kind(value)}", "quote it if it is meant as text")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A YAML value's kind in the file's words (never a Python class name)."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "an empty value"
+    return f"a {type(value).__name__} value"
+
+
 def _str(m: _Map, key: str) -> str | None:
     value = m.get(key)
     if value is not None and not isinstance(value, str):
@@ -275,8 +318,9 @@ def _targets(data: _Map) -> tuple[str, ...]:
     from ..targets import parse_targets
     names: list[str] = []
     for value, line in _items(data, "targets"):
+        _text(value, line, "targets", "target names")
         try:
-            names += [t.name for t in parse_targets(str(value)) if t.name not in names]
+            names += [t.name for t in parse_targets(value) if t.name not in names]
         except UsageError as e:
             raise _FileError(line, e.message, e.hint) from None
     if not names:
@@ -334,7 +378,7 @@ def _fixed(m: _Map, key: str) -> tuple[tuple[str, Any], ...]:
 
 def _check_value(name: str, v: Any, line: int) -> None:
     if not _scalar_ok(v):
-        raise _FileError(line, f"`{name}`: values must be numbers, strings or booleans, not {type(v).__name__}s")
+        raise _FileError(line, f"`{name}`: values must be numbers, strings or booleans, not {_kind(v)}")
     try:
         if name in ("num_warps", "num_stages"):
             _positive_int(name, v)
