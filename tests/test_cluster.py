@@ -326,3 +326,17 @@ def test_a_scheduler_left_without_workers_is_an_error_not_a_hang(tmp_path):
     finally:
         stopper.cancel()
         executor.close()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--scheduler", "http://127.0.0.1:8787"], "'http://' is not a Dask protocol"),  # the dashboard's address
+    (["--scheduler", "127.0.0.1:8786"], "is not an address"),
+    (["--scheduler", ""], "--scheduler was given an empty address"),  # used to compile locally, silently
+    (["--cluster", "local:2", "--jobs", "2"], "--jobs with --cluster"),  # used to be ignored
+])
+def test_a_bad_scheduler_or_jobs_with_a_cluster_is_refused_before_anything_runs(cli, tmp_path, argv, words):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kernels: [add]\ntargets: [gfx942]\n")
+    code, out, err = cli("sweep", sweep, "--out", tmp_path / "o", *argv)
+    assert code == 2 and words in err.splitlines()[0] and err.splitlines()[1].startswith("irscope: hint: "), err
+    assert not (tmp_path / "o").exists()

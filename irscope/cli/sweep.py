@@ -50,8 +50,17 @@ def add_cluster_options(p) -> None:
 
 
 def open_executor(args, jobs=None):
+    from ..errors import UsageError
     from ..harness.executors import open_executor as _open
-    return _open(workers=jobs, scheduler=getattr(args, "scheduler", None), cluster=getattr(args, "cluster", None))
+    scheduler, cluster = getattr(args, "scheduler", None), getattr(args, "cluster", None)
+    if scheduler is not None and not scheduler.strip():
+        raise UsageError("--scheduler was given an empty address", "e.g. --scheduler tcp://HOST:8786, or leave it out "
+                         "to compile on this machine")
+    if (scheduler or cluster) and getattr(args, "jobs", None) is not None:
+        raise UsageError(f"--jobs with {'--scheduler' if scheduler else '--cluster'}: a cluster runs one compile per "
+                         "worker thread", "leave --jobs out; set the compiles at once with `dask worker --nthreads N` "
+                         "(or N in --cluster local:N)")
+    return _open(workers=jobs, scheduler=scheduler, cluster=cluster)
 
 
 def progress_text(p) -> str:

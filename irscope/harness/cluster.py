@@ -27,6 +27,8 @@ from .workers import JobResult, JobStatus, run_jobs
 # At most this many jobs in one task: enough to spread Dask's per-task cost (scheduling, a message each
 # way) over a few compiles, few enough that the last tasks still balance across the workers (`chunks`).
 MOST_PER_TASK = 4
+# The protocols a Dask scheduler listens on (distributed.comm); http:// is its dashboard, not the scheduler.
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
 
 def _distributed():
@@ -62,13 +64,18 @@ class DaskCluster:
         self._client = self._cluster = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._connected = threading.Event()  # set once the connection (or the LocalCluster) is made, or failed
         self.started_s = 0.0  # how long starting (or joining) the cluster took, once it has
 
     @classmethod
     def connect(cls, address: str, *, timeout: float = CONNECT_TIMEOUT) -> "DaskCluster":
+        scheme, sep, rest = address.partition("://")
+        if not sep or not rest or scheme not in SCHEMES:
+            what = f"'{scheme}://' is not a Dask protocol" if sep else "is not an address"
+            raise UsageError(f"--scheduler {address!r}: {what}",
+                             f"give the scheduler's address as `dask scheduler` prints it, e.g. --scheduler "
+                             f"tcp://HOST:8786 (protocols: {', '.join(SCHEMES)})")
         _require_distributed()
-        if "://" not in address:
-            raise UsageError(f"--scheduler {address!r} is not an address", "e.g. --scheduler tcp://HOST:8786")
         return cls(address, lambda: (_client(address, timeout), None), timeout)
 
     @classmethod
@@ -89,7 +96,10 @@ class DaskCluster:
     def _start(self) -> None:
         started = time.perf_counter()
         try:
-            self._client, self._cluster = self._connect()
+            try:
+                self._client, self._cluster = self._connect()
+            finally:
+                self._connected.set()
             self.check_workers(self._timeout)
             # Triton's key hashed and the compiler imported on every worker now, not in its first task.
             self._client.run(_warm_worker, self.versions, on_error="return")
@@ -101,6 +111,12 @@ class DaskCluster:
     def ready(self) -> None:
         """Wait for `start()`; its failure (an unreachable scheduler, a worker's other version) is raised here."""
         self.start()
+        # Dask bounds the TCP connect by its timeout, not the handshake: a server that accepts and never
+        # answers (a web server on that port) held Client() forever.
+        if not self._connected.wait(self._timeout + 10):
+            raise EnvironmentProblem(f"the Dask scheduler at {self.name} did not answer within "
+                                     f"{self._timeout + 10:g} s", "check that the address is a Dask scheduler's "
+                                     "(`dask scheduler` prints it), not another server's port")
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -199,7 +215,7 @@ class DaskCluster:
         return [Placed(job, JobStatus.CRASHED, None, message, 0.0, 0.0, "cluster") for job in jobs]
 
     def close(self) -> None:
-        if self._thread is not None:
+        if self._thread is not None and self._connected.is_set():  # else stuck connecting: left to exit
             self._thread.join()
             self._shut()
 
