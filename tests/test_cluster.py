@@ -81,6 +81,8 @@ def test_a_sweep_on_the_cluster_gives_the_local_pools_csv_and_reruns_from_the_ca
         _without_times(to_csv(local).replace(str(tmp_path / "local"), "OUT"))
     workers = set(cluster.workers())
     assert {r.where for r in remote.rows} <= workers and {r.where for r in local.rows} == {"local"}
+    # The compiles' CPU on the workers comes back with their results (this process cannot measure it).
+    assert remote.worker_cpu_seconds > 0.1 and local.worker_cpu_seconds == 0.0
     # The snapshots were written here, by the client, from the files the workers sent back.
     for r in remote.rows:
         assert (r.path / "irscope.json").is_file() and r.path.is_relative_to(tmp_path / "remote")

@@ -373,3 +373,22 @@ def test_a_nested_value_is_named_in_the_files_words(cli, tmp_path):
     assert code == 2 and "not a list" in err and "_Seq" not in err, err
     code, out, err = cli("sweep", _write(tmp_path, "kernels: [add]\ntargets: [gfx942]\nset: {BLOCK_SIZE: }\n"))
     assert code == 2 and "not an empty value" in err and "NoneType" not in err, err
+
+
+def test_the_summary_says_where_the_cpu_went_what_never_started_and_no_all_launchable_beside_failures():
+    from pathlib import Path
+    from irscope.cli import UI
+    from irscope.cli.sweep import render_summary
+    from irscope.sweep.run import SweepResult, SweepRow
+    from irscope.sweep.points import SweepPoint
+    from irscope.spec.kernel import CompileOptions
+    point = SweepPoint("add", "gfx942", CompileOptions())
+    rows = (SweepRow(point, "failed", False, None, "add/a/gfx942", "k"),
+            SweepRow(point, "interrupted", False, None, "add/b/gfx942", "k"),
+            SweepRow(point, "interrupted", False, None, "add/c/gfx942", "k"))
+    result = SweepResult(rows, 1, 0, 2.0, 1.0, Path("o"), interrupted=2, worker_cpu_seconds=3.0, not_started=1)
+    import io
+    text = render_summary(result, UI(io.StringIO(), io.StringIO()))
+    assert "2 interrupted (not compiled; 1 not started)" in text
+    assert "2.0 s wall after start-up, 1.0 s CPU here and 3.0 s in the compiles on the Dask workers" in text
+    assert "gfx942: 1 point, 0 ok, 1 failed" in text.splitlines()[1] and "launchable" not in text

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from ..render.terminal import ProgressLine, human_bytes, table, time_split
+from ..render.terminal import ProgressLine, human_bytes, table
 from .options import positive_int
 
 # Counters shown in the table by default, when some point has them (the CSV and JSON have every counter).
@@ -284,25 +284,20 @@ def render_summary(result, ui) -> str:
     failed = sum(r.status not in ("ok", "interrupted") for r in result.rows)
     lines = [f"{_plural(n, 'point')}: {result.compiled} compiled now, {result.cached} from the cache"
              + (f", {s(str(failed) + ' failed', 'red', 'bold')}" if failed else "")
-             + (f", {s(str(result.interrupted) + ' interrupted', 'yellow', 'bold')} (not compiled)"
+             + (f", {s(str(result.interrupted) + ' interrupted', 'yellow', 'bold')} (not compiled"
+                + (f"; {result.not_started} not started" if result.not_started else "") + ")"
                 if result.interrupted else "")
-             + f"; this run took {_dur(result.wall_seconds)} wall, {_dur(result.cpu_seconds)} CPU"]
-    totals: dict[str, float] = {}
-    for r in result.rows:
-        for k, v in (r.times_ms or {}).items():
-            if isinstance(v, (int, float)):
-                totals[k] = totals.get(k, 0.0) + v
-    split = time_split(totals)
-    if split:
-        lines.append(f"compile time of the points, summed: {split}")
+             + f"; this run took {_dur(result.wall_seconds)} wall after start-up, {_dur(result.cpu_seconds)} CPU"
+             + (f" here and {_dur(result.worker_cpu_seconds)} in the compiles on the Dask workers"
+                if result.worker_cpu_seconds else "")]
     for t in result.summary():
         msg = f"  {t.target}: {_plural(t.points, 'point')}, {t.ok} ok"
         if t.failed:
             msg += f", {t.failed} failed"
         if t.unlaunchable:
             msg += ", " + s(f"{t.unlaunchable} cannot launch", "red", "bold") + f" ({', '.join(t.reasons)})"
-        else:
-            msg += ", all launchable" if t.ok else ""
+        elif t.ok:
+            msg += ", all launchable" if not t.failed else ", the rest launchable"
         lines.append(msg)
     rec = result.recorded_ms
     if rec["total"]:
@@ -341,6 +336,7 @@ def to_json(sweep, result) -> dict:
         "points": [_point_dict(r) for r in result.rows],
         "summary": {"points": len(result.rows), "compiled": result.compiled, "cached": result.cached,
                     "wall_seconds": round(result.wall_seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
+                    "worker_cpu_seconds": round(result.worker_cpu_seconds, 3),
                     "recorded_ms": {k: round(v, 3) for k, v in result.recorded_ms.items()},
                     "where": _counts(r.where for r in result.rows if r.where),
                     "targets": [t.__dict__ | {"reasons": list(t.reasons)} for t in result.summary()]},

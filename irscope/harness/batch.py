@@ -7,6 +7,7 @@ folder per point, a failed compile included.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 import enum
 import shutil
@@ -209,7 +210,11 @@ def _compile_files_job(job: tuple[Point, str, str]) -> tuple[Outcome, dict]:
         return _not_cached(point, result, started), {}
     status = CompileStatus.OK if result.ok else CompileStatus.FAILED
     files = dict(snapshot_files(result))
-    return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started), files
+    # The tools this child ran and waited for (ptxas, the disassembler): the child's own CPU comes back in
+    # its JobResult; a local compile's tools count in the client's own children time instead.
+    t = os.times()
+    return Outcome(point, status, None, result.variant, result.error, time.perf_counter() - started,
+                   t.children_user + t.children_system), files
 
 
 def _not_cached(point: Point, result, started: float) -> Outcome:
@@ -316,7 +321,8 @@ def _outcome(r: JobResult, label: str) -> Outcome:
     point, where = r.job[0], getattr(r, "where", "local")
     if r.status == "ok":
         o: Outcome = r.value
-        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, r.cpu_seconds, label, where)
+        cpu = r.cpu_seconds + (o.cpu_seconds if where != "local" else 0.0)  # a worker's compile: with its tools
+        return Outcome(o.point, o.status, o.path, o.variant, o.error, r.seconds, cpu, label, where)
     if r.status == "error" and isinstance(r.value, UsageError):
         raise r.value
     message = r.message

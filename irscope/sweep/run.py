@@ -83,6 +83,11 @@ class SweepResult:
     cpu_seconds: float  # this process and its children (compiles, ptxas, disassembly), this run
     out: Path
     interrupted: int = 0  # points that Ctrl-C stopped before they finished (rows with status "interrupted")
+    # CPU of the compiles run on Dask workers (each compile process and the tools it ran), which
+    # cpu_seconds, measured here, cannot see; 0.0 for a local run. The workers' own Dask processes are
+    # not in it.
+    worker_cpu_seconds: float = 0.0
+    not_started: int = 0  # of the interrupted points, those that had not started compiling
 
     def summary(self) -> tuple[TargetSummary, ...]:
         out = []
@@ -221,7 +226,13 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
         # differ in their variant, so `matmul sm_90a` alone would not say which one is compiling.
         labels = {pp.point.pipeline_point(): pp.folder.relative_to(out).as_posix() for pp in stale}
 
+        folders = {pp.point.pipeline_point(): pp.folder for pp in stale}
+        seen_running: set = set()  # the folders of every point seen compiling (or finished)
+
         def progress(pr) -> None:
+            seen_running.update(folders.get(pt) for pt, *_ in pr.running)
+            if pr.last is not None:
+                seen_running.add(folders.get(pr.last.job[0]))
             if on_progress:
                 on_progress(SweepProgress("compiling", pr.done, pr.total,
                                           tuple(labels.get(pt) or _point_label(pt) for pt, *_ in pr.running),
@@ -237,12 +248,17 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
                     for pp in planned]
             raise SweepInterrupted(SweepResult(tuple(rows), len(done), len(planned) - len(stale),
                                                time.perf_counter() - started, _cpu() - cpu0, out,
-                                               interrupted=len(stopped))) from None
+                                               interrupted=len(stopped), worker_cpu_seconds=_worker_cpu(done.values()),
+                                               not_started=len(stopped - seen_running))) from None
         outcomes = {pp.folder: o for pp, o in zip(stale, results)}
     rows = [fresh_rows[i] if i in fresh_rows else _row(pp, outcomes.get(pp.folder), out)
             for i, pp in enumerate(planned)]
     return SweepResult(tuple(rows), len(stale), len(planned) - len(stale), time.perf_counter() - started,
-                       _cpu() - cpu0, out)
+                       _cpu() - cpu0, out, worker_cpu_seconds=_worker_cpu(outcomes.values()))
+
+
+def _worker_cpu(outcomes) -> float:
+    return sum(o.cpu_seconds for o in outcomes if o is not None and o.where not in (None, "local"))
 
 
 def _interrupted_row(pp: PlannedPoint, out: Path) -> SweepRow:
