@@ -363,3 +363,76 @@ def test_sweep_plot_labels_tell_every_point_apart_and_say_what_they_are():
     assert '<div class="wide"><table' in html  # the wide table scrolls in place, not the page
     from irscope.report.svg import tick_label
     assert tick_label("x" * 10) == "x" * 10 and len(tick_label("y" * 40)) == 22 and "\u2026" in tick_label("y" * 40)
+
+
+# -- what the CLI refuses, skips and writes ---------------------------------------------------------------
+
+ADD = SNAPS / "add" / "default" / "sm_90a"
+
+
+def test_report_replaces_only_a_report_irscope_wrote(cli, tmp_path):
+    """-o replaced any file starting with <!doctype html>: a page the user wrote was lost."""
+    mine = "<!DOCTYPE html>\n<html><head><title>my notes</title></head><body>precious</body></html>\n"
+    (tmp_path / "mine.html").write_text(mine)
+    code, out, err = cli("report", ADD, "-o", "mine.html")
+    assert code == 2 and "mine.html exists and is an HTML file irscope did not write" in err and "hint:" in err
+    assert (tmp_path / "mine.html").read_text() == mine
+    assert cli("report", ADD, "-o", "r.html")[0] == 0
+    new = (tmp_path / "r.html").read_text()
+    assert '<meta name="generator" content="irscope ' in new[:300]
+    # A report written before the marker (the same head, without it) is still recognised and replaced.
+    (tmp_path / "old.html").write_text(new.replace(new[new.index('<meta name="generator"'):new.index(
+        '<meta name="viewport"')], "", 1))
+    assert "generator" not in (tmp_path / "old.html").read_text()[:1000]
+    code, out, err = cli("report", ADD, "-o", "old.html")
+    assert code == 0 and "generator" in (tmp_path / "old.html").read_text()[:300], err
+
+
+def test_report_to_stdout_with_dash(cli, tmp_path):
+    code, out, err = cli("report", ADD, "-o", "-")
+    assert code == 0 and out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>"), err
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_missing_or_empty_snapshot_path_is_exit_4(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for path in ("nonexist", "empty"):
+        code, out, err = cli("report", path, "-o", "z.html")
+        assert code == 4 and f"'{path}'" in err and "hint:" in err, (path, code, err)
+    assert not (tmp_path / "z.html").exists()
+
+
+def _damaged_copy(dest: Path) -> Path:
+    shutil.copytree(ADD, dest)
+    (dest / "add_kernel.ptx").write_text("// changed after the compile\n")  # no longer its recorded sha256
+    return dest
+
+
+def test_a_damaged_snapshot_in_a_folder_is_skipped_with_a_warning(cli, tmp_path):
+    shutil.copytree(ADD, tmp_path / "many" / "good")
+    _damaged_copy(tmp_path / "many" / "bad")
+    code, out, err = cli("report", "many", "-o", "r.html")
+    assert code == 0 and "irscope: warning: skipped many/bad" in err and "sha256" in err, err
+    html = (tmp_path / "r.html").read_text()
+    assert "many/good" in html and "many/bad" not in html
+    code, out, err = cli("report", "many/bad", "-o", "r2.html")  # named itself: still an error
+    assert code == 4 and "sha256" in err and not (tmp_path / "r2.html").exists()
+
+
+def test_neighbours_of_different_kernels_are_not_diffed_and_many_columns_warn(cli, tmp_path, monkeypatch):
+    """A folder of 27 snapshots of two kernels took a minute: one 27-column table, 26 diffs, some across kernels."""
+    a80, mm = SNAPS / "add" / "default" / "sm_80", MATMUL
+    code, out, err = cli("report", "--compare", ADD, mm, a80, "-o", "c.html")
+    assert code == 0, err
+    html = (tmp_path / "c.html").read_text()
+    assert html.count("not diffed: different kernels (add, matmul)") == 1
+    assert html.count("not diffed: different kernels (matmul, add)") == 1
+    # Without --compare: each kernel's snapshots side by side, not one table across kernels.
+    import irscope.cli.report as report_cli
+    monkeypatch.setattr(report_cli, "MANY", 1)
+    monkeypatch.setattr(report_cli, "BIG", 1000)
+    code, out, err = cli("report", ADD, mm, a80, "-o", "i.html")
+    assert code == 0 and "warning: comparing 2 snapshots side by side" in err and "--compare" in err
+    assert "i.html is " in err and "takes a while to open" in err
+    html = (tmp_path / "i.html").read_text()
+    assert html.count("<h2>comparison: ") == 1 and "not diffed" not in html

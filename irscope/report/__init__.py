@@ -26,7 +26,7 @@ def build_report(snapshots: Sequence[Snapshot] = (), *, compare: Sequence[Snapsh
                  on_progress: Callable[[str], None] | None = None) -> str:
     """The page's HTML: a section per snapshot, a comparison of `compare` (two or more) and of each of
     `comparisons`, then one section per sweep (its source's name, its parsed JSON)."""
-    page = Page(title or _title(snapshots, compare, sweeps))
+    page = Page(title or _title(snapshots, compare or (comparisons[0] if len(comparisons) == 1 else ()), sweeps))
     for snap in snapshots:
         add_snapshot(page, snap, on_progress)
     for group in ([compare] if compare else []) + list(comparisons):

@@ -1,5 +1,5 @@
 """Two or more snapshots: counters and resources side by side with what flipped from the column to the
-left, and the normalised diff of every stage that differs, for each neighbouring pair."""
+left, and the normalised diff of every stage that differs, for each neighbouring pair of the same kernel."""
 from __future__ import annotations
 
 from html import escape
@@ -23,6 +23,10 @@ def add_comparison(page: Page, snaps, on_progress=None) -> None:
     parts = [f"<ul>{where}</ul>", _side_by_side(analyses, headers), _roofline(snaps, headers)]
     for i in range(len(snaps) - 1):
         a, b = snaps[i], snaps[i + 1]
+        if a.kernel != b.kernel:  # two kernels' stages differ everywhere: a diff as long as both, telling nothing
+            parts.append(f"<h3>{escape(headers[i])} → {escape(headers[i + 1])}</h3><p class=\"note\">not diffed: "
+                         f"different kernels ({escape(a.kernel)}, {escape(b.kernel)})</p>")
+            continue
         if on_progress:
             on_progress(f"diffing {a.label} and {b.label}")
         first = diff_snapshots(a, b)

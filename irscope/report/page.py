@@ -3,6 +3,7 @@ only when a pane first needs it), the stylesheet and the script, all inline. No 
 from __future__ import annotations
 
 import json
+import re
 import time
 from html import escape
 from importlib import resources
@@ -45,6 +46,7 @@ class Page:
         made = time.strftime("%Y-%m-%d %H:%M %Z")
         from .. import __version__
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+                f'<meta name="generator" content="{GENERATOR} {escape(__version__)}">'
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
                 f'<title>{escape(self.title)}</title><style>{css}</style></head><body>'
                 f'<header class="top"><h1>{escape(self.title)}</h1><div class="meta">irscope {escape(__version__)} · '
@@ -52,12 +54,32 @@ class Page:
                 f'<main>{body}</main>\n{blobs}<script>{_asset("report.js")}</script></body></html>\n')
 
 
+# How `irscope report -o FILE` knows FILE is a report it may replace. Every report names irscope as its
+# generator in the first line of its head; those written before the marker (irscope 0.x up to this change,
+# one page layout) are known by their exact head: the same doctype, metas and title, then this stylesheet's
+# first rule. A page someone else wrote matches neither.
+GENERATOR = "irscope"
+_MARKED = re.compile(rb'<meta name="generator" content="irscope[ "]')
+_OLD_HEAD = re.compile(rb'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+                       rb'content="width=device-width, initial-scale=1"><title>[^<]*</title><style>:root '
+                       rb'\{ --fg: #1d2127; --dim: #6b7280;')
+HEAD_BYTES = 64 * 1024  # the marker is in the first 200 bytes; an old report's title may be long
+
+
+def is_report(head: bytes) -> bool:
+    """Whether a file starting with `head` (its first HEAD_BYTES) is a page irscope report wrote."""
+    start = head[:1024]
+    return bool(_MARKED.search(start) and start.lstrip().lower().startswith(b"<!doctype html")
+                or _OLD_HEAD.match(head))
+
+
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def table(headers, rows, *, numeric=(), sortable: bool = False, row_class=None, cls: str = "") -> str:
-    """An HTML table; cells are escaped unless given as (html, sort value) tuples of already safe markup."""
+def table(headers, rows, *, numeric=(), wrap=(), sortable: bool = False, row_class=None, cls: str = "") -> str:
+    """An HTML table; cells are escaped unless given as (html, sort value) tuples of already safe markup.
+    Columns in `numeric` are right-aligned, those in `wrap` are the ones given room to wrap (class wrap)."""
     classes = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
     head = "".join(f'<th class="num">{escape(h)}</th>' if i in numeric else f"<th>{escape(h)}</th>"
                    for i, h in enumerate(headers))
@@ -65,7 +87,7 @@ def table(headers, rows, *, numeric=(), sortable: bool = False, row_class=None, 
     for r, row in enumerate(rows):
         cells = []
         for i, c in enumerate(row):
-            num = ' class="num"' if i in numeric else ""
+            num = ' class="num"' if i in numeric else ' class="wrap"' if i in wrap else ""
             if isinstance(c, tuple):
                 markup, key = c
                 cells.append(f'<td{num} data-v="{escape(str(key))}">{markup}</td>')
