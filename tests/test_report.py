@@ -200,6 +200,10 @@ def test_clicking_a_python_line_highlights_its_lines_in_every_stage(browser, sna
     # The visible hits are some of the rows the map gives, and the first of them is on screen.
     hits = {int(e.get_attribute("data-i")) for e in browser.find_elements("css selector", ".vs.ir .r.hit")}
     assert hits and hits <= set(maps["ttgir"].lines_for(line, kfile))
+    # Every tab's badge counts its lines from that Python line, opened or not (only opened ones did).
+    badges = {b.get_attribute("data-stage"): b.find_element("css selector", ".badge").text
+              for b in browser.find_elements("css selector", ".tabs button")}
+    assert badges["ptx"] == str(want["ptx"]) and badges["ttgir"] == str(want["ttgir"]) and badges["ttir"], badges
     browser.execute_script("arguments[0].scrollLeft = 0; document.querySelector('.viewer').scrollIntoView()", py)
     shot(browser, tmp_path, "mapping.png")
     browser.find_element("css selector", '.tabs button[data-stage="ptx"]').click()
@@ -436,3 +440,59 @@ def test_neighbours_of_different_kernels_are_not_diffed_and_many_columns_warn(cl
     assert "i.html is " in err and "takes a while to open" in err
     html = (tmp_path / "i.html").read_text()
     assert html.count("<h2>comparison: ") == 1 and "not diffed" not in html
+
+
+def test_report_of_a_csv_sweep_names_the_csv_in_its_hint(cli, tmp_path):
+    (tmp_path / "sweep.csv").write_text("kernel,target\nmatmul,sm_90a\n")
+    code, out, err = cli("report", "--sweep", "sweep.csv")
+    hint = next(line for line in err.splitlines() if line.startswith("irscope: hint:"))
+    assert code == 2 and "CSV" in hint and "--json" in hint
+
+
+# -- sorting, wrapping, a failed compile's source ---------------------------------------------------------
+
+def _failed_copy(dest: Path) -> Path:
+    """The add snapshot as a compile that failed in the frontend: no stage, its error, its source.py."""
+    shutil.copytree(ADD, dest)
+    meta = json.loads((dest / "irscope.json").read_text())
+    for f in dest.glob("add_kernel.*"):
+        f.unlink()
+    meta.update(status="failed", stages={}, resources={},
+                error={"stage": "source", "type": "CompilationError", "message": "at 4:8: <b>ranks</b> differ"})
+    (dest / "irscope.json").write_text(json.dumps(meta))
+    return dest
+
+
+def test_table_sorts_missing_last_both_ways_and_rows_keep_one_height(browser, tmp_path):
+    why = "LDS 147,456 B > 65,536 B per block on gfx942"
+    regs = [100, None, 9, 10, None, 64]  # as strings 9 > 100; "-" sorted in the middle
+    times = dict.fromkeys(("frontend", "ttir", "ttgir", "llir", "amdgcn", "hsaco", "disassembly"), 1234.5)
+    points = [{"status": "ok", "target": "gfx942", "axes": {"BLOCK": 2 ** i}, "times_ms": times,
+               "analysis": {"resources": {"registers": r, "shared": 1024},
+                            "launch": {"launchable": i % 2 == 0, "reasons": [] if i % 2 == 0 else [why]}}}
+              if r is not None else
+              {"status": "failed", "target": "gfx942", "axes": {"BLOCK": 2 ** i}, "error": {"message": why}}
+              for i, r in enumerate(regs)]
+    failed = load_snapshot(_failed_copy(tmp_path / "failed"))
+    path = write_report(tmp_path / "t.html", build_report(
+        [failed], sweeps=[("s.json", {"sweep": {"name": "s"}, "points": points})]))
+    assert open_page(browser, path) == []
+    # The failed compile's Python is drawn beside its error, escaped.
+    lone = browser.find_element("css selector", ".failed .vs.py.lone")
+    assert "def add_kernel" in lone.text or "@triton.jit" in lone.text
+    assert "<b>ranks</b>" in browser.find_element("css selector", ".failed pre.error").text
+    table = browser.find_element("css selector", "table.points")
+    col = [th.text for th in table.find_elements("css selector", "th")].index("registers")
+
+    def column():
+        return [tr.find_elements("css selector", "td")[col].text for tr in table.find_elements("css selector",
+                                                                                               "tbody tr")]
+    th = table.find_elements("css selector", "th")[col]
+    th.click()
+    assert column() == ["9", "10", "64", "100", "-", "-"]
+    th.click()
+    assert column() == ["100", "64", "10", "9", "-", "-"]
+    # "why not" wraps in a column given room: an unlaunchable row is as tall as a launchable one.
+    heights = {tr.get_attribute("class") or "": tr.size["height"] for tr in table.find_elements("css selector",
+                                                                                                "tbody tr")}
+    assert heights[""] == heights["unlaunchable"], heights

@@ -3,6 +3,7 @@ beside the kernel's Python source (click a Python line: its IR lines light up in
 runs recorded beside it."""
 from __future__ import annotations
 
+from collections import Counter
 from html import escape
 
 from ..analyze import Analysis, analyze
@@ -24,7 +25,11 @@ def add_snapshot(page: Page, snap: Snapshot, on_progress=None) -> Analysis:
              f'<span class="note">{escape(str(snap.path))}</span></p>']
     if snap.error:
         from ..errors import error_summary
-        parts.append(f'<pre class="error">{escape(error_summary(snap.error))}</pre>')
+        error = f'<pre class="error">{escape(error_summary(snap.error))}</pre>'
+        source = "" if snap.text_stages else _source_pane(page, snap)
+        # A compile that failed in the frontend left no stage: its Python beside the error is what to read
+        parts.append(f'<div class="failed"><div><h3>error</h3>{error}</div><div><h3>python · source.py</h3>'
+                     f'{source}</div></div>' if source else error)
     parts.append('<div class="cards">' + _resources(a) + _counters(a) + "</div>")
     parts.append(_viewer(page, snap, on_progress))
     parts.append(runs_section(snap))
@@ -62,6 +67,17 @@ def _counters(a: Analysis) -> str:
     return out + "</div>"
 
 
+def _source_pane(page: Page, snap: Snapshot) -> str:
+    """The snapshot's own source.py in a pane of its own (drawn by assets/report.js), or "" when it has none."""
+    try:
+        source = snap.python_source()
+    except SnapshotError:
+        return ""
+    if not source:
+        return ""
+    return f'<div class="vs py lone" data-src="{page.add_data(stage_view("python", source, None).as_json(), "py")}"></div>'
+
+
 def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     texts: dict[str, str] = {}
     problems = []
@@ -71,15 +87,19 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
         except SnapshotError as e:
             problems.append(f"{stage}: {e.message}")
     if not texts:
-        return '<p class="note">no text stage to show</p>' + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems)
+        why = " (the compile stopped before its first)" if snap.error and not snap.text_stages else ""
+        return f'<p class="note">no text stage to show{why}</p>' + \
+            "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems)
     maps, kfile = maps_and_file(texts)
-    ids, mapped = {}, set()
+    ids, mapped, counts = {}, set(), {}
     for stage, text in texts.items():
         if on_progress:
             on_progress(f"highlighting {snap.label} {stage}")
         view = stage_view(stage, text, kfile, maps.get(stage))
         mapped.update(view.source_lines)
         ids[stage] = page.add_data(view.as_json(), "stage")
+        # Each tab's badge, for every Python line, without parsing the stage itself before its tab opens
+        counts[stage] = dict(Counter(ln for ln in view.source_lines if ln))
     try:
         source = snap.python_source()  # the snapshot's own source.py: never a path it names
     except SnapshotError:
@@ -97,6 +117,6 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
           f'<div class="vs py"></div></div>') if py_id else ""
     note = "" if py_id else '<p class="note">no source.py in the snapshot: no Python beside the stages</p>'
     return (f'<h3>stages</h3>{note}<div class="viewer{"" if py_id else " nopy"}" data-stages="{escape(json.dumps(ids))}" '
-            f'data-first="{escape(first)}" data-python="{py_id or ""}">{py}<div><div class="tabs">{tabs}</div>'
+            f'data-first="{escape(first)}" data-python="{py_id or ""}" data-counts="{page.add_data(counts, "n")}">{py}<div><div class="tabs">{tabs}</div>'
             f'<div class="vs ir"></div><div class="status"></div><div class="note"></div></div></div>'
             + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems))

@@ -36,7 +36,8 @@ def read_sweep(path: Path | str) -> dict:
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}", "write one with `irscope sweep FILE --json > RESULT.json`")
     except ValueError as e:
-        raise UsageError(f"{path} is not JSON: {e}", "write one with `irscope sweep FILE --json > RESULT.json`")
+        raise UsageError(f"{path} is not JSON: {e}", "write one with `irscope sweep FILE --json > RESULT.json` "
+                         "(the report reads the JSON; the CSV `--csv` writes is for spreadsheets)")
     if not isinstance(data, dict) or not isinstance(data.get("points"), list):
         raise UsageError(f"{path} is not a sweep result (no 'points' list)",
                          "write one with `irscope sweep FILE --json > RESULT.json`; CSV output is for spreadsheets")
@@ -104,8 +105,9 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
         plots.append(stacked("compile time per stage (as recorded when each point was compiled)", ticks, series,
                              unit="ms"))
     parts.append('<div class="plots">' + "".join(plots) + "</div>")
-    headers = ["point", "status"] + axes + ["registers", "spills", "shared", "occupancy", "launchable"] + \
-        [f"{s} ms" for s in stages] + ["why not"]
+    # "why not" beside "launchable", not after the stage times: on a laptop's width it is then on screen
+    headers = ["point", "status"] + axes + ["registers", "spills", "shared", "occupancy", "launchable", "why not"] + \
+        [f"{s} ms" for s in stages]
     rows = []
     for n, p in zip(names, points):
         ax = p.get("axes") or {}
@@ -114,11 +116,11 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
         why = "; ".join(launch.get("reasons") or []) if p.get("status") == "ok" else _error(p)
         rows.append([n, p.get("status", "?")] + [ax.get(k, "") for k in axes] +
                     [_n(_res(p, "registers")), _n(_res(p, "spill_stores")), _n(_res(p, "shared")), _n(occ),
-                     "yes" if _launchable(p) else "NO"] +
-                    [_n((p.get("times_ms") or {}).get(s)) for s in stages] + [why])
-    numeric = tuple(range(2 + len(axes), 2 + len(axes) + 4)) + tuple(range(7 + len(axes), 7 + len(axes) + len(stages)))
+                     "yes" if _launchable(p) else "NO", why] +
+                    [_n((p.get("times_ms") or {}).get(s)) for s in stages])
+    numeric = tuple(range(2 + len(axes), 2 + len(axes) + 4)) + tuple(range(8 + len(axes), 8 + len(axes) + len(stages)))
     parts.append("<h3>every point (click a column to sort)</h3>" + '<div class="wide">' + table(
-        headers, rows, numeric=numeric, sortable=True,
+        headers, rows, numeric=numeric, sortable=True, cls="points", wrap=(7 + len(axes),),
         row_class=lambda i: "" if _launchable(points[i]) else "unlaunchable") + "</div>")
     page.add_section(f"sweep {info.get('name') or Path(source).name}", "".join(parts))
 

@@ -71,11 +71,10 @@
     function select(l, irRow) {
       line = l;
       if (pyPane) { pyPane.mark([l - 1], l - 1); pyPane.reveal(l - 1); }
+      const counts = data(root.dataset.counts) || {}; // every stage's lines per Python line, computed in Python
       tabs.forEach((t) => {
-        const badge = t.querySelector(".badge");
         if (t.dataset.stage === stage) return;
-        const n = cache.has(ids[t.dataset.stage]) ? rowsOf(t.dataset.stage, l).length : null;
-        badge.textContent = n === null ? "" : String(n);
+        t.querySelector(".badge").textContent = String((counts[t.dataset.stage] || {})[l] || 0);
       });
       const hits = rowsOf(stage, l);
       root.querySelector(".tabs button.on .badge").textContent = String(hits.length);
@@ -101,14 +100,30 @@
     p.show(data(el.dataset.src));
   }
 
+  // A cell's sort key: a number where the cell is one (1,024 and 76% too), else its text; "-", "" and "?"
+  // are missing values, which sort last whichever way the column is sorted.
+  const MISSING = new Set(["", "-", "\u2014", "?", "n/a"]);
+  const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+  function sortKey(cell) {
+    const v = (cell.dataset.v !== undefined ? cell.dataset.v : cell.textContent).trim();
+    if (MISSING.has(v)) return null;
+    const n = v.replace(/,/g, "").replace(/%$/, "");
+    return NUMBER.test(n) ? +n : v;
+  }
+  function compareKeys(x, y, dir) {
+    if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1; // missing: last, both ways
+    const nx = typeof x === "number", ny = typeof y === "number";
+    if (nx !== ny) return (nx ? -1 : 1) * dir; // numbers before words ascending
+    return (nx ? x - y : x.localeCompare(y, undefined, { numeric: true })) * dir;
+  }
   function sortable(table) {
     table.querySelectorAll("th").forEach((th, col) => th.addEventListener("click", () => {
       const body = table.tBodies[0], rows = Array.from(body.rows), dir = th.dataset.dir === "asc" ? -1 : 1;
       table.querySelectorAll("th").forEach((h) => delete h.dataset.dir);
       th.dataset.dir = dir === 1 ? "asc" : "desc";
-      const key = (r) => { const c = r.cells[col]; const v = c.dataset.v !== undefined ? c.dataset.v : c.textContent; const x = parseFloat(v); return isNaN(x) ? v : x; };
-      rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * dir; });
-      rows.forEach((r) => body.appendChild(r));
+      const keyed = rows.map((r, i) => [r.cells[col] ? sortKey(r.cells[col]) : null, i, r]);
+      keyed.sort((a, b) => compareKeys(a[0], b[0], dir) || a[1] - b[1]); // ties keep their order
+      keyed.forEach((k) => body.appendChild(k[2]));
     }));
   }
 
@@ -116,6 +131,7 @@
   document.querySelectorAll("details.lazy").forEach((d) => d.addEventListener("toggle", () => {
     if (d.open && !d.dataset.done) { d.dataset.done = "1"; d.querySelectorAll(".vs.diff").forEach(diffPane); }
   }, { once: false }));
+  document.querySelectorAll(".vs.lone").forEach(diffPane); // a failed compile's source.py, beside its error
   document.querySelectorAll("table.sortable").forEach(sortable);
   document.documentElement.dataset.ready = "1";
 })();
