@@ -392,3 +392,28 @@ def test_the_summary_says_where_the_cpu_went_what_never_started_and_no_all_launc
     assert "2 interrupted (not compiled; 1 not started)" in text
     assert "2.0 s wall after start-up, 1.0 s CPU here and 3.0 s in the compiles on the Dask workers" in text
     assert "gfx942: 1 point, 0 ok, 1 failed" in text.splitlines()[1] and "launchable" not in text
+
+
+def test_list_json_and_damaged_folders_and_nan_timeout_and_a_full_stdout(cli, tmp_path):
+    import errno
+    import io
+    from irscope.cli import main
+    sweep = _write(tmp_path, "kernels: [add]\ntargets: [gfx942]\nout: o\n")
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert code == 0, err
+    code, out, err = cli("sweep", sweep, "--list", "--json")
+    assert code == 0 and json.loads(out)["points"][0]["fresh"] is True
+    ir = next((tmp_path / "o").rglob("*.amdgcn"))
+    ir.write_text(ir.read_text()[: len(ir.read_text()) // 2])  # damaged: the run would compile it again
+    code, out, err = cli("sweep", sweep, "--list")
+    assert "to compile" in out and "0 fresh" in out, out
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    err = io.StringIO()
+    assert main(["sweep", str(sweep)], out=Full(), err=err) == 5
+    assert err.getvalue().startswith("irscope: error: cannot write the results to stdout: No space left"), err.getvalue()
+    code, out, err = cli("sweep", _write(tmp_path, "kernels: [add]\ntargets: [gfx942]\ntimeout: .nan\n", "n.yaml"))
+    assert code == 2 and "`timeout:` takes a positive number" in err

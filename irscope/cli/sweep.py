@@ -121,7 +121,7 @@ def run(args, ui) -> int:
     out = Path(args.out) if args.out else (sweep.out or default_out())
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
-        return _list(points, out, ui)
+        return _list(points, out, ui, as_json=args.json)
     check_size(sweep, len(points), args.max_points)
     ensure_root(out)
     progress = ProgressLine(ui.err)
@@ -162,7 +162,26 @@ def run(args, ui) -> int:
     return 0
 
 
+def _write(ui, text: str) -> None:
+    ui.out.write(text)
+    ui.out.flush()
+
+
 def _report(sweep, result, ui, args, patterns) -> None:
+    """The table (or JSON, CSV) on stdout; a stdout that cannot be written (a full disk, /dev/full) is one
+    error line: the snapshots are already written, so a run again only reports them."""
+    try:
+        _report_to(sweep, result, ui, args, patterns)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        from ..errors import EnvironmentProblem
+        raise EnvironmentProblem(f"cannot write the results to stdout: {e.strerror or e}",
+                                 f"the snapshots are under {result.out}; run the sweep again with stdout going "
+                                 "somewhere writable (nothing is compiled again)") from None
+
+
+def _report_to(sweep, result, ui, args, patterns) -> None:
     if args.json:
         ui.print(json.dumps(to_json(sweep, result), indent=1))
     elif args.csv:
@@ -211,10 +230,18 @@ def render_failures(rows, ui) -> str:
     return "\n".join(f"{s(r.status.ljust(width), 'red', 'bold')}  {r.label}: {r.reason}" for r in bad)
 
 
-def _list(points, out: Path, ui) -> int:
+def _list(points, out: Path, ui, as_json: bool = False) -> int:
     from ..sweep import plan_points
+    from ..sweep.run import serve_fresh
 
     planned = plan_points(points, out)
+    serve_fresh(planned, out)  # what the run would compile again (a damaged folder) is not fresh here either
+    if as_json:
+        _write(ui, json.dumps({"out": str(out), "points": [
+            {"kernel": pp.point.kernel, "target": pp.point.target, "axes": dict(pp.point.axes),
+             "label": pp.folder.relative_to(out).as_posix(), "content_key": pp.key, "fresh": pp.fresh}
+            for pp in planned]}, indent=1) + "\n")
+        return 0
     rows = [[pp.folder.relative_to(out).as_posix(), "fresh" if pp.fresh else "to compile"] for pp in planned]
     ui.print(table(["point", "cache"], rows, style=ui.style))
     ui.print(f"\n{_plural(len(rows), 'point')}, {sum(pp.fresh for pp in planned)} fresh, under {out}")

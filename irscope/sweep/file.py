@@ -204,8 +204,9 @@ def _parse(path: Path, text: str) -> Sweep:
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise _FileError(data.lines["jobs"], "`jobs:` takes a positive integer (compiles at once)")
     timeout = data.get("timeout", 300)
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise _FileError(data.lines["timeout"], "`timeout:` takes a positive number of seconds")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < float("inf"):
+        raise _FileError(data.lines["timeout"], "`timeout:` takes a positive number of seconds",
+                         "e.g. timeout: 600 (.nan and .inf are not numbers of seconds)")
     max_points = data.get("max_points", DEFAULT_MAX_POINTS)
     if not isinstance(max_points, int) or isinstance(max_points, bool) or max_points < 1:
         raise _FileError(data.lines["max_points"], "`max_points:` takes a positive integer (the most points a run "

@@ -187,6 +187,19 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
     return planned
 
 
+def serve_fresh(planned: list[PlannedPoint], out: Path) -> dict[int, "SweepRow"]:
+    """The rows of the fresh points, read from their folders; a fresh folder that is damaged, or holds a
+    failure that was the machine's (compiler.environmental_failure), is marked stale in `planned` instead."""
+    rows: dict[int, SweepRow] = {}
+    for i, pp in enumerate(planned):
+        if pp.fresh:
+            try:
+                rows[i] = _row(pp, None, Path(out))
+            except SnapshotError:
+                planned[i] = dataclasses.replace(pp, fresh=False)
+    return rows
+
+
 def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None = None, timeout: float | None = 300.0,
                force: bool = False, on_progress: Callable[[SweepProgress], None] | None = None,
                executor=None) -> SweepResult:
@@ -208,13 +221,7 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
     # A fresh folder whose files were damaged since (a truncated stage, an edited irscope.json) is
     # compiled again like a stale one: a cache never serves a damaged entry, and `irscope rank` has no
     # --force to get past one.
-    fresh_rows: dict[int, SweepRow] = {}
-    for i, pp in enumerate(planned):
-        if pp.fresh:
-            try:
-                fresh_rows[i] = _row(pp, None, out)
-            except SnapshotError:
-                planned[i] = dataclasses.replace(pp, fresh=False)
+    fresh_rows = serve_fresh(planned, out)
     stale = list({pp.folder: pp for pp in planned if not pp.fresh}.values())  # a folder is compiled once
     outcomes: dict[Path, Any] = {}
     if stale:
