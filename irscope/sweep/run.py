@@ -234,6 +234,9 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
         labels = {pp.point.pipeline_point(): pp.folder.relative_to(out).as_posix() for pp in stale}
 
         folders = {pp.point.pipeline_point(): pp.folder for pp in stale}
+        # A cluster's running points are sampled from the scheduler twice a second: a point may have run
+        # unseen, so "not started" is said for a local run only.
+        remote = bool(getattr(executor, "remote", False))
         seen_running: set = set()  # the folders of every point seen compiling (or finished)
 
         def progress(pr) -> None:
@@ -256,7 +259,7 @@ def run_points(points: Sequence[SweepPoint], out: Path, *, workers: int | None =
             raise SweepInterrupted(SweepResult(tuple(rows), len(done), len(planned) - len(stale),
                                                time.perf_counter() - started, _cpu() - cpu0, out,
                                                interrupted=len(stopped), worker_cpu_seconds=_worker_cpu(done.values()),
-                                               not_started=len(stopped - seen_running))) from None
+                                               not_started=0 if remote else len(stopped - seen_running))) from None
         outcomes = {pp.folder: o for pp, o in zip(stale, results)}
     rows = [fresh_rows[i] if i in fresh_rows else _row(pp, outcomes.get(pp.folder), out)
             for i, pp in enumerate(planned)]
