@@ -273,16 +273,16 @@ def test_a_binary_file_is_a_usage_error(cli, tmp_path, data):
     assert err.splitlines()[1].startswith("irscope: hint: ")
 
 
-def _killed_ptxas(tmp_path, monkeypatch):
-    """TRITON_PTXAS_PATH pointing at a ptxas that answers --version but dies of SIGKILL when it assembles
-    (what the kernel's OOM killer, or a user's kill, does to it)."""
+def _killed_ptxas(tmp_path, monkeypatch, signal: int = 9):
+    """TRITON_PTXAS_PATH pointing at a ptxas that answers --version but dies of `signal` when it assembles
+    (SIGKILL: what the kernel's OOM killer, or a user's kill, does to it; SIGSEGV: a crash of its own)."""
     import os
     import stat
     from triton.backends.nvidia.compiler import get_ptxas
     real = get_ptxas(80).path
     fake = tmp_path / "bin" / "ptxas"
     fake.parent.mkdir()
-    fake.write_text(f'#!/bin/sh\ncase "$*" in *--version*) exec "{real}" "$@";; esac\nkill -9 $$\n')
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *--version*) exec "{real}" "$@";; esac\nkill -{signal} $$\n')
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("TRITON_PTXAS_PATH", str(fake))
     return lambda: monkeypatch.delenv("TRITON_PTXAS_PATH") or os.environ.get("TRITON_PTXAS_PATH")
@@ -300,6 +300,17 @@ def test_a_ptxas_killed_by_a_signal_is_a_crash_that_is_not_cached(cli, tmp_path,
     restore()
     code, out, err = cli("sweep", sweep, "-j", "1")
     assert code == 0 and "1 compiled now, 0 from the cache" in out, out + err
+
+
+def test_a_ptxas_that_crashes_by_itself_is_the_answer_for_that_ptx_and_is_cached(cli, tmp_path, monkeypatch):
+    # SIGSEGV or SIGABRT from ptxas itself happens on this PTX every time: compiling again each run wastes it
+    sweep = _write(tmp_path, "kernels: [add]\ntargets: [sm_80]\nout: o\n")
+    _killed_ptxas(tmp_path, monkeypatch, signal=11)
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert code == 3 and "failed" in out and "crashed" not in out, out + err
+    assert (tmp_path / "o" / "add").exists()
+    code, out, err = cli("sweep", sweep, "-j", "1")
+    assert "0 compiled now, 1 from the cache" in out, out + err
 
 
 def test_a_failure_cached_by_an_older_irscope_for_a_killed_ptxas_is_compiled_again(cli, tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import inspect
 import io
 import platform
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -227,23 +228,28 @@ _ENVIRONMENT_ERRORS = {"OSError", "FileNotFoundError", "PermissionError", "Block
                        "MemoryError", "ChildProcessError", "BrokenPipeError", "TimeoutError"}
 
 
+_EXTERNAL_SIGNALS = frozenset((signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT))
+
+
 def environmental_failure(error: dict | None) -> str:
     """Why a recorded failure ({"type", "message"}) is not the kernel's own, in words, or "" when it is
-    the compiler's answer about this kernel (worth caching). A ptxas that a signal killed (Triton:
-    "`ptxas` failed with error code -9": out of memory, a Ctrl-C, a kill) crashed; a tool that cannot
+    the compiler's answer about this kernel (worth caching). A ptxas that a signal from outside killed
+    (Triton: "`ptxas` failed with error code -9": out of memory, a Ctrl-C, a kill) crashed; a tool that cannot
     be found ("Cannot find ptxas") or an OSError (the disk full) is this machine's problem."""
     import re
-    import signal
     if not error:
         return ""
     kind, message = str(error.get("type") or ""), str(error.get("message") or "")
     code = re.search(r"`ptxas` failed with error code (-\d+)", message)
     if code:
         try:
-            name = signal.Signals(-int(code.group(1))).name
+            sig = signal.Signals(-int(code.group(1)))
         except ValueError:
-            name = code.group(1)[1:]
-        return f"ptxas was killed by signal {name}"
+            return ""
+        # Killed from outside (the OOM killer, a Ctrl-C, a kill): another run may pass. A ptxas that
+        # crashes by itself (SIGSEGV, SIGABRT from an assert) does so on this PTX every time: the answer.
+        if sig in _EXTERNAL_SIGNALS:
+            return f"ptxas was killed by signal {sig.name}"
     if kind == "RuntimeError" and message.startswith("Cannot find "):
         return message.splitlines()[0]
     if kind in _ENVIRONMENT_ERRORS:
