@@ -302,6 +302,17 @@ def test_a_ptxas_killed_by_a_signal_is_a_crash_that_is_not_cached(cli, tmp_path,
     assert code == 0 and "1 compiled now, 0 from the cache" in out, out + err
 
 
+def test_a_killed_ptxas_under_another_release_writes_no_folder_either(tmp_path, monkeypatch):
+    """remote.py's compile (the child of --triton X) wrote the failure's folder, so it was cached there."""
+    from irscope.harness.remote import _compile, options_to_json
+    from irscope.spec.kernel import CompileOptions
+    _killed_ptxas(tmp_path, monkeypatch)
+    r = _compile({"kernel": "add", "target": "sm_80", "options": options_to_json(CompileOptions()),
+                  "out": str(tmp_path / "o"), "suffix": ".triton-3.8.0", "log": ""})
+    assert r["status"] == "crashed" and "ptxas was killed by signal SIGKILL (not cached" in r["message"], r
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_ptxas_that_crashes_by_itself_is_the_answer_for_that_ptx_and_is_cached(cli, tmp_path, monkeypatch):
     # SIGSEGV or SIGABRT from ptxas itself happens on this PTX every time: compiling again each run wastes it
     sweep = _write(tmp_path, "kernels: [add]\ntargets: [sm_80]\nout: o\n")
