@@ -555,9 +555,9 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
         names = ", ".join(f"'{m}'" for m in missing)
         raise UsageError(f"kernel '{spec.name}' needs a typical value for argument{'s' if len(missing) > 1 else ''} "
                          f"{names}",
-                         f"pass --arg {missing[0]}=VALUE for each (a number, or *fp16 for a tensor; in the pytest "
-                         f"fixture args={{'{missing[0]}': VALUE, ...}}), or declare them in the kernel's "
-                         "KernelSpec(args=...)")
+                         f"pass --arg {missing[0]}=VALUE for each (a number, or *fp16 for a tensor; in a sweep "
+                         f"file `set: {{arg.{missing[0]}: VALUE}}`; in the pytest fixture args={{'{missing[0]}': "
+                         "VALUE, ...}), or declare them in the kernel's KernelSpec(args=...)")
     heuristics = _heuristics(spec, cfg, opts, args, constexprs, constexpr_names)
     missing = [p for p in constexpr_names if p not in constexprs and not _has_default(spec.fn, p)]
     if missing:
