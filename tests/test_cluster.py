@@ -172,6 +172,13 @@ def test_ctrl_c_cancels_the_rest_quietly_and_prints_what_finished(tmp_path):
     user = ROOT / "tests" / "data" / "user_kernels.py"
     sweep = tmp_path / "s.yaml"
     sweep.write_text(f'kernels: ["{user}:copy_rows", "{user}:hangs"]\ntargets: [gfx942]\nout: o\n')
+    import socket
+    dashboard = socket.socket()  # another Dask's dashboard on its default port: Dask warned under the table
+    try:
+        dashboard.bind(("", 8787))
+        dashboard.listen()
+    except OSError:  # taken already: by one, which is the case itself
+        pass
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--cluster", "local:2"],
                             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -190,6 +197,7 @@ def test_ctrl_c_cancels_the_rest_quietly_and_prints_what_finished(tmp_path):
     assert [ln for ln in err.splitlines() if ln.strip()] == ["irscope: interrupted"], err
     assert any(ln.startswith("copy_rows") and " ok " in ln for ln in out.splitlines()), out
     assert "1 interrupted (not compiled)" in out and "2 points: 1 compiled now" in out
+    dashboard.close()
 
 
 def test_the_progress_line_counts_failures_running_compiles_and_each_workers_points():

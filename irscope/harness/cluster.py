@@ -321,7 +321,11 @@ def _local_cluster(n: int):
                           "distributed.nanny.pre-spawn-environ": environ,
                           "distributed.worker.preload": [*dask.config.get("distributed.worker.preload", []),
                                                          IGNORE_CTRL_C]}):
+        # No dashboard, and the scheduler's HTTP server (its health and metrics routes, served whether or
+        # not the dashboard is) on a free port: on 8787, Dask's default, another cluster's dashboard makes
+        # it warn "Port 8787 is already in use" under irscope's output.
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"},
                                            silence_logs=40)
     try:
         return distributed.Client(cluster, set_as_default=False), cluster
