@@ -63,6 +63,10 @@ class EnvironmentProblem(IrscopeError):
     exit_code = ExitCode.ENVIRONMENT
 
 
+class OutputUnwritable(EnvironmentProblem):
+    """Standard output refused a write (a full disk, /dev/full): not a bug, and not the command's input."""
+
+
 class ComparisonFailed(IrscopeError):
     """A check found a difference; the report has already been produced."""
 

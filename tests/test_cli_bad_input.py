@@ -352,3 +352,21 @@ def test_a_sweep_over_every_config_names_each_points_config():
         points = expand(load_sweep(path))
     assert len(points) == 12 and all(p.axes[0] == ("config", p.options.config) for p in points)
     assert {dict(p.axes)["num_warps"] for p in points} == {4, 8}
+
+
+@pytest.mark.parametrize("argv", [["targets"], ["kernels"], ["targets", "--json"]])
+def test_a_stdout_that_refuses_writes_is_one_error_line_for_every_command(argv):
+    # `irscope report -o - > /dev/full` and `sweep --list > /dev/full` were internal errors (exit 70)
+    import errno
+
+    from irscope.cli import main
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    err = io.StringIO()
+    assert main(argv, out=Full(), err=err) == 5
+    assert _error_lines(err.getvalue()) == ["irscope: error: cannot write to stdout: No space left on device",
+                                            "irscope: hint: send the output somewhere writable (a file on a disk "
+                                            "with room, or a pipe)"]

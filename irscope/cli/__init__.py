@@ -14,7 +14,7 @@ import sys
 from typing import IO, Sequence
 
 from .. import __version__
-from ..errors import ExitCode, IrscopeError, UsageError
+from ..errors import ExitCode, IrscopeError, OutputUnwritable, UsageError
 from ..render.terminal import SafeStream, Style, wants_color
 
 # Subcommands, in the order `irscope --help` lists them; each is the module of its name (MODULES: where not).
@@ -23,12 +23,35 @@ COMMANDS = ("compile", "show", "targets", "kernels", "stats", "diff", "compare",
 MODULES = {"upgrade-check": "upgrade"}
 
 
+class _Output(SafeStream):
+    """Standard output: a write it refuses (a full disk, /dev/full) is one error line of any command, not an
+    internal error (a closed pipe stays BrokenPipeError: `irscope show ... | head` is fine)."""
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputUnwritable(f"cannot write to stdout: {e.strerror or e}",
+                                   "send the output somewhere writable (a file on a disk with room, or a pipe)") from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputUnwritable(f"cannot write to stdout: {e.strerror or e}",
+                                   "send the output somewhere writable (a file on a disk with room, or a pipe)") from None
+
+
 class UI:
     """Where a command writes: stdout for results, stderr for progress, with colour decided once."""
 
     def __init__(self, out: IO, err: IO, color_mode: str = "auto"):
         # Both through SafeStream: what a command prints may come from a hostile snapshot's fields.
-        self.out = SafeStream(out, carriage_returns=False)
+        self.out = _Output(out, carriage_returns=False)
         self.err = SafeStream(err)
         self.color_mode = color_mode
         self.color = wants_color(out, color_mode)

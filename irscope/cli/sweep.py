@@ -170,13 +170,11 @@ def _write(ui, text: str) -> None:
 def _report(sweep, result, ui, args, patterns) -> None:
     """The table (or JSON, CSV) on stdout; a stdout that cannot be written (a full disk, /dev/full) is one
     error line: the snapshots are already written, so a run again only reports them."""
+    from ..errors import EnvironmentProblem, OutputUnwritable
     try:
         _report_to(sweep, result, ui, args, patterns)
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        from ..errors import EnvironmentProblem
-        raise EnvironmentProblem(f"cannot write the results to stdout: {e.strerror or e}",
+    except OutputUnwritable as e:
+        raise EnvironmentProblem(e.message.replace("cannot write to stdout", "cannot write the results to stdout"),
                                  f"the snapshots are under {result.out}; run the sweep again with stdout going "
                                  "somewhere writable (nothing is compiled again)") from None
 
