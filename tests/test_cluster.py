@@ -350,3 +350,34 @@ def test_a_bad_scheduler_or_jobs_with_a_cluster_is_refused_before_anything_runs(
     code, out, err = cli("sweep", sweep, "--out", tmp_path / "o", *argv)
     assert code == 2 and words in err.splitlines()[0] and err.splitlines()[1].startswith("irscope: hint: "), err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_fork_of_a_worker_process_waits_while_another_thread_runs_irscope_code():
+    """The hook itself (os.register_at_fork): a compile child is never forked while a thread of the worker
+    holds the guard (inside an import, Triton's specialisation, the warm-up), whose locks it would inherit
+    held. The 2-thread cluster test above takes turns through the guard before it forks."""
+    import threading
+    import warnings
+
+    from irscope.harness import cluster
+    held, release = threading.Event(), threading.Event()
+
+    def inside_irscope():
+        with cluster._guard:
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=inside_irscope)
+    thread.start()
+    assert held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: forking a process that has threads)
+        pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    waited = time.monotonic() - started
+    os.waitpid(pid, 0)
+    thread.join()
+    assert waited >= 0.4, waited

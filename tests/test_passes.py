@@ -219,3 +219,5 @@ def test_the_recompile_hint_names_the_kernel_file_options_and_folder():
     snap.variant, snap.path = "default.triton-3.6.0", Path("/r/matmul.bf16/default.triton-3.6.0/sm_80")
     assert recompile_command(snap) == ("irscope compile matmul.bf16 --target sm_80 --triton 3.6.0 --out /r "
                                        "--passes")
+    snap.variant, snap.path = "default.triton-3.5.0.post1", Path("/r/matmul.bf16/default.triton-3.5.0.post1/sm_80")
+    assert "--triton 3.5.0.post1 --out /r" in recompile_command(snap)  # a post release was dropped

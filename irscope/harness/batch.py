@@ -295,6 +295,8 @@ def compile_elsewhere(point: Point, out: Path, *, log_path: Path | None = None) 
         raise UsageError(f"under Triton {normalise_version(point.triton)}: {r['message']}", r.get("hint") or None)
     if r["status"] in ("crashed", "timeout"):
         error = {"stage": "?", "type": r["status"], "message": f"Triton {env.version}: {r['message']}"}
+        if r.get("not_cached"):  # the machine's fault (a ptxas killed from outside), as _not_cached marks it
+            error["not_cached"] = r["not_cached"]
         return Outcome(point, CompileStatus(r["status"]), None, "", error, r.get("seconds", 0.0))
     return Outcome(point, CompileStatus(r["status"]), Path(r["path"]), r["variant"], r.get("error"), r["seconds"],
                    r.get("cpu_seconds", 0.0), r["label"])

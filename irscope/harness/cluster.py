@@ -112,8 +112,11 @@ class DaskCluster:
         """Wait for `start()`; its failure (an unreachable scheduler, a worker's other version) is raised here."""
         self.start()
         # Dask bounds the TCP connect by its timeout, not the handshake: a server that accepts and never
-        # answers (a web server on that port) held Client() forever.
-        if not self._connected.wait(self._timeout + 10):
+        # answers (a web server on that port) held Client() forever. A LocalCluster is ours, starting its
+        # workers on this machine however loaded: waited for as long as it takes.
+        if self.name.startswith("local:"):
+            self._connected.wait()
+        elif not self._connected.wait(self._timeout + 10):
             raise EnvironmentProblem(f"the Dask scheduler at {self.name} did not answer within "
                                      f"{self._timeout + 10:g} s", "check that the address is a Dask scheduler's "
                                      "(`dask scheduler` prints it), not another server's port")
@@ -381,10 +384,11 @@ def _warm_worker(expected: dict, dask_worker=None) -> None:
     """On every worker at the start (Client.run, which passes `dask_worker`): check its versions, hash
     Triton's key (about 0.5 s) and import the compiler, so that the children it forks inherit both instead
     of each paying for them."""
-    if _worker_problem(dask_worker.address, expected) is None:
-        from . import compiler  # noqa: F401 - imported for the children to inherit
-        from .specialise import warm_up
-        warm_up()
+    with _guard:  # (another client's task on this worker may be forking a compile meanwhile)
+        if _worker_problem(dask_worker.address, expected) is None:
+            from . import compiler  # noqa: F401 - imported for the children to inherit
+            from .specialise import warm_up
+            warm_up()
 
 
 # Held by a task's thread whenever it runs irscope code on the worker (the version check, the warm-up:

@@ -169,7 +169,7 @@ def _compile(job: dict) -> dict:
         return {"status": "usage", "message": e.message, "hint": e.hint or ""}
     if result.not_cached:  # the machine's fault, not the kernel's (a ptxas killed from outside): no folder
         return {"status": "crashed", "message": f"{result.not_cached} (not cached: compiled again next run)",
-                "seconds": time.perf_counter() - started}
+                "not_cached": result.not_cached, "seconds": time.perf_counter() - started}
     result.variant = result.variant + job.get("suffix", "")
     out = Path(job["out"])
     folder = snapshot_dir(out, spec.name, result.variant, target.name)

@@ -246,7 +246,7 @@ def recompile_command(snap) -> str:
         words.append("--large-tensors")
     if request.get("line_info") is False:
         words.append("--no-line-info")
-    release = re.search(r"\.triton-(\d+\.\d+\.\d+\w*)$", snap.variant or "")
+    release = re.search(r"\.triton-(\d+\.\d+\.\d+(?:[.+-]?[A-Za-z0-9]+)*)$", snap.variant or "")
     if release:  # compiled by another Triton release than the one running (irscope.harness.envs.variant_for)
         words.extend(["--triton", release.group(1)])
     path = Path(snap.path)
