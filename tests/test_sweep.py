@@ -426,6 +426,8 @@ def test_list_json_and_damaged_folders_and_nan_timeout_and_a_full_stdout(cli, tm
     assert code == 0, err
     code, out, err = cli("sweep", sweep, "--list", "--json")
     assert code == 0 and json.loads(out)["points"][0]["fresh"] is True
+    code, out, err = cli("sweep", sweep, "--list", "--csv")  # it printed the text table
+    assert code == 2 and "--list has no CSV form" in err and out == ""
     ir = next((tmp_path / "o").rglob("*.amdgcn"))
     ir.write_text(ir.read_text()[: len(ir.read_text()) // 2])  # damaged: the run would compile it again
     code, out, err = cli("sweep", sweep, "--list")

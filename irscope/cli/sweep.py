@@ -121,6 +121,9 @@ def run(args, ui) -> int:
     out = Path(args.out) if args.out else (sweep.out or default_out())
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
+        if args.csv:  # (the CSV is the results' table: a list of what would compile has no such columns)
+            from ..errors import UsageError
+            raise UsageError("--list has no CSV form", "use --list --json for a machine-readable list")
         return _list(points, out, ui, as_json=args.json)
     check_size(sweep, len(points), args.max_points)
     ensure_root(out)
