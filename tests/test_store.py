@@ -166,6 +166,11 @@ def test_a_kernel_dump_folder_opens_with_its_target_read_from_the_ptx(tmp_path, 
         shutil.copy(src / f"add_kernel.{stage}", dump)
     snap = load_snapshot(dump)
     assert snap.origin == "triton-dump" and snap.target_name == "sm_100a"
+    # a folder of several kernels' stages (/tmp, where Triton leaves tmpXXXX.ptx files) is none: `irscope
+    # diff A /tmp` read it as a dump of the first name
+    shutil.copy(src / "add_kernel.ptx", dump / "tmp0mfhh0v3.ptx")
+    with pytest.raises(SnapshotError):
+        load_snapshot(dump)
 
 
 def test_find_snapshots_walks_kernel_variant_target_and_skips_hidden(compiled):

@@ -307,11 +307,12 @@ def _load_triton_cache(path: Path, meta_file: Path) -> Snapshot:
 
 
 def _dump_stem(path: Path, names) -> str | None:
-    """The kernel of a TRITON_KERNEL_DUMP-like folder: a name with at least one IR stage beside it (a lone
-    .cubin in /tmp is no snapshot)."""
-    stems = sorted({Path(n).stem for n in names if Path(n).suffix[1:] in TEXT_STAGES and Path(n).suffix != ".sass"
-                    and (path / n).is_file()})
-    return stems[0] if stems else None
+    """The kernel of a TRITON_KERNEL_DUMP-like folder: one name with at least one IR stage beside it. A lone
+    .cubin in /tmp is no snapshot, and neither is a folder of several kernels' stages (/tmp, holding
+    tmpXXXX.ptx files Triton left there): a dump folder holds one kernel's."""
+    stems = {Path(n).stem for n in names if Path(n).suffix[1:] in TEXT_STAGES and Path(n).suffix != ".sass"
+             and (path / n).is_file()}
+    return next(iter(stems)) if len(stems) == 1 else None
 
 
 def _load_dump(path: Path) -> Snapshot:
