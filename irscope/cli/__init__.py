@@ -28,17 +28,15 @@ class _Output(SafeStream):
     internal error (a closed pipe stays BrokenPipeError: `irscope show ... | head` is fine)."""
 
     def write(self, text: str) -> int:
-        try:
-            return super().write(text)
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            raise OutputUnwritable(f"cannot write to stdout: {e.strerror or e}",
-                                   "send the output somewhere writable (a file on a disk with room, or a pipe)") from None
+        return self._guarded(super().write, text)
 
     def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    @staticmethod
+    def _guarded(call, *args):
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except OSError as e:
