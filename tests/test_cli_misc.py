@@ -129,6 +129,8 @@ def test_small_mistakes_are_one_line_usage_errors(cli, tmp_path):
     code, out, err = cli("stats", snap, "--only", "nomatch*")  # printed the resources only, exit 0
     assert code == 2 and "no counter matches --only 'nomatch*'" in err and "sass.*" in err
     assert cli("stats", snap, "--only", "sass.*")[0] == 0
+    code, out, err = cli("stats", snap, "--only", "resources.*")  # said "no counter matches", as for a typo
+    assert code == 2 and "names resources, not counters" in err and "always shown" in err
     (tmp_path / "afile").write_text("")
     code, out, err = cli("report", snap, "-o", "afile/x.html")  # "File exists", after building the report
     assert code == 2 and "'afile' is a file, not a folder" in err

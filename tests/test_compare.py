@@ -20,6 +20,11 @@ def test_hopper_matrix_instruction_by_num_warps(cli, tmp_path):
                          "--changed", "--only", "ptx.*")
     assert code == 0 and "(0 compiled, 2 from the cache)" in out
     assert "ptx.cp.async.commit_group" not in out and "ptx.wgmma" in out
+    # a resource in --only is named as one (it said "matches no counter", as for a typo)
+    code, out, err = cli("compare", "matmul", "--config", "m64n32k32.w2.s5", "--num-warps", "2,4", "-o", tmp_path,
+                         "--only", "ptx.*,resources.*,nomatch*")
+    assert code == 0 and "'resources.*' names a resource, not a counter" in err
+    assert "'nomatch*' matches no counter" in err and "'resources.*' matches no counter" not in err
 
 
 def test_compare_across_targets_reuses_snapshots_with_the_same_content(cli, compiled):

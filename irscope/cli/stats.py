@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ..render.tables import matches, short_labels, side_by_side, single_report, split_patterns, to_csv
+from ..render.tables import matches, names_resources, short_labels, side_by_side, single_report, split_patterns, to_csv
 
 
 def add_parser(sub) -> None:
@@ -44,6 +44,10 @@ def run(args, ui) -> int:
     if patterns and not any(matches(k, patterns) for a in analyses for k in (*a.counters, *a.zero_keys)):
         from ..errors import UsageError
         some = sorted({k.split(".")[0] + ".*" for a in analyses for k in a.counters})
+        if all(names_resources(p) for p in patterns):
+            raise UsageError(f"--only '{args.only}' names resources, not counters",
+                             "the resource rows (registers, spills, shared memory, occupancy...) are always shown: "
+                             "leave out --only to see them; --only picks counters (" + ", ".join(some[:6]) + ")")
         raise UsageError(f"no counter matches --only '{args.only}'",
                          f"counters are named STAGE.NAME ({', '.join(some[:6])}); irscope stats SNAPSHOT lists them")
     if args.json:

@@ -201,9 +201,13 @@ def _report_to(sweep, result, ui, args, patterns) -> None:
 
 
 def warn_unmatched(ui, option: str, patterns, rows) -> None:
-    from ..render.tables import unmatched
+    from ..render.tables import names_resources, unmatched
     keys = {k for r in rows if r.analysis for k in r.analysis.counters}
     for pattern in unmatched(patterns, keys) if keys else ():
+        if names_resources(pattern):
+            ui.warn(f"{option} '{pattern}' names a resource, not a counter: the resource rows (registers, spills, "
+                    f"shared memory, occupancy...) are always shown, and {option} picks counters only")
+            continue
         ui.warn(f"{option} '{pattern}' matches no counter of these compiles "
                 f"(irscope stats SNAPSHOT lists every counter; globs like 'ptx.*mma*' match several)")
 

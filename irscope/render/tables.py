@@ -24,6 +24,14 @@ def unmatched(patterns: Sequence[str], keys) -> list[str]:
     return [p for p in patterns if not any(fnmatch.fnmatchcase(k, p) for k in keys)]
 
 
+def names_resources(pattern: str) -> bool:
+    """Whether an --only pattern asks for a resource row (`resources.*`, `res.registers`, `registers`):
+    those rows are always shown, and --only picks counters only."""
+    head = pattern.split(".", 1)[0].lower()
+    return head in ("resources", "resource", "res") or any(
+        fnmatch.fnmatchcase(name, pattern) for name in (*RESOURCE_ROWS, *RESOURCE_COLUMNS))
+
+
 # -- tables ---------------------------------------------------------------------------------------------
 
 RESOURCE_ROWS = ("registers", "spills", "shared/LDS", "stack", "agprs", "sgprs", "scratch", "tensor memory", "warps",
