@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from irscope.errors import UsageError
-from irscope.sweep import expand, load_sweep, run_points
+from irscope.sweep import TooManyPoints, expand, load_sweep, run_points
 from tests.conftest import DATA
 
 KERNEL = '''
@@ -345,19 +345,33 @@ def test_a_failure_cached_by_an_older_irscope_for_a_killed_ptxas_is_compiled_aga
 
 
 def test_a_sweep_over_its_point_limit_is_refused_before_planning_unless_raised(cli, tmp_path):
-    from irscope.cli.sweep import check_size
     text = "kernels: [add]\ntargets: [sm_80, gfx942]\ngrid: {num_warps: [2, 4]}\nmax_points: 3\n"
     sweep = _write(tmp_path, text)
     code, out, err = cli("sweep", sweep)
-    assert code == 2 and f"irscope: error: {sweep}: 4 points, more than the limit of 3 (about" in err, err
+    assert code == 2 and f"irscope: error: {sweep}: up to 4 points, more than the limit of 3 (about" in err, err
     assert "`max_points: 4` in the file or --max-points 4" in err.splitlines()[1]
     assert not (tmp_path / "irscope-snapshots").exists()
-    check_size(load_sweep(sweep), 4, 4)  # --max-points 4 raises it
-    check_size(load_sweep(_write(tmp_path, text.replace("3", "4"))), 4, None)
-    with pytest.raises(UsageError, match="over|more than the limit of 2,000"):
-        check_size(load_sweep(_write(tmp_path, text.replace("max_points: 3\n", ""))), 2001, None)
-    code, out, err = cli("sweep", sweep, "--list")  # --list compiles nothing: it shows what the grid gives
-    assert code == 0 and "4 points, 0 fresh" in out
+    code, out, err = cli("sweep", sweep, "--list")  # listing is held to it too: the grid is made to list it
+    assert code == 2 and "more than the limit of 3" in err
+    code, out, err = cli("sweep", sweep, "--list", "--max-points", "4")  # --max-points 4 raises it
+    assert code == 0 and "4 points, 0 fresh" in out, err
+    # rank has no --max-points: the file's limit holds, and the hint says only that
+    code, out, err = cli("rank", sweep, "--target", "sm_80")
+    assert code == 2 and "more than the limit of 3" in err and "--max-points" not in err
+    assert cli("sweep", _write(tmp_path, text.replace("3", "4")), "--list")[0] == 0
+
+
+def test_a_typo_sized_grid_is_refused_without_making_its_points(cli, tmp_path):
+    """8,000,000 points: making them all took minutes and gigabytes before the limit was looked at."""
+    stages = ", ".join(str(i) for i in range(1, 1001))
+    blocks = ", ".join(str(2 ** (i % 10 + 6)) for i in range(1000))
+    sweep = _write(tmp_path, f"kernels: [add]\ntargets: [sm_80, gfx942]\ngrid:\n  num_warps: [1, 2, 4, 8]\n"
+                             f"  num_stages: [{stages}]\n  BLOCK_SIZE: [{blocks}]\n")
+    code, out, err = cli("sweep", sweep, "--list")
+    assert code == 2 and "up to 8,000,000 points, more than the limit of 2,000" in err
+    with pytest.raises(TooManyPoints) as caught:
+        expand(load_sweep(sweep), limit=10)
+    assert caught.value.bound == 8_000_000
 
 
 _BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" \

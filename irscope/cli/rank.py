@@ -61,11 +61,12 @@ def _one_target(text: str) -> str:
 def _points(args):
     """(sweep points, the constexprs the space varies, the target, the sweep file or None for a menu)."""
     from ..spec import library
-    from ..sweep import SweepPoint, expand, load_sweep
+    from ..sweep import SweepPoint, load_sweep
     from ..sweep.file import options_for
     if args.space.endswith((".yaml", ".yml")):
         sweep = load_sweep(args.space)
-        points = expand(sweep)
+        from .sweep import expand_within
+        points = expand_within(sweep, flag=False)
         targets = sorted({p.target for p in points})
         target = args.target or (targets[0] if len(targets) == 1 else None)
         if target is None:

@@ -78,16 +78,23 @@ def progress_text(p) -> str:
 POINT_CPU_S = (0.5, 2.0)
 
 
-def check_size(sweep, n: int, max_points: int | None) -> None:
-    """Refuse a sweep of more points than its limit before planning them (planning 14,000 took 30 s)."""
+def expand_within(sweep, max_points: int | None = None, releases: int = 1, *, flag: bool = True):
+    """The sweep's points, refused (before they are all made, and before planning them: planning 14,000 took
+    30 s) when there are more than its limit. `releases`: each point compiles under that many Triton
+    releases, and counts as many times; `flag`: the command takes --max-points."""
     from ..errors import UsageError
+    from ..sweep import TooManyPoints, expand
     limit = max_points or sweep.max_points
-    if n > limit:
+    try:
+        return expand(sweep, limit=limit // releases)
+    except TooManyPoints as e:
+        n = e.bound * releases
         lo, hi = (n * c for c in POINT_CPU_S)
-        raise UsageError(f"{sweep.path}: {n:,} points, more than the limit of {limit:,} (about {_dur(lo)} to "
-                         f"{_dur(hi)} of CPU to compile, at {POINT_CPU_S[0]:g}-{POINT_CPU_S[1]:g} CPU-s a point)",
-                         f"narrow the grid (`irscope sweep {sweep.path} --list` shows the points), or raise the "
-                         f"limit: `max_points: {n}` in the file or --max-points {n}")
+        raise UsageError(f"{sweep.path}: up to {n:,} points, more than the limit of {limit:,} (about {_dur(lo)} "
+                         f"to {_dur(hi)} of CPU to compile, at {POINT_CPU_S[0]:g}-{POINT_CPU_S[1]:g} CPU-s a "
+                         f"point)",
+                         f"narrow the grid, or raise the limit: `max_points: {n}` in the file"
+                         + (f" or --max-points {n}" if flag else "")) from None
 
 
 def estimate_line(n: int, jobs: int | None, args) -> str:
@@ -108,12 +115,12 @@ def _short_worker(address: str) -> str:
 
 def run(args, ui) -> int:
     from ..store.roots import default_out, ensure_root
-    from ..sweep import SweepInterrupted, expand, load_sweep, run_points
+    from ..sweep import SweepInterrupted, load_sweep, run_points
 
     sweep = load_sweep(args.file)
-    points = expand(sweep)
     from .envs import prepare, triton_versions
     versions = triton_versions(args)
+    points = expand_within(sweep, args.max_points, max(1, len(versions)))
     if versions:  # every point once per release
         import dataclasses
         prepare(versions, ui)
@@ -125,7 +132,6 @@ def run(args, ui) -> int:
             from ..errors import UsageError
             raise UsageError("--list has no CSV form", "use --list --json for a machine-readable list")
         return _list(points, out, ui, as_json=args.json)
-    check_size(sweep, len(points), args.max_points)
     ensure_root(out)
     progress = ProgressLine(ui.err)
 

@@ -95,7 +95,7 @@ def add_parser(sub) -> None:
 def _points(args, old: str, new: str):
     from ..spec import CompileOptions
     from ..spec.library import builtin_specs, config_choices
-    from ..sweep import SweepPoint, expand, load_sweep
+    from ..sweep import SweepPoint, load_sweep
     from ..targets import parse_targets
 
     options = options_from_args(args)
@@ -109,7 +109,8 @@ def _points(args, old: str, new: str):
             from ..errors import UsageError
             raise UsageError("compile options do not apply to a sweep file: its points say their own",
                              "set them in the sweep file (`set:` or `grid:`), or name the kernels instead")
-        base = expand(load_sweep(args.kernels[0]))
+        from .sweep import expand_within
+        base = expand_within(load_sweep(args.kernels[0]), releases=2, flag=False)
     else:
         kernels = args.kernels or [s.name for s in builtin_specs()]
         base = [SweepPoint(k, t.name, options.with_(config=c)) for k in kernels

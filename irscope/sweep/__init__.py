@@ -14,9 +14,9 @@ version): re-running an unchanged sweep compiles nothing. The format is document
     run.py     plan_points, run_points -> SweepResult of SweepRow
 """
 from .file import KernelEntry, Sweep, load_sweep, options_for
-from .points import SweepPoint, expand
+from .points import SweepPoint, TooManyPoints, expand
 from .run import (PlannedPoint, SweepInterrupted, SweepProgress, SweepResult, SweepRow, TargetSummary, plan_points,
                   run_points)
 
 __all__ = ["KernelEntry", "PlannedPoint", "Sweep", "SweepInterrupted", "SweepPoint", "SweepProgress", "SweepResult",
-           "SweepRow", "TargetSummary", "expand", "load_sweep", "options_for", "plan_points", "run_points"]
+           "SweepRow", "TargetSummary", "TooManyPoints", "expand", "load_sweep", "options_for", "plan_points", "run_points"]

@@ -28,11 +28,24 @@ class SweepPoint:
         return Point(self.kernel, self.target, self.options, self.triton)
 
 
-def expand(sweep: Sweep) -> list[SweepPoint]:
-    """Every point of the sweep (kernels x targets x grid), without repeats, checked against each kernel."""
+class TooManyPoints(Exception):
+    """The sweep gives more points than the limit `expand` was given; `bound` is how many its grids give at
+    most (repeats not yet removed), which `expand` counts without making them."""
+
+    def __init__(self, bound: int):
+        super().__init__(bound)
+        self.bound = bound
+
+
+def expand(sweep: Sweep, limit: int | None = None) -> list[SweepPoint]:
+    """Every point of the sweep (kernels x targets x grid), without repeats, checked against each kernel.
+
+    With `limit`, a sweep of more points raises TooManyPoints as soon as it makes the one past the limit: a
+    typo in a grid (a 10^9-point product) is refused before it fills the memory."""
     from ..spec import library
     points: list[SweepPoint] = []
     seen = set()
+    entries = []
     for entry in sweep.kernels:
         where = f"{sweep.path}:{entry.line}"
         try:
@@ -41,6 +54,9 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
             raise UsageError(f"{where}: {e.message}", e.hint) from None
         _check_names(spec, entry, str(sweep.path))
         _check_values(spec, entry, sweep)
+        entries.append((entry, spec, where))
+    bound = sum(_grid_bound(grid, entry, spec, sweep) for entry, spec, _ in entries for grid in entry.grids)
+    for entry, spec, where in entries:
         for grid in entry.grids:
             names = [n for n, _ in grid]
             for combo in itertools.product(*[vals for _, vals in grid]):
@@ -61,10 +77,24 @@ def expand(sweep: Sweep) -> list[SweepPoint]:
                     if key not in seen:
                         seen.add(key)
                         points.append(point)
+                        if limit is not None and len(points) > limit:
+                            raise TooManyPoints(bound)
     if not points:
         raise UsageError(f"{sweep.path}:1: the sweep has no points to compile",
                          "give `kernels:`, `targets:` and a `grid:` whose axes each have values (docs/sweep.md)")
     return points
+
+
+def _grid_bound(grid, entry: KernelEntry, spec, sweep: Sweep) -> int:
+    """The most points one grid of an entry gives: its product, times the kernel's menu where a config is
+    `all`, times the targets."""
+    n = len(sweep.targets)
+    for _, values in grid:
+        n *= len(values)
+    configs = [v for name, values in grid if name == "config" for v in values] + [entry.config]
+    if "all" in configs or dict(entry.fixed).get("config") == "all":
+        n *= max(1, len(spec.configs))
+    return n
 
 
 def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
