@@ -355,3 +355,35 @@ def test_control_characters_in_a_snapshot_are_shown_never_sent_to_the_terminal(t
             assert "\x1b" not in shown and "\x07" not in shown
             assert "␛]52;c;SGFja2Vk␇" in shown
     run(scenario)
+
+
+def _layouts_json(name: str, attr: str) -> dict:
+    """A layouts.json (docs/snapshot-format.md) of one blocked encoding, as irscope layouts --compute writes it."""
+    bases = {"register": [[1], [2], [512]], "lane": [[4], [8], [16], [32], [64]], "warp": [[128], [256]], "block": []}
+    layout = {"shape": [1024], "status": "ok", "by": "triton", "bases": bases, "out_dims": ["dim0"]}
+    return {"format": 1, "computed_by": "triton 3.9.0", "note": "",
+            "encodings": [{"name": name, "attr": attr, "kind": "blocked", "space": "distributed", "lines": [12],
+                           "layouts": [layout]}]}
+
+
+def test_markup_and_escapes_in_layouts_json_are_shown_as_text_on_the_layout_screen(tmp_path):
+    """layouts.json is the snapshot's: an encoding named `[/]` was a MarkupError in the layout screen's
+    list that ended the app, `[bold]` was rendered, and an ESC in an attribute reached the terminal."""
+    root = tmp_path / "root"
+    snap = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, snap)
+    attr = "#ttg.blocked<{}> \x1b]52;c;SGFja2Vk\x07 [link=file:///etc/passwd]x[/link]"
+    (snap / "layouts.json").write_text(json.dumps(_layouts_json("[/][bold]B[/bold]", attr)))
+
+    async def scenario():
+        from irscope.tui.screens.layouts import LayoutsScreen
+        async with started([root]) as (app, pilot):
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            await pilot.press("L")
+            await settle(pilot)
+            assert app.is_running and isinstance(app.screen, LayoutsScreen)
+            screen = screen_text(app)
+            assert "[/][bold]B[/bold] 1024" in screen  # the name in the list, as written
+            assert "␛]52;c;SGFja2Vk" in screen and "[link=file:///etc/passwd]x[/link]" in screen
+            assert "\x1b]52" not in _rendered(app)
+    run(scenario)

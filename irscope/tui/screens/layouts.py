@@ -24,6 +24,7 @@ from ...layouts.cost import swizzle_summary
 from ...layouts.gf2 import LinearLayout
 from ...layouts.model import Encoding, LayoutSet
 from ...layouts.report import AccessReport, ConvertReport, access_reports, convert_reports, load_layouts
+from ...render.controls import visible_controls
 from ...store.snapshot import Snapshot
 from ..widgets.key_footer import KeyFooter
 
@@ -87,7 +88,21 @@ def legend(ll: LinearLayout) -> Text:
     return t
 
 
+def shown(text: Text) -> Text:
+    """`text` with its control characters made visible (names and attributes come from layouts.json and
+    the TTGIR, untrusted: an ESC in them must not reach the terminal); one character for one, so the
+    styles stay where they were."""
+    plain = visible_controls(text.plain)
+    if plain == text.plain:
+        return text
+    return Text(plain, style=text.style, spans=list(text.spans), no_wrap=text.no_wrap, end=text.end)
+
+
 def describe(enc: Encoding, shape: tuple[int, ...], accesses: list[AccessReport]) -> Text:
+    return shown(_describe(enc, shape, accesses))
+
+
+def _describe(enc: Encoding, shape: tuple[int, ...], accesses: list[AccessReport]) -> Text:
     sl = enc.at(shape)
     t = Text()
     t.append(f"{enc.name}", style="bold")
@@ -148,7 +163,7 @@ class LayoutsScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = f"layouts of {self.snapshot.label}"
+        self.sub_title = visible_controls(f"layouts of {self.snapshot.label}")
         try:
             self.layouts = load_layouts(self.snapshot)
             text = self.snapshot.read("ttgir") if "ttgir" in self.snapshot.stage_files else ""
@@ -175,12 +190,14 @@ class LayoutsScreen(Screen):
         options.focus()
         self.show(start)
 
-    def _label(self, item: Item) -> str:
+    def _label(self, item: Item) -> Text:
+        # Text, not str: an OptionList reads a str prompt as markup, and these names are the snapshot's
+        # (an encoding named `[/]` was a MarkupError that ended the app)
         if item.convert is not None:
             c = item.convert
-            return f"cvt :{c.op.line} {c.op.src_name} -> {c.op.dst_name}"
+            return Text(visible_controls(f"cvt :{c.op.line} {c.op.src_name} -> {c.op.dst_name}"))
         name = item.encoding.name if len(item.encoding.name) <= 20 else item.encoding.name[:18] + "…"
-        return f"{name} {'x'.join(map(str, item.shape))}"
+        return Text(visible_controls(f"{name} {'x'.join(map(str, item.shape))}"))
 
     def _start_index(self) -> int:
         if self.start_line is None:
@@ -217,7 +234,7 @@ class LayoutsScreen(Screen):
         t.append("left: source; right: destination. ")
         if c.src is not None:
             t.append_text(legend(c.src))
-        info.update(t)
+        info.update(shown(t))
         right.display = True
         self._grid("#layouts-grid-a", c.src, 16)
         self._grid("#layouts-grid-b", c.dst, 16)
