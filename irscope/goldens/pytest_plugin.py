@@ -6,7 +6,7 @@
         irscope.expect(snap).uses("ptx.mma").no_spills().shared_below(100_000)
 
 Options (one group, one prefix): `--irscope-update` writes or rewrites goldens (and deletes goldens that a
-test which ran no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
+test which ran and passed no longer uses); `--irscope-goldens DIR` (ini `irscope_goldens`, default `snapshots`);
 `--irscope-version-mismatch skip|fail` (ini `irscope_version_mismatch`, default skip) for points whose
 goldens were all made under other Triton releases; `--irscope-stale-source warn|fail` (ini
 `irscope_stale_source`, default warn) for goldens whose IR matches but whose source.py is not the kernel
@@ -37,7 +37,7 @@ _KEY = pytest.StashKey["IrscopeSession"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("irscope", "irscope golden snapshots")
     group.addoption("--irscope-update", action="store_true", default=False,
-                    help="write or rewrite golden snapshots, and delete those the tests that ran no longer use")
+                    help="write or rewrite golden snapshots, and delete those the tests that ran and passed no longer use")
     group.addoption("--irscope-goldens", metavar="DIR", default=None,
                     help="folder of golden snapshots (default: ini irscope_goldens, else 'snapshots')")
     group.addoption("--irscope-version-mismatch", choices=("skip", "fail"), default=None,
@@ -85,7 +85,10 @@ class IrscopeSession:
         self._compiled: dict[tuple, Any] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call":
+        # Only a test that passed reached every assert_golden of its body: one that failed or skipped midway
+        # (an expectation, a compile error, a version-mismatch skip) left later goldens unused by no choice
+        # of its own, and --irscope-update would delete them.
+        if report.when == "call" and report.passed:
             self.ran.add(report.nodeid)
 
     @pytest.hookimpl(wrapper=True)

@@ -1,0 +1,86 @@
+"""The pytest plugin against what a user's project and golden root can be: tests that stop midway, golden
+roots that are read-only or hostile (links out, huge files), options that are wrong. Real compiles of one
+small kernel, run through pytest inside pytest (pytester), as a user's suite runs."""
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import irscope
+
+pytest_plugins = ["pytester"]
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+'''
+
+ARGS = '{"x_ptr": "*fp32", "out_ptr": "*fp32", "n": 4096}'
+POINT = "scale/default.BLOCK=64.sig1eee4f"
+
+
+def _plugin_args():
+    registered = any(ep.name == "irscope" for ep in importlib.metadata.entry_points(group="pytest11"))
+    return [] if registered else ["-p", "irscope.goldens.pytest_plugin"]
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    """A user's project: kernels/scale.py, and tests written by each test through `tests(body)`."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    pytester.path.joinpath("pytest.ini").write_text("[pytest]\n")
+    (pytester.path / "kernels").mkdir()
+    (pytester.path / "kernels" / "scale.py").write_text(KERNEL)
+
+    def tests(body: str) -> None:
+        pytester.path.joinpath("test_user.py").write_text(
+            f"import os\nARGS = {ARGS}\nK = 'kernels/scale.py:scale'\nKW = dict(args=ARGS, constexprs={{'BLOCK': 64}})\n"
+            + textwrap.dedent(body))
+
+    def run(*args):
+        return pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider", *args)
+
+    return pytester, tests, run
+
+
+TWO_GOLDENS = '''
+def test_two(irscope):
+    irscope.assert_golden(K, target="sm_80", **KW)
+    snap = irscope.compile(K, target="sm_80", **KW)
+    if os.environ.get("IRSCOPE_TEST_BREAK"):
+        irscope.expect(snap).uses("wgmma.mma_async")  # fails: sm_80 has no wgmma
+    irscope.assert_golden(K, target="gfx942", **KW)
+'''
+
+
+@pytest.mark.slow
+def test_a_test_that_fails_before_its_second_golden_keeps_it_on_update_and_reports_it_not_unused(project,
+                                                                                                 monkeypatch):
+    """A test that failed midway had its not-yet-compared goldens called unused, and --irscope-update
+    deleted them: a broken expectation cost a committed golden."""
+    pt, tests, run = project
+    tests(TWO_GOLDENS)
+    run("--irscope-update").assert_outcomes(passed=1)
+    gfx = pt.path / "snapshots" / POINT / "gfx942"
+    assert (gfx / "irscope.json").is_file()
+    monkeypatch.setenv("IRSCOPE_TEST_BREAK", "1")
+    for args in ((), ("--irscope-update",)):
+        result = run(*args)
+        result.assert_outcomes(failed=1)
+        out = result.stdout.str()
+        assert "golden(s) unused" not in out and "golden(s) deleted" not in out, out
+        assert (gfx / "irscope.json").is_file(), args
+    monkeypatch.delenv("IRSCOPE_TEST_BREAK")
+    run().assert_outcomes(passed=1)
