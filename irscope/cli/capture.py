@@ -89,7 +89,9 @@ def run(args: argparse.Namespace, ui) -> int:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
     if getattr(args, "debug", False):
         env["IRSCOPE_DEBUG"] = "1"  # the child prints the traceback of a set-up that failed
-    child = [sys.executable, "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
+    # -P: the folder the user stands in is not put before irscope's and Triton's own modules (a `triton.py`
+    # or `irscope.py` there would shadow them); the child puts on sys.path what python would for the program.
+    child = [sys.executable, "-P", "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
              targets[0].name, "--mode", mode, *(["--as", emulate.name] if emulate else []), "--", *program]
     try:
         code = subprocess.call(child, env=env)

@@ -151,6 +151,7 @@ def _run_program(program: list[str]) -> None:
         return
     if program[0] == "-m":
         name = program[1]
+        sys.path.insert(0, os.getcwd())  # as `python -m` does (this process runs under -P: see irscope.cli.capture)
         try:  # as python says it, not as a traceback out of runpy
             spec = importlib.util.find_spec(name)
         except ImportError as e:
