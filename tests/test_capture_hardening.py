@@ -4,6 +4,7 @@ elsewhere. Each keeps the user's files and records what the program launched."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 PROGRAMS = Path(__file__).parent / "capture_programs"
@@ -32,3 +33,22 @@ def test_a_module_run_with_dash_m_is_still_found_in_the_current_folder(cli, tmp_
     code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "-m", "mymod")
     assert code == 0, err
     assert capfd.readouterr().out.startswith("mymod ran")
+
+
+def test_a_forked_child_that_outlives_the_program_leaves_no_launch_file_behind(cli, tmp_path):
+    # The child's sys.exit ran capture_boot's `finally` too: it wrote .launches.json.child-PID into the
+    # output folder after irscope had read and removed it, where it stayed.
+    (tmp_path / "forks.py").write_text(
+        "import os, sys, time\n"
+        "r, w = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.close(w); os.read(r, 1)  # until the program has ended (its end closes the pipe)\n"
+        "    time.sleep(0.5)\n"
+        "    sys.exit(0)\n"
+        f"import runpy; runpy.run_path({str(SMALL)!r}, run_name='__main__')\n"
+    )
+    code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", "forks.py")
+    assert code == 0, err
+    time.sleep(3)  # the forked child ends meanwhile
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
+    assert len(json.loads((tmp_path / "snaps" / "launches.json").read_text())["launches"]) == 4

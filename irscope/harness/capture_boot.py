@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     code: int | None = 0
     started = True
+    boot_pid = os.getpid()  # a child the program forks runs this `finally` too when it exits
     try:
         _run_program(program)
     except NotStarted as e:
@@ -239,7 +240,9 @@ def main(argv: list[str] | None = None) -> None:
         code = 1
         raise
     finally:
-        if started:
+        # Only the program's own process writes: a forked child that outlived it would leave its launch
+        # file behind in the output folder, or replace the program's (its launches are not recorded).
+        if started and os.getpid() == boot_pid:
             from ..store.launches import write_launches
             recorder.environment = {k: v for k, v in os.environ.items()
                                     if environ_before.get(k) != v and k != "TRITON_INTERPRET"
