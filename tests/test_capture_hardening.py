@@ -52,3 +52,27 @@ def test_a_forked_child_that_outlives_the_program_leaves_no_launch_file_behind(c
     time.sleep(3)  # the forked child ends meanwhile
     assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
     assert len(json.loads((tmp_path / "snaps" / "launches.json").read_text())["launches"]) == 4
+
+
+def test_an_output_folder_whose_launches_json_irscope_did_not_write_is_refused_before_the_program_runs(
+        cli, tmp_path, capfd):
+    # A file of the user's own was replaced by the capture; a folder there was an internal error after the
+    # program had run.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "launches.json").write_text('{"my": "own data"}\n')
+    (tmp_path / "dir" / "launches.json").mkdir(parents=True)
+    for out, says in (("mine", "is not a launch file irscope wrote"), ("dir", "is not a file")):
+        code, _, err = cli("capture", "--no-compile", "--out", out, "--", "python", str(SMALL))
+        assert code == 2, err
+        [error], [hint] = _lines(err, "error"), _lines(err, "hint")
+        assert says in error and f"{out}/launches.json" in error and "--out" in hint and "Traceback" not in err
+        assert "small program done" not in capfd.readouterr().out  # refused before anything ran
+    assert (tmp_path / "mine" / "launches.json").read_text() == '{"my": "own data"}\n'
+    assert (tmp_path / "dir" / "launches.json").is_dir()
+
+
+def test_an_earlier_capture_is_replaced_by_the_next(cli, tmp_path):
+    for _ in range(2):
+        code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", str(SMALL))
+        assert code == 0, err
+        assert "4 specialisations" in out

@@ -11,6 +11,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace, ui) -> int:
     out = ensure_root(Path(args.out) if args.out else default_out())
     out.mkdir(parents=True, exist_ok=True)  # the child writes its launch file into it
     final = out / "launches.json"
+    _refuse_to_replace(final)
     raw = out / f".launches.json.child-{os.getpid()}"
     mode = "interpret" if args.execute else "auto"
     package_root = str(Path(__file__).resolve().parents[2])
@@ -145,6 +147,23 @@ def run(args: argparse.Namespace, ui) -> int:
     if failed:
         raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
     return 0
+
+
+def _refuse_to_replace(final: Path) -> None:
+    """UsageError, before the program runs, when `final` is something a capture must not replace: a file
+    that is not a launch file (irscope writes `"format": "irscope-launches"` at its head), or a folder."""
+    if not (final.exists() or final.is_symlink()):
+        return
+    hint = "pass --out another folder for the capture (or move that one away); nothing ran"
+    if not final.is_file():
+        raise UsageError(f"'{final}' is not a file, so irscope capture cannot write its launch file there", hint)
+    try:
+        with open(final, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UsageError(f"cannot read '{final}' to check it is an earlier capture: {e.strerror or e}", hint) from None
+    if not re.search(rb'"format"\s*:\s*"irscope-launches"', head):
+        raise UsageError(f"'{final}' is not a launch file irscope wrote, and irscope capture would replace it", hint)
 
 
 def _refuse_what_did_not_start(raw: Path, program: list[str]) -> None:
