@@ -238,6 +238,15 @@ def test_profile_files_are_named_without_dots_and_never_twice(tmp_path):
     assert again.name == first.name + "-2" and first.parent == tmp_path.resolve()
 
 
+def test_a_profile_file_already_in_the_folder_is_neither_overwritten_nor_read_back(tmp_path):
+    old = tmp_path / "add-default-bench-jit.hatchet"
+    old.write_text("an earlier run's profile")
+    (tmp_path / "add-default-bench-jit-2").write_text("a user's file")
+    stem = profile.file_stem(tmp_path, "add", "default", "bench", "jit", set())
+    assert stem.name == "add-default-bench-jit-3"
+    assert old.read_text() == "an earlier run's profile"
+
+
 @pytest.mark.gpu
 def test_profile_on_a_gpu_records_protons_kernel_time_beside_do_bench(cli, tmp_path):
     code, out, err = cli("run", "add", "--profile", "--profile-dir", tmp_path / "proton", "--repeats", "2",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -277,14 +278,17 @@ def scope_name(prepared, source: str) -> str:
 
 
 def file_stem(folder: Path, kernel: str, config: str, size_name: str, source: str, taken: set[str]) -> Path:
-    """A file name (without Proton's ".hatchet") for one run's profile in `folder`, unique within `taken`."""
+    """A file name (without Proton's ".hatchet") for one run's profile in `folder`, unique within `taken`
+    and new in `folder`: Proton would overwrite a file already there, and a profile it failed to write
+    would leave an earlier run's file to be read back as this run's."""
     # No dots: Proton appends ".hatchet" to the name it is given, and a dot would read as an extension.
     base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{kernel}-{config}-{size_name}-{source}")
+    folder = Path(folder).resolve()
     name, n = base, 2
-    while name in taken:
+    while name in taken or any(os.path.lexists(folder / f) for f in (name, f"{name}.hatchet")):
         name, n = f"{base}-{n}", n + 1
     taken.add(name)
-    return Path(folder).resolve() / name
+    return folder / name
 
 
 def profile_prepared(prepared, run, *, folder: Path, source: str, ceilings=None, ms: float | None = None,

@@ -42,7 +42,11 @@ def profile_iterations(launch: Callable[[], Any], *, stem: Path, scope: str, met
     import torch
 
     prof = proton()
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise EnvironmentProblem(f"cannot make {stem.parent} for Proton's file: {e.strerror or type(e).__name__}",
+                                 "give --profile-dir a folder that can be written") from None
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
     torch.cuda.synchronize()
     try:
