@@ -1,4 +1,6 @@
 """`irscope run --interpret`: the check half of the runner, through the real CLI and the real interpreter."""
+import math
+
 import pytest
 
 from tests.conftest import DATA
@@ -90,3 +92,15 @@ def test_a_workload_names_the_other_specs_it_launches():
     assert p.of("blur.row")["BLOCK_W"] == 128 and p.of("blur.gray").kernel == "blur.gray"
     with pytest.raises(UsageError):
         p.of("blur")
+
+
+def test_a_number_where_the_reference_has_nan_is_a_mismatch():
+    torch = pytest.importorskip("torch")
+    from irscope.gpu.runner import compare
+    want = torch.tensor([1.0, math.nan, math.inf, math.nan])
+    agree = compare("o", torch.tensor([1.0, math.nan, math.inf, math.nan]), want)
+    assert agree.ok and agree.max_abs == 0.0 and agree.max_rel == 0.0  # NaN against NaN is no error of inf
+    wrote = compare("o", torch.tensor([1.0, 0.0, math.inf, math.nan]), want)
+    assert not wrote.ok and wrote.mismatches == 1 and wrote.worst_index == (1,) and wrote.nans == 0
+    inf_for_nan = compare("o", torch.tensor([1.0, math.nan, math.inf, math.inf]), want)
+    assert inf_for_nan.mismatches == 1 and inf_for_nan.worst_index == (3,)

@@ -224,14 +224,19 @@ def compare(name: str, got, want, tolerances: Mapping[str, Tolerance] = DEFAULT_
     w = want.detach().to(device=got.device, dtype=torch.float64)
     diff = (g - w).abs()
     nan_got = torch.isnan(g) & ~torch.isnan(w)
-    bad = (diff > tol.atol + tol.rtol * w.abs()) | nan_got
-    diff_clean = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+    # NaN where the reference has NaN, and an infinity equal to the reference's, agree; any other NaN
+    # difference (a number where the reference has NaN, an infinity against NaN) is a mismatch.
+    same = (g == w) | (torch.isnan(g) & torch.isnan(w))
+    bad = (diff > tol.atol + tol.rtol * w.abs()) | (torch.isnan(diff) & ~same)
+    diff_clean = torch.where(same, torch.zeros_like(diff),
+                             torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff))
     n = g.numel()
     if n:
         flat = int(torch.argmax(diff_clean).item())
         worst = tuple(int(i) for i in _unravel(flat, tuple(got.shape)))
         max_abs = float(diff_clean.max().item())
-        scale = float(w.abs().max().item()) or 1.0
+        finite = w.abs()[torch.isfinite(w)]
+        scale = (float(finite.max().item()) if finite.numel() else 0.0) or 1.0
     else:
         worst, max_abs, scale = (), 0.0, 1.0
     return OutputCheck(name=name, dtype=dtype, shape=tuple(got.shape), max_abs=max_abs, max_rel=max_abs / scale,
