@@ -29,6 +29,7 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
     config(s) through the JIT, recorded in the matching snapshot under `out` when there is one."""
     from ..harness.runtime import jit_launch
     from ..spec.kernel import CompileOptions, variant_name
+    from ..store.results import RUNS_FILE
     from ..store.snapshot import load_snapshot
     from . import runner
     from .replay import snapshot_runner
@@ -48,6 +49,7 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
         if odd is not None:  # untrusted: a launch's grid is computed from these values
             raise SnapshotError(f"{snap.path}: irscope.json records constexpr {odd} as {type(own[odd]).__name__}, "
                                 "not a value a launch can take", "the snapshot is damaged; recompile it")
+        readable_records(snap, RUNS_FILE)
         for size in sizes or [None]:
             jobs.append(Job(runner.Request(ref, snap_config, size, seed, own or None),
                             snapshot_runner(snap, spec, jit_launch), "snapshot", snap))
@@ -56,6 +58,7 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
         configs = [c.name for c in spec.configs] if "all" in wanted else wanted
         for name in configs:
             snap = recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=name)), target.name)
+            readable_records(snap, RUNS_FILE)
             for size in sizes or [None]:
                 jobs.append(Job(runner.Request(ref, name, size, seed), jit_launch, "jit", snap))
     return jobs
@@ -69,12 +72,41 @@ def recorded_snapshot(out: Path, kernel: str, variant: str, target: str):
     return load_snapshot(folder) if (folder / "irscope.json").is_file() else None
 
 
+def readable_records(snapshot, name: str) -> None:
+    """Raise SnapshotError now if a snapshot's `runs.json` or `verify.json` is one a result cannot be appended
+    to (damaged, a link out of the folder, too big): said before the GPU's work, not after it."""
+    from ..store import results
+    if snapshot is not None:
+        if name == results.RUNS_FILE:
+            results.runs(snapshot)
+        else:
+            results.verifications(snapshot)
+
+
 def record(snapshot, name: str, result: dict) -> Path | None:
-    """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records."""
+    """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records.
+
+    Two runs of one snapshot at once (two shells, a script's jobs) would each read the list, append and
+    rename theirs over the other's: the folder is locked around the read and the rename, so none is lost.
+    A file that cannot be written is a SnapshotError naming it, not an OSError after the GPU's work."""
+    import fcntl
+    import os
+
     from ..store import results
     if snapshot is None:
         return None
-    return results.append(snapshot.path, name, result)
+    try:
+        fd = os.open(snapshot.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # on the folder itself: no lock file left in it
+            return results.append(snapshot.path, name, result)
+        finally:
+            os.close(fd)  # closing releases the lock
+    except OSError as e:
+        raise SnapshotError(f"cannot record the result in {Path(snapshot.path) / name}: "
+                            f"{e.strerror or type(e).__name__}",
+                            "make the snapshot folder writable (the result is still in the output above and "
+                            "in --json)") from None
 
 
 def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
