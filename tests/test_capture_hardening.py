@@ -4,8 +4,14 @@ elsewhere. Each keeps the user's files and records what the program launched."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 PROGRAMS = Path(__file__).parent / "capture_programs"
 SMALL = PROGRAMS / "small.py"
@@ -76,3 +82,32 @@ def test_an_earlier_capture_is_replaced_by_the_next(cli, tmp_path):
         code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", str(SMALL))
         assert code == 0, err
         assert "4 specialisations" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
+    # Ctrl-C reaches irscope and the program alike; irscope's subprocess.call killed the child a quarter of a
+    # second later, so a program that took longer to stop (or a large capture to write) lost every launch
+    # ("ended with exit code 130 (os._exit or a kill)").
+    ready = tmp_path / "ready"
+    (tmp_path / "slow.py").write_text(
+        "import runpy, time\n"
+        f"runpy.run_path({str(SMALL)!r}, run_name='__main__')\n"
+        f"open({str(ready)!r}, 'w').close()\n"
+        "try:\n"
+        "    time.sleep(60)\n"
+        "except KeyboardInterrupt:\n"
+        "    time.sleep(1.5)  # the program's own clean-up (a checkpoint saved)\n"
+        "    raise\n")
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
+                             "python", "slow.py"], cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "what it launched before that is in snaps/launches.json" in err
+    assert len(json.loads((tmp_path / "snaps" / "launches.json").read_text())["launches"]) == 4
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]

@@ -95,10 +95,9 @@ def run(args: argparse.Namespace, ui) -> int:
     # or `irscope.py` there would shadow them); the child puts on sys.path what python would for the program.
     child = [sys.executable, "-P", "-m", "irscope.harness.capture_boot", "--launches", str(raw), "--target",
              targets[0].name, "--mode", mode, *(["--as", emulate.name] if emulate else []), "--", *program]
-    try:
-        code = subprocess.call(child, env=env)
-    except KeyboardInterrupt:
-        code = 130
+    code = _wait_for(subprocess.Popen(child, env=env))
+    for stale in out.glob(f".{raw.name}.tmp-*"):  # the child was killed while it wrote
+        stale.unlink(missing_ok=True)
     signal_name = None
     if code < 0:  # killed by a signal: the status a shell gives, 128 + N
         signal_name = _signal_name(-code)
@@ -147,6 +146,22 @@ def run(args: argparse.Namespace, ui) -> int:
     if failed:
         raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
     return 0
+
+
+def _wait_for(proc: subprocess.Popen) -> int:
+    """The child's exit status. A Ctrl-C reaches the child from the terminal as well: the program ends as
+    it would, and the child writes what it launched before, so irscope waits for that (subprocess.call
+    killed it a quarter of a second later). A second Ctrl-C stops it at once."""
+    interrupted = False
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            if interrupted:
+                proc.kill()
+                proc.wait()
+                return 130
+            interrupted = True
 
 
 def _refuse_to_replace(final: Path) -> None:

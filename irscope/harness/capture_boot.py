@@ -14,6 +14,7 @@ import json
 import os
 import runpy
 import shutil
+import signal
 import sys
 import traceback
 
@@ -243,6 +244,8 @@ def main(argv: list[str] | None = None) -> None:
         # Only the program's own process writes: a forked child that outlived it would leave its launch
         # file behind in the output folder, or replace the program's (its launches are not recorded).
         if started and os.getpid() == boot_pid:
+            # The program has ended: a second Ctrl-C (irscope waits for this file) must not cut it short.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             from ..store.launches import write_launches
             recorder.environment = {k: v for k, v in os.environ.items()
                                     if environ_before.get(k) != v and k != "TRITON_INTERPRET"
