@@ -268,3 +268,36 @@ def test_timeline_screenshot_at_the_pipeliner(passes_root, snap_compare):
 
     app = IrscopeApp([passes_root], Path("irscope-snapshots"), kernels=["add", "matmul"])
     assert snap_compare(app, terminal_size=(160, 48), run_before=before)
+
+
+def test_pass_names_from_the_index_are_shown_as_text_never_sent_to_the_terminal(passes_root, tmp_path):
+    """passes/index.json is the snapshot's: an ESC in a pass's name, options or op names reached the
+    terminal from the step list and the step's heading (and a BEL, dropped by Rich, shifted the columns)."""
+    import json
+    import shutil
+    from .test_hostile import _rendered
+
+    osc = "\x1b]52;c;SGFja2Vk\x07"
+    copy = tmp_path / SNAP
+    shutil.copytree(passes_root / SNAP, copy)
+    index = copy / "passes" / "index.json"
+    data = json.loads(index.read_text())
+    first = data["steps"][0]
+    name = first["name"]
+    first.update(name=f"[/]{name}{osc}", options=f"[bold]o[/bold]{osc}", ops={f"tt.x{osc}": 1})
+    index.write_text(json.dumps(data))
+
+    async def scenario():
+        async with started([tmp_path]) as (app, pilot):
+            await open_snapshot(app, pilot, SNAP)
+            await pilot.press("3")  # ttir: the timeline opens at its first pass, the one renamed
+            await pilot.press("p")
+            await settle(pilot)
+            assert isinstance(app.screen, TimelineScreen) and app.screen.current.n == 0
+            shown = _rendered(app)
+            assert "\x1b" not in shown and "\x07" not in shown
+            screen = screen_text(app)
+            assert f"[/]{name}␛]52;c;SGFja2Vk␇" in screen and "[bold]o[/bold]␛]52" in screen and "tt.x␛]52" in screen
+            rows = [ln for ln in screen.splitlines() if ln.startswith(("  0 ttir", "  1 ttir"))]
+            assert len(rows) == 2 and rows[0].index("▕") == rows[1].index("▕")  # the columns line up
+    run(scenario)

@@ -26,6 +26,7 @@ from ...layouts.model import Encoding, LayoutSet
 from ...layouts.report import AccessReport, ConvertReport, access_reports, convert_reports, load_layouts
 from ...render.controls import visible_controls
 from ...store.snapshot import Snapshot
+from ..model.controls import visible_text
 from ..widgets.key_footer import KeyFooter
 
 MAX_CELLS = 64 * 128
@@ -88,18 +89,9 @@ def legend(ll: LinearLayout) -> Text:
     return t
 
 
-def shown(text: Text) -> Text:
-    """`text` with its control characters made visible (names and attributes come from layouts.json and
-    the TTGIR, untrusted: an ESC in them must not reach the terminal); one character for one, so the
-    styles stay where they were."""
-    plain = visible_controls(text.plain)
-    if plain == text.plain:
-        return text
-    return Text(plain, style=text.style, spans=list(text.spans), no_wrap=text.no_wrap, end=text.end)
-
-
 def describe(enc: Encoding, shape: tuple[int, ...], accesses: list[AccessReport]) -> Text:
-    return shown(_describe(enc, shape, accesses))
+    # (names and attributes come from layouts.json and the TTGIR: their control characters are shown)
+    return visible_text(_describe(enc, shape, accesses))
 
 
 def _describe(enc: Encoding, shape: tuple[int, ...], accesses: list[AccessReport]) -> Text:
@@ -234,7 +226,7 @@ class LayoutsScreen(Screen):
         t.append("left: source; right: destination. ")
         if c.src is not None:
             t.append_text(legend(c.src))
-        info.update(shown(t))
+        info.update(visible_text(t))
         right.display = True
         self._grid("#layouts-grid-a", c.src, 16)
         self._grid("#layouts-grid-b", c.dst, 16)

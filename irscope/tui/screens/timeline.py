@@ -18,6 +18,7 @@ from textual.widgets import Static
 from ...errors import IrscopeError, SnapshotError
 from ...passes import Step, Timeline, load_timeline
 from ...store.snapshot import Snapshot
+from ..model.controls import visible_text
 from ..model.entries import DAMAGE
 from ..model.steps import first_of_stage, is_changing, stage_step
 from ..widgets.code_view import CodeView
@@ -134,7 +135,7 @@ class TimelineScreen(Screen):
     def on_timeline_screen_timeline_loaded(self, event: TimelineLoaded) -> None:
         if event.timeline is None:
             assert event.error is not None
-            self.query_one("#timeline-title", Static).update(Text(f" {event.error.message}", style="bold red"))
+            self.query_one("#timeline-title", Static).update(visible_text(Text(f" {event.error.message}", style="bold red")))
             self.finder.say(Text(event.error.hint or "", style="yellow"))
             return
         tl = self.timeline = event.timeline

@@ -11,6 +11,7 @@ from textual.message import Message
 
 from ...errors import IrscopeError
 from ...passes import Blame, Step, Timeline, find_pattern
+from ..model.controls import visible_text
 from ..model.steps import Origin, origin_of
 from .status_line import StatusLine
 from .step_text import blame_note
@@ -48,7 +49,7 @@ class PassFinder(StatusLine):
 
     def say(self, note: Text) -> None:
         """The answer to the last search or jump, on its own line (hidden while there is none)."""
-        self.note = note
+        self.note = note = visible_text(note)  # it may quote a line of the snapshot's IR
         self.set_class(not note.plain, "-hidden")
         self.show(Text(" ") + note)
 

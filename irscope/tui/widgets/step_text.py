@@ -1,10 +1,15 @@
 """How the timeline screen words a pass timeline: its title, a row of the step list, a step's heading,
-and the answer to a pattern search. Rich text only (no Textual), so it is tested as plain code."""
+and the answer to a pattern search. Rich text only (no Textual), so it is tested as plain code.
+
+Pass names, options and op names come from the snapshot's passes/index.json: each text is returned with
+its control characters shown (`visible_text`), never as they are."""
 from __future__ import annotations
 
 from rich.text import Text
 
 from ...passes import Blame, Step, Timeline
+from ...render.controls import visible_controls
+from ..model.controls import visible_text
 from ..model.steps import change_text, is_changing, op_summary
 
 
@@ -18,13 +23,13 @@ def timeline_title(tl: Timeline, label: str, listed: int | None = None) -> Text:
     text.append(f"   {len(tl.steps)} steps ({counts}) · {changed} changed the IR", style="dim")
     if listed is not None:
         text.append(f" · showing those {listed} only (c: all)", style="yellow")
-    return text
+    return visible_text(text)
 
 
 def step_row(step: Step, width: int, change_width: int = 10) -> Text:
     """One line of the step list: number, stage, pass, change; unchanged steps dimmed."""
     change = change_text(step)
-    name = ("↳ " if step.within else "") + step.label
+    name = visible_controls(("↳ " if step.within else "") + step.label)  # (Text drops a BEL: the padding would be short)
     change_width = max(change_width, len(change))
     room = max(8, width - 3 - 1 - 5 - 2 - change_width - 1)
     if len(name) > room:
@@ -35,7 +40,7 @@ def step_row(step: Step, width: int, change_width: int = 10) -> Text:
     text.append(f"{name:<{room}} ", style="" if is_changing(step) else "dim")
     text.append(" " * (change_width - len(change)))
     _change(text, step)
-    return text
+    return visible_text(text)
 
 
 def _change(text: Text, step: Step) -> None:
@@ -66,7 +71,7 @@ def step_heading(tl: Timeline, step: Step, note: str = "") -> Text:
         details.append(note)
     if details:
         text.append("\n " + " · ".join(details), style="dim")
-    return text
+    return visible_text(text)
 
 
 def blame_note(blame: Blame, steps: int) -> Text:
@@ -84,7 +89,7 @@ def blame_note(blame: Blame, steps: int) -> Text:
         note.append(" · still there after the last pass")
     else:
         note.append(f" never appears in the {steps} steps (normalised IR)")
-    return note
+    return visible_text(note)
 
 
 def timeline_status(step: Step | None, listed_at: int | None, listed: int, view: str, mode: str, changes: int,
