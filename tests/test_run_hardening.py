@@ -1,11 +1,15 @@
-"""`irscope run` and `irscope verify` against hostile input: runs.json written by several runs at once,
-runs.json that cannot be written or read. Real snapshots (the committed goldens, copied), real
-processes; no GPU needed."""
+"""`irscope run` and `irscope verify` against hostile input: bad arguments refused before any GPU work (and
+before the lack of a GPU is said), runs.json written by several runs at once, runs.json that cannot be
+written or read, TRITON_INTERPRET in the environment. Real snapshots (the committed goldens, copied), real
+processes; the parts that need a GPU carry the `gpu` marker."""
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,7 @@ from irscope.spec import library
 from irscope.store import results
 from irscope.store.snapshot import load_snapshot
 from irscope.targets import get_target
-from tests.conftest import GOLDENS
+from tests.conftest import GOLDENS, ROOT
 
 GOLDEN_ADD = GOLDENS / "add" / "default" / "sm_90a"
 
@@ -87,3 +91,74 @@ def test_a_verify_json_no_verdict_can_be_appended_to_is_found_before_the_compile
     with pytest.raises(SnapshotError, match="verify.json is damaged"):
         session.readable_records(load_snapshot(add_snap), results.VERIFY_FILE)
     session.readable_records(None, results.VERIFY_FILE)  # no snapshot to record in: nothing to read
+
+
+# -- bad input before the GPU's work (here: before "no CUDA GPU") ------------------------------------------
+
+def test_a_snapshot_runs_size_is_checked_before_whether_a_gpu_is_here(cli, add_snap):
+    code, out, err = cli("run", "--snapshot", add_snap, "--size", "garbage")
+    assert code == 2 and "no size preset 'garbage'" in err and "CUDA" not in err, err
+    code, out, err = cli("run", "--snapshot", add_snap, "--size", "n=0")
+    assert code == 2 and "must be positive" in err, err
+
+
+def test_config_with_only_snapshots_is_refused_not_ignored(cli, add_snap):
+    code, out, err = cli("run", "--snapshot", add_snap, "--config", "b4096")
+    assert code == 2 and "--config picks configs of the KERNELs you name" in err and "drop --config" in err, err
+
+
+def test_a_seed_torch_cannot_take_is_a_usage_error_not_a_failed_kernel(cli):
+    code, out, err = cli("run", "add", "--interpret", "--size", "small", "--seed", str(1 << 64))
+    assert code == 2 and "argument --seed" in err and "FAIL" not in out, out + err
+    code, out, err = cli("run", "add", "--interpret", "--size", "small", "--seed", "x")
+    assert code == 2 and "takes an integer, not 'x'" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nosuch"], "unknown kernel 'nosuch'"),
+    (["add", "--config", "nope"], "has no config 'nope'"),
+    (["add", "--size", "garbage"], "no size preset 'garbage'"),
+    (["add", "--json", "nowhere/r.json"], "folder 'nowhere' does not exist"),
+])
+def test_verify_refuses_bad_input_before_the_gpu(cli, argv, message):
+    code, out, err = cli("verify", *argv)
+    assert code == 2 and message in err and "CUDA" not in err, err
+
+
+def test_profile_dir_without_profile_is_refused(cli):
+    code, out, err = cli("run", "add", "--interpret", "--profile-dir", "p")
+    assert code == 2 and "--profile is not given" in err and not Path("p").exists(), err
+
+
+def test_a_profile_dir_that_is_a_file_is_refused_before_any_run(cli, tmp_path):
+    (tmp_path / "notadir").write_text("mine")
+    code, out, err = cli("run", "add", "--profile", "--profile-dir", tmp_path / "notadir" / "sub")
+    assert code == 2 and "is a file, not a folder" in err, err
+    assert (tmp_path / "notadir").read_text() == "mine"
+
+
+def _irscope(*argv, **env) -> subprocess.CompletedProcess:
+    # A fresh process: TRITON_INTERPRET decides what @triton.jit makes of the kernels it imports.
+    return subprocess.run([sys.executable, "-m", "irscope", *argv], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+@pytest.mark.parametrize("command", ["run", "verify"])
+def test_triton_interpret_in_the_environment_is_refused_on_the_gpu_path(command):
+    """Under TRITON_INTERPRET the JIT is the interpreter: `run` would time it as the GPU's and record that."""
+    proc = _irscope(command, "add", TRITON_INTERPRET="true")
+    assert proc.returncode == 5, proc.stderr
+    assert "TRITON_INTERPRET=true is set" in proc.stderr and "unset TRITON_INTERPRET" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- on a GPU ------------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_a_run_whose_record_cannot_be_written_keeps_going_and_writes_its_json(cli, add_snap, tmp_path):
+    (add_snap / results.RUNS_FILE).mkdir()
+    code, out, err = cli("run", "add", "--check", "--size", "small", "--size", "ragged", "--out", tmp_path / "out",
+                         "--json", tmp_path / "r.json")
+    assert code == 4 and "cannot record the result" in err, out + err
+    assert out.count("not recorded") == 2 and out.count("PASS") == 2
+    assert len(json.loads((tmp_path / "r.json").read_text())) == 2

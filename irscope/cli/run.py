@@ -41,14 +41,14 @@ def add_parser(sub) -> None:
     p.add_argument("--profile", action="store_true",
                    help="on a GPU: also run each checked run under Triton's Proton profiler, in a scope carrying "
                         "its flops and bytes, and record Proton's kernel time, TFLOP/s and GB/s beside do_bench's")
-    p.add_argument("--profile-dir", metavar="DIR", default="irscope-proton",
+    p.add_argument("--profile-dir", metavar="DIR",
                    help="where Proton's output files go, one .hatchet a run (default: ./irscope-proton)")
     p.add_argument("--repeats", type=positive_int, default=3, metavar="N",
                    help="timed runs of each candidate, interleaved (default: 3; each a do_bench median)")
     p.add_argument("--out", metavar="DIR", help="where to look for the snapshot to record GPU results in "
                                                 "(default: $IRSCOPE_OUT or ./irscope-snapshots)")
     p.add_argument("--json", metavar="FILE", help="also write every result as JSON to FILE")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)")
     p.add_argument("--interpret", action="store_true",
                    help="run on the CPU through Triton's interpreter (TRITON_INTERPRET=1, in a fresh process)")
     p.add_argument("--timeout", type=positive_seconds, default=900.0, metavar="SECONDS",
@@ -56,30 +56,47 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+PROFILE_DIR = "irscope-proton"  # --profile-dir's default
+
+
+def _seed(text: str) -> int:
+    """A seed torch's generator takes (-2^63 to 2^64-1): a larger one was a FAIL of the kernel, exit 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes an integer, not {text!r}") from None
+    if not -(1 << 63) <= value < 1 << 64:
+        raise argparse.ArgumentTypeError(f"takes an integer from -2^63 to 2^64-1, not {text}")
+    return value
+
+
 def run(args: argparse.Namespace, ui) -> int:
     from ..spec import library
-    from ..gpu import runner
+    from ..gpu import runner, session
+    from ..store.snapshot import load_snapshot
 
     if not args.kernels and not args.snapshot:
         raise UsageError("nothing to run", "name a KERNEL, or a snapshot folder with --snapshot DIR")
-    if args.json:  # before anything runs: a path that cannot be written was exit 70 once the runs were done
-        from pathlib import Path
-        where = Path(args.json)
-        above = next((q for q in where.parents if q.exists() and not q.is_dir()), None)
-        if above is not None or where.is_dir() or not where.parent.exists():
-            why = (f"'{above}' is a file, not a folder" if above is not None else
-                   "it is a folder" if where.is_dir() else f"folder '{where.parent}' does not exist")
-            raise UsageError(f"--json {args.json}: {why}", "give --json a file in a folder that exists")
+    check_json_path(args.json)
     if args.snapshot and args.interpret:
         raise UsageError("--snapshot launches a snapshot's compiled cubin, which needs a CUDA GPU; the interpreter "
                          "runs the Python kernel instead", _cpu_hint(args.snapshot))
     if args.profile and args.interpret:
         raise UsageError("--profile runs the kernel under Proton, which records a GPU's kernels; the interpreter "
                          "runs on the CPU", "drop --interpret, and run with --profile on a machine with a CUDA GPU")
-    if args.snapshot:  # a missing or damaged folder is said before whether this machine can run it
-        from ..store.snapshot import load_snapshot
-        for folder in args.snapshot:
-            load_snapshot(folder)
+    if args.profile_dir is not None and not args.profile:
+        raise UsageError("--profile-dir says where --profile's Proton files go, and --profile is not given",
+                         "add --profile, or drop --profile-dir")
+    if args.profile:  # before anything runs: a folder that cannot be made lost the profiles of every run
+        from pathlib import Path
+        args.profile_dir = args.profile_dir or PROFILE_DIR
+        where = Path(args.profile_dir)
+        above = next((q for q in [where, *where.parents] if q.exists() and not q.is_dir()), None)
+        if above is not None:
+            raise UsageError(f"--profile-dir {args.profile_dir}: '{above}' is a file, not a folder",
+                             "give --profile-dir a folder (it is made if missing)")
+    # a missing or damaged folder is said before whether this machine can run it
+    snapshots = [load_snapshot(folder) for folder in args.snapshot]
     specs = [library.load_kernel(k) for k in args.kernels]
     configs = args.config or [None]
     for ref, spec in zip(args.kernels, specs):
@@ -87,6 +104,14 @@ def run(args: argparse.Namespace, ui) -> int:
         for config in configs:
             if config != "all":
                 spec.config(config)  # a typo fails here, before any process starts
+        for size in args.size or []:
+            workload.parse_size(size, workload.check_sizes[0])
+    if args.snapshot and not args.kernels and args.config:
+        raise UsageError("--config picks configs of the KERNELs you name; a snapshot's cubin runs with the config "
+                         "it was compiled with", "drop --config, or name the kernel too: irscope run KERNEL --config "
+                         f"{args.config[0]} --snapshot DIR")
+    for snap in snapshots:  # its kernel and the sizes it launches at, before whether a GPU is here
+        workload = runner.workload_of(session.snapshot_kernel(snap, args.kernels, specs)[1])
         for size in args.size or []:
             workload.parse_size(size, workload.check_sizes[0])
 
@@ -110,6 +135,7 @@ def run(args: argparse.Namespace, ui) -> int:
             ui.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
         return int(ExitCode.FAILED) if failed else 0
 
+    refuse_interpreter_env("irscope run")
     if not runner.gpu_available():
         if args.snapshot:
             raise EnvironmentProblem("there is no CUDA GPU here to launch the snapshot's cubin on",
@@ -130,10 +156,8 @@ def _run_on_gpu(args, ui, specs) -> int:
     """Check each run, time the ones that are right, record the results beside their snapshots."""
     from pathlib import Path
 
-    from ..gpu import bench, profile, runner, session
+    from ..gpu import bench, session
     from ..harness import runtime
-    from ..spec import library
-    from ..store import results
     from ..store.roots import default_out
 
     target = runtime.current_target()
@@ -144,7 +168,29 @@ def _run_on_gpu(args, ui, specs) -> int:
                  f"{bench.MATMUL_N}^3)")
     out = Path(args.out) if args.out else default_out()
     jobs = session.plan_jobs(args.snapshot, args.kernels, specs, args.config, args.size, args.seed, out, target)
-    payload, failed, taken = [], 0, set()
+    payload, unrecorded = [], []
+    try:
+        _run_jobs(args, ui, jobs, ceilings, target, payload, unrecorded)
+    except BaseException:  # a run that stops midway (a size a snapshot refuses, Ctrl-C) keeps the runs it made
+        if payload:
+            _write_json(args.json, payload)
+        raise
+    _write_json(args.json, payload)
+    if unrecorded:  # said last, after every run and --json: an unwritable runs.json loses no other result
+        raise unrecorded[0]
+    return int(ExitCode.FAILED) if any(not r["ok"] or "error" in (r.get("profile") or {}) for r in payload) else 0
+
+
+def _run_jobs(args, ui, jobs, ceilings, target, payload: list, unrecorded: list) -> None:
+    """Run each job in turn, appending its record to `payload` and its snapshot's runs.json (a record that
+    cannot be written goes to `unrecorded`, and the runs go on)."""
+    from pathlib import Path
+
+    from ..gpu import profile, runner, session
+    from ..spec import library
+    from ..store import results
+
+    taken: set[str] = set()  # Proton file names given out in this command
     for job in jobs:
         prepared = runner.prepare(job.request, "cuda", default_size=runner.workload_of(
             library.load_kernel(job.request.kernel)).bench_size)
@@ -164,21 +210,48 @@ def _run_on_gpu(args, ui, specs) -> int:
                                                 source=job.source, ceilings=ceilings,
                                                 ms=timed.kernel.ms if timed else None, taken=taken)
             except IrscopeError as e:  # the do_bench figures above still count; the run is not profiled
-                failed += 1
                 ui.print(ui.style(f"  proton  not profiled: {e.message}", "red"))
                 record["profile"] = {"error": e.message}
             else:
                 _report_profile(ui, prof)
                 record["profile"] = prof.as_dict()
         if not result.ok:
-            failed += 1
             ui.print(ui.style("  not timed: its results are wrong", "red"))
-        where = session.record(job.snapshot, results.RUNS_FILE, record)
-        if where is not None:
-            ui.print(f"  recorded in {where}")
         payload.append(record)
-    _write_json(args.json, payload)
-    return int(ExitCode.FAILED) if failed else 0
+        try:
+            where = session.record(job.snapshot, results.RUNS_FILE, record)
+        except IrscopeError as e:
+            unrecorded.append(e)
+            ui.print(ui.style(f"  not recorded: {e.message}", "red"))
+        else:
+            if where is not None:
+                ui.print(f"  recorded in {where}")
+
+
+def check_json_path(path: str | None) -> None:
+    """Refuse a --json FILE that cannot be written, before anything runs (it was exit 70 once the GPU's
+    work was done)."""
+    if path:
+        from pathlib import Path
+        where = Path(path)
+        above = next((q for q in where.parents if q.exists() and not q.is_dir()), None)
+        if above is not None or where.is_dir() or not where.parent.exists():
+            why = (f"'{above}' is a file, not a folder" if above is not None else
+                   "it is a folder" if where.is_dir() else f"folder '{where.parent}' does not exist")
+            raise UsageError(f"--json {path}: {why}", "give --json a file in a folder that exists")
+
+
+def refuse_interpreter_env(command: str) -> None:
+    """TRITON_INTERPRET set in the environment turns Triton's JIT into its CPU interpreter in this process:
+    a GPU run would time the interpreter and record it as the GPU's, and verify would have no JIT compile."""
+    from ..harness import runtime
+    if runtime.interpreting():
+        import os
+        raise EnvironmentProblem(
+            f"TRITON_INTERPRET={os.environ.get('TRITON_INTERPRET', '')} is set, so Triton would interpret the kernels "
+            f"on the CPU instead of compiling them for the GPU ({command} needs the GPU's compile)",
+            "unset TRITON_INTERPRET" + (", or pass --interpret to check the kernel on the CPU"
+                                        if command == "irscope run" else ""))
 
 
 def _cpu_hint(snapshots) -> str:

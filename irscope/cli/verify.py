@@ -1,7 +1,7 @@
 """`irscope verify KERNEL...`: on a GPU, the JIT's compile next to irscope's device-less compile."""
 from __future__ import annotations
 
-from ..errors import ExitCode
+from ..errors import ExitCode, IrscopeError
 
 
 def add_parser(sub) -> None:
@@ -29,17 +29,29 @@ def run(args, ui) -> int:
     from ..store.roots import default_out
     from ..spec.kernel import CompileOptions, variant_name
     from ..gpu.verify import verify
-    from .run import _write_json
+    from .run import _write_json, check_json_path, refuse_interpreter_env
 
+    # Bad input first, as `irscope run` does: a typo found on the GPU machine after the compiles loses them.
+    check_json_path(args.json)
+    specs = [library.load_kernel(ref) for ref in args.kernels]
+    for spec in specs:
+        spec.config(args.config)
+        workload = runner.workload_of(spec)
+        if args.size:
+            workload.parse_size(args.size, workload.bench_size)
+    refuse_interpreter_env("irscope verify")
     if not runner.gpu_available():
         raise EnvironmentProblem("there is no CUDA GPU here", "irscope verify compares against the GPU's own JIT; "
                                  "run it on a machine with an NVIDIA GPU")
     target = device.current_target()
     out = Path(args.out) if args.out else default_out()
     s = ui.style
-    payload, differ = [], 0
-    for ref in args.kernels:
-        spec = library.load_kernel(ref)
+    snaps = [session.recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=args.config)),
+                                       target.name) for spec in specs]
+    for snap in snaps:  # a verify.json no verdict can be appended to is said before the compiles
+        session.readable_records(snap, results.VERIFY_FILE)
+    payload, differ, unrecorded = [], 0, []
+    for ref, snap in zip(args.kernels, snaps):
         v = verify(runner.Request(ref, args.config, args.size))
         ui.print(f"{s(v.kernel, 'bold')}  config {v.config}  size {v.size_name}  {v.target}  "
                  f"[{', '.join(f'{k} {x}' for k, x in (v.versions or {}).items() if k in ('triton', 'ptxas'))}]")
@@ -48,11 +60,16 @@ def run(args, ui) -> int:
             ui.print(f"  {st.stage:<6} {verdict}  jit {st.jit_bytes:,} B, device-less {st.deviceless_bytes:,} B"
                      + (f"\n         first difference: {st.first_difference}" if st.first_difference else ""))
         differ += not v.identical
-        snap = session.recorded_snapshot(out, spec.name, variant_name(spec, CompileOptions(config=args.config)),
-                                         target.name)
-        where = session.record(snap, results.VERIFY_FILE, v.as_dict())
-        if where is not None:
-            ui.print(f"  recorded in {where}")
         payload.append(v.as_dict())
+        try:
+            where = session.record(snap, results.VERIFY_FILE, v.as_dict())
+        except IrscopeError as e:  # the other kernels are still verified, and --json still written
+            unrecorded.append(e)
+            ui.print(s(f"  not recorded: {e.message}", "red"))
+        else:
+            if where is not None:
+                ui.print(f"  recorded in {where}")
     _write_json(args.json, payload)
+    if unrecorded:
+        raise unrecorded[0]
     return int(ExitCode.FAILED) if differ else 0

@@ -29,6 +29,13 @@ def current_target() -> Target:
                              "see `irscope targets`")
 
 
+def interpreting() -> bool:
+    """Whether Triton's JIT interprets kernels on the CPU in this process (TRITON_INTERPRET=1, true, yes...,
+    as Triton reads it) instead of compiling them for the GPU."""
+    from triton import knobs
+    return bool(knobs.runtime.interpret)
+
+
 def jit_compile(call) -> dict[str, str | bytes]:
     """Compile one launch (a `workload.KernelCall`) through Triton's JIT on this GPU without running it,
     with line information off, and return its stages by name."""
