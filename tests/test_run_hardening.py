@@ -93,6 +93,16 @@ def test_a_verify_json_no_verdict_can_be_appended_to_is_found_before_the_compile
     session.readable_records(None, results.VERIFY_FILE)  # no snapshot to record in: nothing to read
 
 
+def test_a_snapshot_for_another_gpu_is_refused_when_planned_not_run_and_recorded_as_a_failure(add_snap, tmp_path):
+    """An sm_90a cubin on an A100 (sm_80) cannot load: it was launched anyway, failed, and went into runs.json
+    as the kernel's FAIL."""
+    with pytest.raises(SnapshotError, match="compiled for sm_90a, and this GPU is sm_80") as e:
+        session.plan_jobs([str(add_snap)], [], [], None, ["small"], 0, tmp_path / "unused", get_target("sm_80"))
+    assert "--target sm_80" in e.value.hint and not (add_snap / results.RUNS_FILE).exists()
+    job, = session.plan_jobs([str(add_snap)], [], [], None, ["small"], 0, tmp_path / "unused", get_target("sm_90a"))
+    assert job.source == "snapshot"
+
+
 # -- bad input before the GPU's work (here: before "no CUDA GPU") ------------------------------------------
 
 def test_a_snapshot_runs_size_is_checked_before_whether_a_gpu_is_here(cli, add_snap):

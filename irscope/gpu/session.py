@@ -40,6 +40,12 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
         if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
             raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
                                 "the cubin changed after the compile; recompile the snapshot")
+        if target is not None and snap.target_name != target.name:
+            # A cubin holds one architecture's machine code: launched anyway, it failed as the kernel's FAIL.
+            raise SnapshotError(f"{snap.path} was compiled for {snap.target_name}, and this GPU is {target.name}: "
+                                "its binary cannot run here",
+                                f"compile it for this GPU (irscope compile {snap.kernel} --target {target.name}) "
+                                "and run that snapshot")
         ref, spec = snapshot_kernel(snap, refs, specs)
         snap_config = (snap.meta.get("request") or {}).get("config")
         # the cubin's own constexprs: a sweep point (BLOCK_SIZE=256) launches with its grid, not its config's
