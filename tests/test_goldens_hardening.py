@@ -55,6 +55,11 @@ def project(pytester, monkeypatch):
     return pytester, tests, run
 
 
+def _out(result) -> str:
+    """The run's output below pytest's header (whose rootdir line holds the test's own name)."""
+    return result.stdout.str().split("collected", 1)[-1]
+
+
 TWO_GOLDENS = '''
 def test_two(irscope):
     irscope.assert_golden(K, target="sm_80", **KW)
@@ -79,8 +84,62 @@ def test_a_test_that_fails_before_its_second_golden_keeps_it_on_update_and_repor
     for args in ((), ("--irscope-update",)):
         result = run(*args)
         result.assert_outcomes(failed=1)
-        out = result.stdout.str()
+        out = _out(result)
         assert "golden(s) unused" not in out and "golden(s) deleted" not in out, out
         assert (gfx / "irscope.json").is_file(), args
     monkeypatch.delenv("IRSCOPE_TEST_BREAK")
     run().assert_outcomes(passed=1)
+
+
+ONE_GOLDEN = '''
+def test_one(irscope):
+    irscope.assert_golden(K, target="sm_80", **KW)
+'''
+
+
+@pytest.mark.slow
+def test_a_golden_root_whose_kernel_folder_links_out_is_neither_read_nor_changed(project, tmp_path):
+    """`snapshots/scale -> /elsewhere` made a run compare with the goldens found there ("1 match") and
+    --irscope-update write a golden there, outside the golden root."""
+    pt, tests, run = project
+    tests(ONE_GOLDEN)
+    run("--irscope-update").assert_outcomes(passed=1)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(pt.path / "snapshots" / "scale", elsewhere)
+    (pt.path / "snapshots" / "scale").symlink_to(elsewhere)
+    before = sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*"))
+    for args in ((), ("--irscope-update",)):
+        result = run(*args)
+        result.assert_outcomes(failed=1)
+        out = _out(result)
+        assert f"{POINT}/sm_80 leads outside the golden root {pt.path}/snapshots" in out, out
+        assert "Traceback" not in out and "1 match" not in out and "1 written" not in out
+    shutil.rmtree(elsewhere / POINT.split("/")[1] / "sm_80")  # a write would now create it out there
+    run("--irscope-update").assert_outcomes(failed=1)
+    assert sorted(p.relative_to(elsewhere) for p in elsewhere.rglob("*")) == \
+        [p for p in before if "sm_80" not in str(p)]
+
+
+@pytest.mark.slow
+def test_golden_json_is_never_read_through_a_link_out_nor_when_huge(project, tmp_path):
+    """golden.json was read wherever it pointed and however large: an update copied an outside JSON file's
+    fields into the new golden.json (into the repository), and a 3 GB one was a MemoryError."""
+    pt, tests, run = project
+    tests(ONE_GOLDEN)
+    run("--irscope-update").assert_outcomes(passed=1)
+    record = pt.path / "snapshots" / POINT / "sm_80" / "golden.json"
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "SECRET-123"}')
+    record.unlink()
+    record.symlink_to(secret)
+    result = run("--irscope-update")
+    result.assert_outcomes(passed=1)
+    assert not record.is_symlink() and "SECRET" not in record.read_text()
+    assert json.loads(record.read_text())["test"] == "test_user.py::test_one"
+    record.unlink()
+    with open(record, "wb") as f:  # sparse: 100 MB that take no disk
+        f.truncate(100 << 20)
+    result = run()
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines([f"irscope: this run fails: *{POINT}/sm_80: golden.json is 100.0 MiB, more than "
+                                 f"irscope reads from a snapshot (64 MiB)*"])

@@ -17,7 +17,7 @@ from pathlib import Path, PureWindowsPath
 
 from ..errors import SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
-from ..store.schema import loads
+from ..store.schema import MAX_JSON_BYTES, inside, loads
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
 from ..store.folder import write_folder
 from .result import GoldenResult, GoldenStatus, compare, triton_release
@@ -59,9 +59,9 @@ class GoldenRoot:
         One golden per Triton release (docs/goldens.md): the plain `<kernel>/<variant>/<target>` folder
         holds the release that wrote it first (today's committed goldens: 3.9.0), and another release's
         golden lives beside it in `<target>@triton-<version>`."""
-        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        plain = self._point(snap)
         version = triton_release(snap)
-        versioned = plain.with_name(f"{plain.name}{VERSION_MARK}{version}")
+        versioned = self._within(plain.with_name(f"{plain.name}{VERSION_MARK}{version}"))
         if (versioned / META_FILE).is_file():
             return versioned
         held = _folder_version(plain)
@@ -71,13 +71,33 @@ class GoldenRoot:
 
     def versions(self, snap: Snapshot) -> dict[str, Path]:
         """Every golden of `snap`'s point, by the Triton release that made it."""
-        plain = self.path / snap.kernel / snap.variant / snap.target_name
+        plain = self._point(snap)
         found = {}
         for folder in [plain, *sorted(plain.parent.glob(f"{plain.name}{VERSION_MARK}*"))]:
+            self._within(folder)
             version = _folder_version(folder)
             if version is not None:
                 found.setdefault(version, folder)
         return found
+
+    def _point(self, snap: Snapshot) -> Path:
+        """The plain folder of `snap`'s point, `<root>/<kernel>/<variant>/<target>`, checked to lie inside the root."""
+        return self._within(self.path / snap.kernel / snap.variant / snap.target_name)
+
+    def _within(self, folder: Path) -> Path:
+        """`folder`, refused (SnapshotError) when a symlink in the root leads it outside: a golden root is
+        untrusted (a pull request can hold `snapshots/scale -> /home/you`), and irscope reads goldens and
+        writes them only inside it."""
+        root = self.path.resolve()
+        try:
+            real = folder.resolve()
+        except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop
+            raise SnapshotError(f"{folder} cannot be resolved ({e})", "the golden root is damaged") from None
+        if real != root and root not in real.parents:
+            raise SnapshotError(f"{folder} leads outside the golden root {self.path} (to {real}, through a symlink)",
+                                "irscope reads and writes goldens only inside their root; replace the link "
+                                "with a folder, or remove it")
+        return folder
 
     def mark(self) -> None:
         """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
@@ -349,7 +369,9 @@ def _record_at(folder: Path) -> dict:
         return {}
     hint = f"rewrite the golden: irscope snapshot update --goldens {folder.parent.parent.parent}"
     try:
-        record = loads(path.read_text())
+        # never through a link out of the folder (an update would copy what it reads into the new golden.json),
+        # nor more than a JSON file of a snapshot may hold
+        record = loads(inside(folder, path, GOLDEN_FILE, MAX_JSON_BYTES).read_text())
     except (OSError, ValueError) as e:  # ValueError: bad JSON or bytes that are not UTF-8
         raise SnapshotError(f"{path} is damaged: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                             hint) from None
