@@ -111,3 +111,23 @@ def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
     assert "what it launched before that is in snaps/launches.json" in err
     assert len(json.loads((tmp_path / "snaps" / "launches.json").read_text())["launches"]) == 4
     assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
+
+
+def test_a_launch_file_cannot_make_a_compile_copy_a_file_it_names_into_the_snapshot(cli, tmp_path):
+    # A kernel of an installed module (Liger-Kernel's), with no module source and `file` naming another
+    # file: compiling it read that file into the snapshot's source.py (and named it as source_file).
+    pytest.importorskip("liger_kernel")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET\n")
+    data = json.loads((Path(__file__).resolve().parent.parent / "docs" / "examples" / "capture" /
+                       "liger-h200-launches.json").read_text())
+    data["launches"] = data["launches"][:1]
+    for kernel in data["kernels"].values():
+        kernel.update(file=str(secret), module_source="")
+    (tmp_path / "hostile.json").write_text(json.dumps(data))
+    code, out, err = cli("compile", "hostile.json", "--target", "sm_90a", "--no-layouts", "-o", "snaps")
+    assert code == 0, err
+    [source] = (tmp_path / "snaps").glob("*/*/sm_90a/source.py")
+    assert "TOP SECRET" not in source.read_text() and "@triton.jit" in source.read_text()
+    meta = json.loads((source.parent / "irscope.json").read_text())
+    assert meta["source_file"].endswith("rms_norm.py")

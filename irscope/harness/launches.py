@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import linecache
 import sys
 import types
@@ -35,6 +36,8 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
         fn, text = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
     file = kernel.get("file") or ""
+    if not text:  # a module imported as it is here: its own file is the source, never one the launch file names
+        file = inspect.getsourcefile(fn.fn) or ""
     return KernelSpec(name=kernel["name"], fn=fn, args=args, constexprs=constexprs,
                       description=f"captured: {launch.get('first_call') or file}",
                       path="" if file.startswith("<") else file,  # `<string>` and the like name no file
