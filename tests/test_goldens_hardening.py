@@ -143,3 +143,43 @@ def test_golden_json_is_never_read_through_a_link_out_nor_when_huge(project, tmp
     assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines([f"irscope: this run fails: *{POINT}/sm_80: golden.json is 100.0 MiB, more than "
                                  f"irscope reads from a snapshot (64 MiB)*"])
+
+
+def _immutable(folder: Path, on: bool) -> bool:
+    """Make a folder refuse writes even to root (chattr +i), or allow them again; False where it cannot."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555 if on else 0o755)
+        return True
+    if shutil.which("chattr") is None:
+        return False
+    return subprocess.run(["chattr", "+i" if on else "-i", str(folder)], capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+def test_a_golden_root_that_cannot_be_written_fails_in_one_line_not_a_traceback(project):
+    """--irscope-update into a golden root the file system refuses was an OSError traceback through
+    irscope's store in each test, and an INTERNALERROR when deleting an unused golden at the session's end."""
+    pt, tests, run = project
+    tests(TWO_GOLDENS)
+    run("--irscope-update").assert_outcomes(passed=1)
+    gfx = pt.path / "snapshots" / POINT / "gfx942"
+    if not _immutable(gfx, True):
+        pytest.skip("no way to make a folder unwritable here (not root's chattr, nor chmod)")
+    try:
+        tests(ONE_GOLDEN.replace("test_one", "test_two"))  # test_two stops using its gfx942 golden
+        result = run("--irscope-update")
+        assert result.ret == 1, result.stdout.str()
+        out = _out(result)
+        assert "INTERNALERROR" not in out + result.stderr.str() and "Traceback" not in out
+        result.stdout.fnmatch_lines([f"irscope: this run fails: cannot write the golden {gfx}: *"])
+        assert "golden(s) deleted" not in out and (gfx / "irscope.json").is_file()
+    finally:
+        _immutable(gfx, False)
+    # a golden whose folder cannot be made (its kernel's folder is a file): the test fails in one line
+    shutil.rmtree(pt.path / "snapshots" / "scale")
+    (pt.path / "snapshots" / "scale").write_text("")
+    result = run("--irscope-update")
+    result.assert_outcomes(failed=1)
+    out = _out(result)
+    assert "Traceback" not in out and "OSError" not in out and "Error: [Errno" not in out, out
+    result.stdout.fnmatch_lines([f"irscope: cannot write the golden {pt.path}/snapshots/{POINT}/sm_80: * (hint: *"])

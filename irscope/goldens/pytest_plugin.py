@@ -114,8 +114,15 @@ class IrscopeSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         if self.update:
-            for folder in self.unused:
-                self.root.remove(folder)
+            removed = []
+            try:
+                for folder in self.unused:
+                    self.root.remove(folder)
+                    removed.append(folder)
+            except IrscopeError as e:  # a read-only golden root: say so, and list only what was deleted
+                self.problem = e
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.unused = removed
         elif self.unused and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

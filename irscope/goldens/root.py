@@ -12,10 +12,11 @@ import json
 import re
 import shlex
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 
-from ..errors import SnapshotError, UsageError
+from ..errors import EnvironmentProblem, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
 from ..store.schema import MAX_JSON_BYTES, inside, loads
 from ..store.snapshot import GOLDEN_MARKER, META_FILE, Snapshot, find_snapshots, load_snapshot
@@ -104,11 +105,12 @@ class GoldenRoot:
         if self.path.exists() and not self.path.is_dir():
             raise UsageError(f"'{self.path}' is a file, not a folder of golden snapshots",
                              "move it aside, or keep the goldens elsewhere: --irscope-goldens DIR")
-        self.path.mkdir(parents=True, exist_ok=True)
         marker = self.path / GOLDEN_MARKER
-        if not marker.exists():
-            marker.write_text("This folder holds golden snapshots: irscope writes here only with --update-goldens,\n"
-                              "pytest --irscope-update, or irscope snapshot update.\n")
+        with _writing(self.path):
+            self.path.mkdir(parents=True, exist_ok=True)
+            if not marker.exists():
+                marker.write_text("This folder holds golden snapshots: irscope writes here only with --update-goldens,\n"
+                                  "pytest --irscope-update, or irscope snapshot update.\n")
 
     def compare(self, fresh: Snapshot) -> GoldenResult:
         """Compare a fresh snapshot with its golden, without writing anything."""
@@ -132,7 +134,8 @@ class GoldenRoot:
         """Rewrite the stale source.py of a matching golden from `fresh`, and nothing else of it."""
         if not result.source_stale or result.golden_path is None:
             return result
-        refresh_source(self.path, load_snapshot(result.golden_path), fresh)
+        with _writing(result.golden_path):
+            refresh_source(self.path, load_snapshot(result.golden_path), fresh)
         return dataclasses.replace(result, status=GoldenStatus.SOURCE_REFRESHED)
 
     def update(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
@@ -176,8 +179,9 @@ class GoldenRoot:
     def _write_record(self, folder: Path, record: dict) -> None:
         from ..store.folder import replace_file
         from ..store.schema import inside
-        replace_file(inside(self.path, folder, "golden folder"), GOLDEN_FILE,
-                     (json.dumps(record, indent=1) + "\n").encode())
+        with _writing(folder):
+            replace_file(inside(self.path, folder, "golden folder"), GOLDEN_FILE,
+                         (json.dumps(record, indent=1) + "\n").encode())
 
     def write(self, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> GoldenResult:
         """Make `fresh` the golden (atomically replacing any older one). `kernel_ref` is how to compile it
@@ -198,7 +202,8 @@ class GoldenRoot:
         meta["golden"] = {"omitted_stages": list(OMITTED)}
         files[GOLDEN_FILE] = json.dumps(record, indent=1) + "\n"
         files[META_FILE] = json.dumps(meta, indent=1) + "\n"  # written last: a half-copied folder is no snapshot
-        write_folder(folder, files)
+        with _writing(folder):
+            write_folder(folder, files)
         return GoldenResult(fresh.label, GoldenStatus.WRITTEN, folder, fresh.path, fresh_version=triton_release(fresh))
 
     @property
@@ -355,11 +360,25 @@ class GoldenRoot:
 
     def remove(self, folder: Path) -> None:
         if self.path in folder.parents:
-            shutil.rmtree(folder)
-            for parent in folder.parents:  # drop variant/kernel folders left empty
-                if parent == self.path or any(parent.iterdir()):
-                    break
-                parent.rmdir()
+            with _writing(folder):
+                shutil.rmtree(folder)
+                for parent in folder.parents:  # drop variant/kernel folders left empty
+                    if parent == self.path or any(parent.iterdir()):
+                        break
+                    parent.rmdir()
+
+
+@contextmanager
+def _writing(folder: Path):
+    """A write into the golden root that the file system refuses (a read-only checkout, a full disk) is one
+    error naming the folder, not an OSError traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise EnvironmentProblem(f"cannot write the golden {folder}: {e.strerror or e}",
+                                 "is the golden root read-only or its disk full? make it writable, or keep the "
+                                 "goldens elsewhere (pytest --irscope-goldens DIR, irscope snapshot --goldens DIR)"
+                                 ) from None
 
 
 def _record_at(folder: Path) -> dict:
