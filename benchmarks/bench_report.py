@@ -1,6 +1,6 @@
 """How fast a report with a 100k-line LLIR opens in a browser: the numbers docs/benchmarks.md reports.
 
-    python benchmarks/bench_report.py [--from ROOT] [--lines 100000] [--repeat 5]
+    python benchmarks/bench_report.py [--from ROOT] [--lines 100000] [--repeat 5] [--uncompressed] [--eager]
 
 It compiles matmul for sm_90a into a temporary folder (or takes ROOT/matmul/default/sm_90a, which must have
 an LLIR), grows its LLIR to --lines lines as benchmarks/tui_speed.py does (the body repeated with every SSA
@@ -9,7 +9,7 @@ URL in headless Chromium (the system's chromium and chromium-driver, through Sel
 --repeat fresh page loads:
 
   build      Python: reading, mapping and highlighting every stage, writing the page       (no budget)
-  load       navigation start until the page's script has run (`loadEventEnd`)              budget 2 s
+  load       navigation start until the page's script has run and unpacked its stages     budget 2 s
   open llir  clicking the LLIR tab until its first rows are drawn (JSON.parse + draw)      budget 2 s with load
   scroll     a jump to the middle of the LLIR until its rows there are drawn                 budget 100 ms
 
@@ -84,8 +84,15 @@ FRAME = "return new Promise(r => requestAnimationFrame(() => setTimeout(() => r(
 
 
 def load_ms(driver, url: str) -> float:
+    """Navigation start until the page's script is done: its `irscope-ready` mark, set once the compressed
+    stages are unpacked (after `loadEventEnd`); pages without the mark (--eager's), `loadEventEnd`."""
     driver.get(url)
-    return driver.execute_script("const t = performance.getEntriesByType('navigation')[0]; return t.loadEventEnd")
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script(
+        "return document.documentElement.dataset.ready || !document.querySelector('script[data-base64]')"))
+    return driver.execute_script("const m = performance.getEntriesByName('irscope-ready')[0];"
+                                 "if (m) return m.startTime;"
+                                 "return performance.getEntriesByType('navigation')[0].loadEventEnd")
 
 
 def measure(report: Path, eager: Path | None, repeat: int) -> dict[str, list[float]]:
@@ -122,6 +129,9 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--eager", action="store_true", help="also time the eager page once (slow: tens of seconds)")
+    ap.add_argument("--uncompressed", action="store_true",
+                    help="also build and time the page with its stages embedded as plain JSON (as before 2026-12-04), "
+                         "interleaved with the compressed one, for a side-by-side ratio")
     args = ap.parse_args()
     from irscope.report import build_report, write_report
     from irscope.report.stages import stage_view
@@ -138,14 +148,31 @@ def main() -> None:
         eager = tmp / "eager.html"
         eager.write_text(eager_page(rows))
         print(f"built in {build:.1f} s; loading it in Chromium {args.repeat} time(s) ...", file=sys.stderr)
-        times = measure(report, eager if args.eager else None, args.repeat)
-        print(f"report of {snap.label}: LLIR {args.lines:,} lines, file {report.stat().st_size / 2**20:.1f} MiB "
-              f"(eager page {eager.stat().st_size / 2**20:.1f} MiB), built in {build:.1f} s")
-        for name, values in ((k, v) for k, v in times.items() if v):
-            print(f"  {name:12} median {statistics.median(values):8.1f} ms   "
-                  f"(min {min(values):.1f}, max {max(values):.1f}, n={len(values)})")
-        total = statistics.median(times["load"]) + statistics.median(times["open llir"])
-        print(f"  load + open llir: {total:.0f} ms (budget 2000 ms): {'ok' if total < 2000 else 'OVER'}")
+        pages = [("compressed", report)]
+        if args.uncompressed:
+            from irscope.report import page
+            keep, page.GZIP_FROM = page.GZIP_FROM, 10**15
+            try:
+                pages.append(("plain JSON", write_report(tmp / "plain.html", build_report([snap]))))
+            finally:
+                page.GZIP_FROM = keep
+        results = {name: {k: [] for k in ("load", "open llir", "scroll", "eager load", "eager show")}
+                   for name, _ in pages}
+        for _ in range(args.repeat):  # interleaved: the machine's load falls on both alike
+            for i, (name, path) in enumerate(pages):
+                got = measure(path, eager if args.eager and i == 0 and not results[name]["eager load"] else None, 1)
+                for k, v in got.items():
+                    results[name][k].extend(v)
+        print(f"report of {snap.label}: LLIR {args.lines:,} lines, built in {build:.1f} s "
+              f"(eager page {eager.stat().st_size / 2**20:.1f} MiB)")
+        for name, path in pages:
+            times = results[name]
+            print(f" {name}: file {path.stat().st_size / 2**20:.1f} MiB")
+            for key, values in ((k, v) for k, v in times.items() if v):
+                print(f"  {key:12} median {statistics.median(values):8.1f} ms   "
+                      f"(min {min(values):.1f}, max {max(values):.1f}, n={len(values)})")
+            total = statistics.median(times["load"]) + statistics.median(times["open llir"])
+            print(f"  load + open llir: {total:.0f} ms (budget 2000 ms): {'ok' if total < 2000 else 'OVER'}")
 
 
 if __name__ == "__main__":

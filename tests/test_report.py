@@ -57,6 +57,9 @@ def browser():
 def open_page(driver, path: Path) -> list[dict]:
     """Load a report from its file:// URL; returns the console's errors (there should be none)."""
     driver.get(path.resolve().as_uri())
+    # the page unpacks its compressed stages after the load event: wait for the script to say it is done
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     assert driver.execute_script("return document.documentElement.dataset.ready") == "1", "the script did not finish"
     return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
 
@@ -297,6 +300,9 @@ def test_a_100k_line_stage_draws_only_the_rows_in_view(browser, tmp_path):
     meta["stages"]["ptx"].pop("sha256", None)
     (snap_dir / "irscope.json").write_text(json.dumps(meta))
     path = write_report(tmp_path / "big.html", build_report([load_snapshot(snap_dir)]))
+    # its rows are embedded gzip-compressed: 100,000 lines of highlighted PTX in a file far smaller than them
+    assert 'type="application/gzip" data-base64' in path.read_text()
+    assert path.stat().st_size < len(big) / 4, (path.stat().st_size, len(big))
     assert open_page(browser, path) == []
     browser.find_element("css selector", '.tabs button[data-stage="ptx"]').click()
     assert len(browser.find_elements("css selector", ".vs.ir .r")) < 200
@@ -305,6 +311,19 @@ def test_a_100k_line_stage_draws_only_the_rows_in_view(browser, tmp_path):
     browser.execute_script("return new Promise(r => requestAnimationFrame(() => r()))")
     numbers = [int(e.text) for e in browser.find_elements("css selector", ".vs.ir .r .ln")]
     assert max(numbers) == 100_000 and len(numbers) < 200
+
+
+def test_a_damaged_compressed_stage_is_said_in_the_page_not_drawn_half(browser, snapshot_report, tmp_path):
+    page = snapshot_report[0].read_text()
+    start = page.index('data-base64 id="')
+    body = page.index(">", start) + 1
+    cut = tmp_path / "cut.html"
+    cut.write_text(page[:body] + page[body:page.index("</script>", body)][:200] + page[page.index("</script>", body):])
+    browser.get(cut.resolve().as_uri())
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+    assert browser.execute_script("return document.documentElement.dataset.ready") == "failed"
+    assert "could not be unpacked" in browser.find_element("css selector", "p.warn").text
 
 
 # -- the golden plugin ------------------------------------------------------------------------------------

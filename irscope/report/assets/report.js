@@ -8,10 +8,19 @@
   // Rows come short (irscope/report/stages.py `compact`): `<nv|` opens a span of class nv, `>` closes it.
   const TAG = /<([\w-]*)\||>/g;
   const expand = (row) => row.replace(TAG, (m, c) => (c === undefined ? "</span>" : '<span class="' + c + '">'));
+  // Big values are embedded gzip-compressed, in base64 (irscope/report/page.py): unpacked once, when the
+  // page loads, into their JSON text; parsed when a pane first needs them.
+  const unpacked = new Map();
+  async function unpack(el) {
+    const bin = atob(el.textContent.trim()), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    unpacked.set(el.id, await new Response(stream).text());
+  }
   function data(id) {
     if (!cache.has(id)) {
       const el = document.getElementById(id);
-      cache.set(id, el ? JSON.parse(el.textContent) : null);
+      cache.set(id, el ? JSON.parse(unpacked.has(id) ? unpacked.get(id) : el.textContent) : null);
     }
     return cache.get(id);
   }
@@ -127,11 +136,33 @@
     }));
   }
 
-  document.querySelectorAll(".viewer").forEach(viewer);
-  document.querySelectorAll("details.lazy").forEach((d) => d.addEventListener("toggle", () => {
-    if (d.open && !d.dataset.done) { d.dataset.done = "1"; d.querySelectorAll(".vs.diff").forEach(diffPane); }
-  }, { once: false }));
-  document.querySelectorAll(".vs.lone").forEach(diffPane); // a failed compile's source.py, beside its error
-  document.querySelectorAll("table.sortable").forEach(sortable);
-  document.documentElement.dataset.ready = "1";
+  function start() {
+    document.querySelectorAll(".viewer").forEach(viewer);
+    document.querySelectorAll("details.lazy").forEach((d) => d.addEventListener("toggle", () => {
+      if (d.open && !d.dataset.done) { d.dataset.done = "1"; d.querySelectorAll(".vs.diff").forEach(diffPane); }
+    }, { once: false }));
+    document.querySelectorAll(".vs.lone").forEach(diffPane); // a failed compile's source.py, beside its error
+    document.documentElement.dataset.ready = "1";
+    performance.mark("irscope-ready"); // benchmarks/bench_report.py times the load to here
+  }
+
+  document.querySelectorAll("table.sortable").forEach(sortable); // the tables need none of the packed data
+  const packed = Array.from(document.querySelectorAll("script[data-base64]"));
+  if (packed.length && typeof DecompressionStream === "undefined") {
+    const note = document.createElement("p");
+    note.className = "warn";
+    note.textContent = "This browser cannot unpack the report's embedded stages (it has no DecompressionStream: " +
+      "Chrome 80, Firefox 113, Safari 16.4 or later can): the tables and plots work, the stage panes do not.";
+    document.body.insertBefore(note, document.body.firstChild);
+    document.documentElement.dataset.ready = "1";
+    return;
+  }
+  Promise.all(packed.map(unpack)).then(start, (err) => {
+    const note = document.createElement("p");
+    note.className = "warn";
+    note.textContent = "The report's embedded stages could not be unpacked (" + err + "): the file may be cut short.";
+    document.body.insertBefore(note, document.body.firstChild);
+    console.error("irscope report: " + err);
+    document.documentElement.dataset.ready = "failed";
+  });
 })();
