@@ -183,3 +183,20 @@ def test_a_golden_root_that_cannot_be_written_fails_in_one_line_not_a_traceback(
     out = _out(result)
     assert "Traceback" not in out and "OSError" not in out and "Error: [Errno" not in out, out
     result.stdout.fnmatch_lines([f"irscope: cannot write the golden {pt.path}/snapshots/{POINT}/sm_80: * (hint: *"])
+
+
+@pytest.mark.parametrize("plugin", ["irscope.pytest_plugin", "irscope.goldens.pytest_plugin"])
+def test_the_plugin_named_by_its_module_path_loads_once_beside_its_entry_point(pytester, monkeypatch, plugin):
+    """`pytest -p irscope.pytest_plugin` (the documented old path) was a ValueError before any test ran
+    wherever irscope is installed: pluggy refused the entry point's second name for the same module."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    pytester.makepyfile(test_user='''
+        def test_fixture(irscope, pytestconfig):
+            assert pytestconfig.getoption("--irscope-update") is True and irscope.expect is not None
+    ''')
+    for env in ({}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}):
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        result = pytester.runpytest_subprocess("-p", plugin, "-p", "no:cacheprovider", "--irscope-update")
+        assert "ValueError" not in result.stdout.str() + result.stderr.str(), result.stderr.str()
+        result.assert_outcomes(passed=1)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -34,7 +35,12 @@ from ..render.controls import escaped
 _KEY = pytest.StashKey["IrscopeSession"]()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    if pluginmanager.get_name(sys.modules[__name__]) != "irscope":
+        # `-p irscope.pytest_plugin` (or this module's own path) registered it before pytest loads the
+        # `irscope` entry point, which is this same module: pluggy refuses a second name (a ValueError before
+        # any test), so that entry point is skipped, as `-p no:irscope` would skip it.
+        pluginmanager.set_blocked("irscope")
     group = parser.getgroup("irscope", "irscope golden snapshots")
     group.addoption("--irscope-update", action="store_true", default=False,
                     help="write or rewrite golden snapshots, and delete those the tests that ran and passed no longer use")
