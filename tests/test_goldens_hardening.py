@@ -200,3 +200,25 @@ def test_the_plugin_named_by_its_module_path_loads_once_beside_its_entry_point(p
         result = pytester.runpytest_subprocess("-p", plugin, "-p", "no:cacheprovider", "--irscope-update")
         assert "ValueError" not in result.stdout.str() + result.stderr.str(), result.stderr.str()
         result.assert_outcomes(passed=1)
+
+
+def test_a_list_as_an_option_value_and_bad_ini_values_are_one_line_errors(pytester, monkeypatch):
+    """A list in constexprs={...} was a TypeError traceback through the plugin's compile cache; an ini
+    irscope_version_mismatch typo silently meant fail; an empty irscope_goldens made the rootdir the root."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    pytester.makepyfile(test_user='''
+        def test_list(irscope):
+            irscope.compile("add", target="sm_80", constexprs={"BLOCK_SIZE": [1024]})
+    ''')
+    run = lambda *a: pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider", *a)  # noqa: E731
+    result = run()
+    result.assert_outcomes(failed=1)
+    assert "TypeError" not in result.stdout.str()
+    assert any(line.startswith("irscope: compile option constexprs['BLOCK_SIZE'] is [1024], a list; values must be "
+                               "numbers, strings, bools or tuples (hint: ") for line in result.stdout.lines)
+    for ini, error in (("irscope_version_mismatch = fial", "ini irscope_version_mismatch is 'fial'; use skip or fail"),
+                       ("irscope_goldens =", "ini irscope_goldens is empty; *")):
+        pytester.path.joinpath("pytest.ini").write_text(f"[pytest]\n{ini}\n")
+        result = run()
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines([f"ERROR: {error}"])

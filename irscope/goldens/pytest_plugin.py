@@ -79,6 +79,11 @@ class IrscopeSession:
         self.on_stale_source = config.getoption("--irscope-stale-source") or config.getini("irscope_stale_source")
         if self.on_stale_source not in ("warn", "fail"):
             raise pytest.UsageError(f"ini irscope_stale_source is {self.on_stale_source!r}; use warn or fail")
+        if self.on_version_mismatch not in ("skip", "fail"):  # else a typo (`fial`) silently meant fail
+            raise pytest.UsageError(f"ini irscope_version_mismatch is {self.on_version_mismatch!r}; use skip or fail")
+        if not str(goldens).strip():  # else the rootdir itself, the whole project, would be the golden root
+            raise pytest.UsageError("ini irscope_goldens is empty; name the folder of golden snapshots "
+                                    "(default: snapshots)")
         self.ran: set[str] = set()
         self.results: list[Any] = []
         self.version_notes: set[str] = set()
@@ -266,7 +271,24 @@ def _options(**given):
     if unknown:
         raise UsageError(f"unknown compile option {', '.join(map(repr, unknown))}",
                          f"options are {', '.join(OPTION_NAMES)} (docs/goldens.md)")
-    return compile_options_of(**given)
+    options = compile_options_of(**given)
+    try:
+        hash(options)  # the key of the session's compile cache
+    except TypeError:
+        values = [(f"{k}[{n!r}]", v) for k in ("constexprs", "args", "options") for n, v in (given.get(k) or {}).items()]
+        bad = next((f"{name} is {v!r}, a {type(v).__name__}" for name, v in values if not _hashable(v)),
+                   "holds a list, dict or set")
+        raise UsageError(f"compile option {bad}; values must be numbers, strings, bools or tuples",
+                         "give a tuple instead of a list (a constexpr tuple: (1, 2))") from None
+    return options
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def compile_options_of(config=None, num_warps=None, num_stages=None, divisibility=None, constexprs=None, args=None,
