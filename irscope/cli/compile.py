@@ -141,9 +141,14 @@ def run(args: argparse.Namespace, ui) -> int:
         msg = error_summary(first.error) if first.error else first.status
         with_folder = next((o for o in failed if o.path is not None), None)
         if all(o.status == "not-for-target" for o in failed):
+            declared = any((o.error or {}).get("declared") for o in failed)
             raise CompileError(f"{len(failed)} of {len(outcomes)} compiles are not for their target; first: "
-                               f"{first.label}: {msg}", f"`irscope kernels {first.point.kernel}` says which targets "
-                               "each config is for, and why not the others")
+                               f"{first.label}: {msg}",
+                               f"`irscope kernels {first.point.kernel}` says which targets each config is for, and "
+                               "why not the others" if declared else
+                               "the kernel uses operations those targets lack: compile it for a target that has "
+                               "them, or say so in its spec (Config(..., not_for={TARGET: REASON}), "
+                               "docs/kernel-spec.md)")
         if with_folder is not None:
             hint = f"the stages that compiled are kept in the failed snapshot's folder: irscope show {with_folder.path}"
         elif first.status == "not-for-target" or "not a kernel for" in msg:

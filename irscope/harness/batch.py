@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 import enum
 import shutil
@@ -165,12 +166,36 @@ def _declared_not_for(o: Outcome) -> Outcome:
         reason = load_kernel(o.point.kernel).config(o.point.options.config).not_for.get(o.point.target)
     except IrscopeError:
         reason = None
+    declared = bool(reason)
+    if not reason:
+        op = foreign_op(message, get_target(o.point.target))
+        if op:
+            other = "an AMD" if get_target(o.point.target).vendor == "nvidia" else "an NVIDIA"
+            reason = f"uses {op}, {other} operation, which has no lowering for {o.point.target}"
     if not reason and "not a kernel for" not in message:
         return o
     if reason:
         last = message.strip().splitlines()[-1].strip() if message.strip() else str(o.status)
-        message = f"not for {o.point.target}: {reason} (the compiler: {last[:300]})"
-    return dataclasses.replace(o, status=CompileStatus.NOT_FOR_TARGET, error={**(o.error or {}), "message": message})
+        message = f"not for {o.point.target}: {reason} (the compiler: {last.removeprefix(ABORTED)[:300]})"
+    return dataclasses.replace(o, status=CompileStatus.NOT_FOR_TARGET,
+                               error={**(o.error or {}), "message": message, "declared": declared})
+
+
+# The dialects of one vendor's operations, which the other vendor's pipeline has not registered or cannot
+# lower (a Gluon kernel's explicit `cdna3.buffer_load` compiled for sm_90a, a Hopper `mbarrier` for gfx942).
+_FOREIGN_DIALECTS = {"nvidia": ("amdg", "amdgpu", "rocdl", "tritonamdgpu"),
+                     "amd": ("ttng", "nvgpu", "nvvm", "nvws", "triton_nvidia_gpu")}
+_OP_IN_ERROR = re.compile(r"operation '(\w+)\.([\w.]+)' that was explicitly marked illegal"
+                          r"|\b(\w+)\.([\w.]+) created with unregistered dialect")
+
+
+def foreign_op(message: str, target: Target) -> str | None:
+    """The other vendor's operation a compile failed or aborted on (`amdg.buffer_load`), if that is why."""
+    for m in _OP_IN_ERROR.finditer(message):
+        dialect, op = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if dialect in _FOREIGN_DIALECTS.get(target.vendor, ()):
+            return f"{dialect}.{op}"
+    return None
 
 
 def _add_layouts(outcomes: list[Outcome], workers: int | None, start_method: str | None) -> None:
@@ -356,6 +381,9 @@ _ARCH_INTRINSICS = {"wgmma": "Hopper's warpgroup MMA (wgmma)", "setmaxnreg": "Ho
                     "tcgen05": "Blackwell's tcgen05", "cp.async.bulk": "TMA bulk copies"}
 
 
+ABORTED = "the compiler aborted: "
+
+
 def crash_reason(log: Path, target: Target) -> str | None:
     """What a compiler process that died wrote last (LLVM's `LLVM ERROR: ...`), as one line; None if
     it left nothing. Intrinsics the target lacks are named as such."""
@@ -370,4 +398,11 @@ def crash_reason(log: Path, target: Target) -> str | None:
     for key, what in _ARCH_INTRINSICS.items():
         if f"llvm.nvvm.{key}" in first:
             return f"uses {what}, which {target.name} does not have: not a kernel for {target.name} ({first[:160]})"
-    return f"the compiler aborted: {first[:200]}"
+    return f"{ABORTED}{_cut(first, 300)}"
+
+
+def _cut(text: str, n: int) -> str:
+    """At most n characters, cut at a word, with an ellipsis when cut."""
+    if len(text) <= n:
+        return text
+    return text[:n].rsplit(" ", 1)[0] + " ..."
