@@ -428,3 +428,21 @@ def test_compare_labels_tell_snapshots_of_one_target_apart():
     assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80")]) == ["m/sm_80", "n/sm_80"]
     assert compare_labels([snap("m", "a", "sm_80"), snap("n", "a", "sm_80"), snap("m", "b", "sm_80"),
                            snap("n", "b", "sm_80")]) == ["m/a/sm_80", "n/a/sm_80", "m/b/sm_80", "n/b/sm_80"]
+
+
+def test_a_one_element_shared_buffer_is_laid_out_not_reported_unavailable(tmp_path):
+    """An mbarrier's buffer (memdesc<1xi64>): Triton's conversion refuses it ("offset_bases must not be
+    empty"), and every Gluon/TMA kernel's layouts listed it as not available."""
+    from types import SimpleNamespace
+    from irscope.harness.layouts import layouts_of
+    from irscope.store.layouts import read_layouts, write_layouts
+    from pathlib import Path
+    snaps = Path(__file__).resolve().parent.parent / "snapshots"
+    text = (snaps / "attention_ws" / "default" / "sm_90a" / "attention_ws_kernel.ttgir").read_text()
+    assert "memdesc<1xi64" in text
+    (ls,) = layouts_of([text], timeout=120)
+    ones = [(e, sl) for e in ls.encodings for sl in e.layouts if sl.shape == (1,)]
+    assert ones and all(sl.layout is not None and sl.layout.bases == {"offset": (), "block": ()} for _, sl in ones)
+    assert all("mbarrier" in sl.note for _, sl in ones)
+    write_layouts(tmp_path, ls.to_json())
+    assert read_layouts(SimpleNamespace(path=tmp_path))["encodings"]

@@ -188,6 +188,11 @@ def _refuse(u: EncodingUse, shape: tuple[int, ...]) -> str | None:
 
 
 def _convert(builder, gl_layout, u: EncodingUse, shape: tuple[int, ...], context=None) -> ShapedLayout:
+    if u.kind.endswith("shared") and shape and all(s == 1 for s in shape):
+        # a buffer of one element (an mbarrier's word): one offset, nothing to lay out. Triton's conversion
+        # refuses it ("offset_bases must not be empty").
+        return ShapedLayout(shape, LayoutStatus.OK, "irscope", "one element (an mbarrier, say): nothing to lay out",
+                            LinearLayout.of({"offset": [], "block": []}, shape))
     why = _refuse(u, shape)
     if why:
         return _fallback(u, shape, why, context)
