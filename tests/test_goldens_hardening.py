@@ -222,3 +222,23 @@ def test_a_list_as_an_option_value_and_bad_ini_values_are_one_line_errors(pytest
         result = run()
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"ERROR: {error}"])
+
+
+@pytest.mark.slow
+def test_a_test_that_stopped_calling_assert_golden_at_all_has_its_goldens_unused(project):
+    """The unused goldens were looked for only when some test of the run compared a golden: a test that ran
+    alone (-k) after its assert_golden was removed left its goldens unreported and --irscope-update kept them."""
+    pt, tests, run = project
+    other = ONE_GOLDEN.replace("sm_80", "sm_90a")
+    tests(TWO_GOLDENS + other)
+    run("--irscope-update").assert_outcomes(passed=2)
+    tests("def test_two():\n    pass\n" + other)
+    point = pt.path / "snapshots" / POINT
+    result = run("-k", "test_two")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["2 golden(s) unused by the tests that wrote them:", f"  {point}/gfx942",
+                                 f"  {point}/sm_80", "irscope: 2 unused golden(s) make this run fail; *"])
+    result = run("-k", "test_two", "--irscope-update")
+    assert result.ret == 0 and "2 golden(s) deleted" in result.stdout.str()
+    assert sorted(p.name for p in point.iterdir()) == ["sm_90a"]  # test_one's, which did not run
+    run().assert_outcomes(passed=2)
