@@ -29,6 +29,21 @@ def test_document_expands_tabs_searches_with_smart_case_and_highlights_lazily():
     assert doc.text(0).spans and len(doc._cache) == 1
 
 
+def test_a_line_of_megabytes_is_handed_out_and_searched_only_as_far_as_shown():
+    """A 50 MB line (hostile, or LLVM's inline asm gone wild) was made into one Text and searched whole on
+    every repaint: seconds a keystroke with a search active. The viewer gets what is on screen, plus a margin."""
+    line = "%x = add i32 1, 2; " * 100_000  # 1.9 MB, 100k hits for "add"
+    doc = Document(line + "\n", "llir")
+    shown = doc.text(0, 100)
+    assert 100 <= len(shown) <= 300 and shown.plain == line[:len(shown)] and shown.spans  # highlighted, not whole
+    assert len(doc.text(0, 5000)) >= 5000  # scrolled right: read that far
+    assert doc.spans(0, "add", 0, 40) == [(5, 8), (24, 27)]
+    assert all(1_000_000 - 3 < a < 1_000_040 for a, _ in doc.spans(0, "add", 1_000_000, 1_000_040))
+    assert len(doc.spans(0, "add", 0, 40)) == 2 and len(doc.spans(0, "add")) == 100_000  # (whole when asked)
+    wide = Document("é" + "a" * 1_000_000 + "\n", "llir")
+    assert len(wide.text(0, 120)) < 1000
+
+
 def test_python_documents_are_lexed_whole_for_multiline_strings():
     doc = Document('"""doc\nstill doc"""\nx = 1\n', "python")
     styles_line1 = {str(s.style) for s in doc.text(1).spans}

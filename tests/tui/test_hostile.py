@@ -387,3 +387,45 @@ def test_markup_and_escapes_in_layouts_json_are_shown_as_text_on_the_layout_scre
             assert "␛]52;c;SGFja2Vk" in screen and "[link=file:///etc/passwd]x[/link]" in screen
             assert "\x1b]52" not in _rendered(app)
     run(scenario)
+
+
+def test_a_stage_of_one_huge_line_scrolls_sideways_with_its_search_matches_where_they_are(tmp_path):
+    """A stage of one 20 MB line, searched: every repaint lexed, copied and searched the whole line (seconds
+    a key). Only the columns on screen are read now; the matches are still marked at their columns."""
+    import time
+    root = tmp_path / "root"
+    snap = root / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, snap)
+    meta = _meta(snap)
+    ttir = snap / f"{FN}.ttir"
+    ttir.write_text("é " + "%x = arith.addi %a, %b ; " * 800_000 + "\n")  # 20 MB; not ASCII
+    meta["stages"]["ttir"].update(sha256=hashlib.sha256(ttir.read_bytes()).hexdigest(), bytes=ttir.stat().st_size)
+    _write_meta(snap, meta)
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            await pilot.press("2", "slash", *"addi", "enter")
+            await settle(pilot)
+            view = app.view.main
+            assert view.stage == "ttir" and view.matches == [0]
+            began = time.perf_counter()
+            for _ in range(4):
+                await pilot.press("l")
+                await pilot.pause()
+            assert time.perf_counter() - began < 8  # (a second a key on a loaded machine is already slow)
+            x = int(view.scroll_offset.x)
+            assert x > 0
+            strip = view.render_line(0)
+            gutter = view._gutter_width()
+            cells = "".join(seg.text for seg in strip)[gutter:]
+            line = view.document.lines[0]
+            assert cells.rstrip() == line[x:x + len(cells)].rstrip()  # the columns scrolled to, not others
+            match = view._style("match")
+            marked, col = [], 0
+            for seg in strip:
+                if seg.style is not None and seg.style.bgcolor == match.bgcolor and col >= gutter:
+                    marked.append((col - gutter + x, seg.text))
+                col += len(seg.text)
+            assert len(marked) >= 2 and all(t in "addi" and line[c:c + len(t)] == t for c, t in marked)
+    run(scenario)

@@ -82,8 +82,9 @@ class Document:
     def text(self, index: int, shown_to: int = 0) -> Text:
         """Line `index` as highlighted Rich text (plain where no lexer is known).
 
-        A very long line is highlighted up to column `shown_to` (and a margin); the rest stays plain
-        until the reader scrolls there.
+        A very long line is highlighted up to column `shown_to` (and a margin), and the text holds only
+        that much of it: the rest is read when the reader scrolls there (a line of 50 MB made into one
+        Text cost seconds a keystroke).
         """
         if self.stage == "python":
             return self._whole_text()[index]
@@ -108,10 +109,11 @@ class Document:
 
     def _highlight(self, line: str, upto: int) -> Text:
         lexer = self.lexer
+        line = line[:upto]
         if lexer is None or not line:
             return Text(line)
         spans, pos = [], 0
-        for ttype, value in lexer.get_tokens(line[:upto]):
+        for ttype, value in lexer.get_tokens(line):
             end = pos + len(value)
             style = token_style(self.theme, ttype)
             if style.color is not None or style.bold or style.italic:
@@ -175,15 +177,18 @@ class Document:
             pos = hay.find(needle, starts[line + 1])
         return out
 
-    def spans(self, index: int, query: str) -> list[tuple[int, int]]:
-        """Where `query` occurs in line `index`, as (start, end) character offsets."""
+    def spans(self, index: int, query: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+        """Where `query` occurs in line `index` within characters start..end, as (start, end) offsets in
+        the line: the viewer asks for what is on screen only (a line of megabytes has millions of hits)."""
         if not query:
             return []
         line = self.lines[index]
+        lo = max(0, start - len(query) + 1)
+        line = line[lo:] if end is None else line[lo:end + len(query) - 1]
         if not self.case_sensitive(query):
             line, query = line.lower(), query.lower()
-        out, start = [], line.find(query)
-        while start >= 0:
-            out.append((start, start + len(query)))
-            start = line.find(query, start + max(1, len(query)))
+        out, at = [], line.find(query)
+        while at >= 0:
+            out.append((lo + at, lo + at + len(query)))
+            at = line.find(query, at + max(1, len(query)))
         return out

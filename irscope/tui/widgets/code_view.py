@@ -284,17 +284,22 @@ class CodeView(ScrollView, can_focus=True):
     def _render_content(self, index: int, scroll_x: int, view_width: int) -> Strip:
         """Columns scroll_x..scroll_x+view_width of line `index`, highlighted, with search matches; no
         background (the line's style goes under it when it is drawn)."""
-        text = self.document.text(index, scroll_x + view_width)
+        shown_to = scroll_x + view_width
+        text = self.document.text(index, shown_to)
         offset = 0
-        if text.plain.isascii() and len(text) > scroll_x + view_width:
-            # Render only the part on screen: long IR lines carry hundreds of spans.
-            text = text[scroll_x:scroll_x + view_width]
-            offset = scroll_x
+        if len(text) > shown_to:
+            # Render only the part on screen: long IR lines carry hundreds of spans, and a line of
+            # megabytes took seconds a keystroke whole. In ASCII a column is a character; elsewhere a
+            # character takes at least one column, so the first `shown_to` characters hold the view.
+            if text.plain.isascii():
+                text, offset = text[scroll_x:shown_to], scroll_x
+            else:
+                text = text[:shown_to]
         elif self.query_text:
             text = text.copy()
         if self.query_text:
             match_style = self._style("match")
-            for start, end in self.document.spans(index, self.query_text):
+            for start, end in self.document.spans(index, self.query_text, offset, offset + len(text)):
                 text.stylize(match_style, start - offset, end - offset)
         text.no_wrap = True
         text.end = ""
