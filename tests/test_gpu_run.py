@@ -136,3 +136,19 @@ def test_a_sweep_points_snapshot_runs_with_its_own_constexprs_not_its_menu_confi
     from irscope.errors import SnapshotError
     with pytest.raises(SnapshotError, match="records constexpr BLOCK_SIZE as list"):
         session.plan_jobs([str(folder)], [], [], None, ["n=100000"], 0, Path("unused"), None)
+
+
+def test_verify_passes_a_launchs_descriptors_with_their_layout_not_the_specs():
+    """options_for_call dropped descriptor arguments, so `irscope verify` compiled a descriptor kernel with
+    the spec's descriptors instead of the launch's (a Gluon descriptor's layout is part of its type)."""
+    from irscope.spec.kernel import TensorDesc
+    spec = library.load_kernel("attention_ws")
+    call = runner.prepare(runner.Request("attention_ws", size="small"), "cpu").calls[0]
+    opts = options_for_call(spec, call, "default")
+    descs = {n: v for n, v in opts.args if isinstance(v, TensorDesc)}
+    assert set(descs) == {"q_desc", "k_desc", "v_desc", "o_desc"}
+    q = call.args[0]
+    assert descs["q_desc"].shape == tuple(q.shape) and descs["q_desc"].swizzle == q.layout.swizzle_byte_width
+    record = {e["name"]: e for e in harness.specialise(spec, get_target("sm_90a"), opts)[-1]}
+    assert f"[{', '.join(map(str, q.block_shape))}]" in record["q_desc"]["type"]
+    assert record["q_desc"]["value"].startswith(f"desc:fp16[{','.join(map(str, q.shape))}]")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..spec.kernel import CompileOptions, Tensor
+from ..spec.kernel import CompileOptions, Tensor, TensorDesc
 
-COMPARED = ("ttir", "ttgir", "llir", "ptx", "cubin")
+COMPARED = ("glir", "ttir", "ttgir", "llir", "ptx", "cubin")  # glir: a Gluon kernel's first stage
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,14 @@ def options_for_call(spec, call, config: str) -> CompileOptions:
             args.append((name, Tensor(dtype_name(value.dtype))))
             if value.data_ptr() % 16:
                 divisibility.append((name, 1))
+        elif hasattr(value, "block_shape") and hasattr(getattr(value, "base", None), "data_ptr"):
+            # a tensor descriptor: its dtype and block shape are the specialisation; Gluon's also its layout
+            layout = getattr(value, "layout", None)
+            swizzle = getattr(layout, "swizzle_byte_width", None)
+            args.append((name, TensorDesc(dtype_name(value.base.dtype), tuple(int(n) for n in value.shape),
+                                          tuple(int(n) for n in value.block_shape),
+                                          tuple(int(n) for n in value.strides), getattr(value, "padding", "zero"),
+                                          None if swizzle is None else int(swizzle))))
         elif isinstance(value, (bool, int, float)):
             args.append((name, value))
     return CompileOptions(config=config, num_warps=call.num_warps, num_stages=call.num_stages,
