@@ -242,3 +242,25 @@ def test_a_test_that_stopped_calling_assert_golden_at_all_has_its_goldens_unused
     assert result.ret == 0 and "2 golden(s) deleted" in result.stdout.str()
     assert sorted(p.name for p in point.iterdir()) == ["sm_90a"]  # test_one's, which did not run
     run().assert_outcomes(passed=2)
+
+
+@pytest.mark.slow
+def test_a_report_folder_that_cannot_be_written_still_shows_the_mismatch(project):
+    """--irscope-report naming a file was a FileExistsError traceback in place of the golden's diff."""
+    pt, tests, run = project
+    tests(ONE_GOLDEN)
+    run("--irscope-update").assert_outcomes(passed=1)
+    kernel = pt.path / "kernels" / "scale.py"
+    kernel.write_text(kernel.read_text().replace("* 2.0", "* 3.0"))
+    (pt.path / "reports").write_text("")
+    result = run("--irscope-report", "reports")
+    result.assert_outcomes(failed=1)
+    out = _out(result)
+    assert "FileExistsError" not in out and "Traceback" not in out
+    result.stdout.fnmatch_lines([f"{POINT}/sm_80 differs from its golden *", "first differing stage: ttir *",
+                                 "irscope: no report: cannot write reports/test_user.py_test_one.html: * "
+                                 "(--irscope-report DIR)"])
+    (pt.path / "reports").unlink()
+    result = run("--irscope-report", "reports")
+    result.stdout.fnmatch_lines(["irscope: report reports/test_user.py_test_one.html"])
+    assert (pt.path / "reports" / "test_user.py_test_one.html").is_file()

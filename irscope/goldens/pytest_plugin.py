@@ -388,7 +388,10 @@ def _write_report(folder: Path, nodeid: str, results) -> str:
         return "irscope: no report: no failing golden has both a golden and a fresh snapshot"
     name = re.sub(r"[^\w.-]+", "_", nodeid).strip("_") + ".html"
     html = build_report([fresh for _, fresh in pairs], comparisons=pairs, title=f"goldens failing: {nodeid}")
-    return f"irscope: report {write_report(folder / name, html)}"
+    try:
+        return f"irscope: report {write_report(folder / name, html)}"
+    except OSError as e:  # the report is extra: the failure's own diff above must still be shown
+        return f"irscope: no report: cannot write {folder / name}: {e.strerror or e} (--irscope-report DIR)"
 
 
 @pytest.fixture
