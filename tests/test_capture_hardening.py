@@ -131,3 +131,42 @@ def test_a_launch_file_cannot_make_a_compile_copy_a_file_it_names_into_the_snaps
     assert "TOP SECRET" not in source.read_text() and "@triton.jit" in source.read_text()
     meta = json.loads((source.parent / "irscope.json").read_text())
     assert meta["source_file"].endswith("rms_norm.py")
+
+
+def _minimal_launch_file(variant: str = "w4.s3.0123456789", launch_id: str | None = None) -> dict:
+    return {"format": "irscope-launches", "version": 1,
+            "kernels": {"m:k": {"name": "k", "function": "k", "src": "def k(x):\n    pass\n"}},
+            "launches": [{"id": launch_id or f"k/{variant}", "kernel": "m:k", "variant": variant, "args": []}]}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_launch_file_that_is_a_fifo_or_a_device_is_refused_not_read_forever(tmp_path):
+    # read_launches read a path that was not a regular file without a limit: a FIFO hung the compile, a link
+    # to /dev/zero read until memory ran out; /dev/null was "not a launch file" (damaged, exit 4).
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "null.json").symlink_to(os.devnull)
+    for name in ("fifo.json", "null.json"):
+        proc = subprocess.run([sys.executable, "-m", "irscope", "compile", name, "--target", "sm_90a"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        [error] = _lines(proc.stderr, "error")
+        assert error == f"irscope: error: launch file '{name}' is not a regular file"
+
+
+def test_a_launch_files_variant_or_id_that_is_not_a_folder_name_is_refused_naming_the_field(cli, tmp_path):
+    # A variant `../..` was refused as "--name '../..' is not a folder name", about a flag never given.
+    from irscope.store.launches import read_launches
+    read_launches(_write(tmp_path / "good.json", _minimal_launch_file()))  # what capture writes is taken
+    for data, field in ((_minimal_launch_file("../../x", launch_id="k/x"), "launches[0].variant"),
+                        (_minimal_launch_file(launch_id="k:x/w4"), "launches[0].id"),
+                        (_minimal_launch_file(launch_id="../../x"), "launches[0].id")):
+        _write(tmp_path / "bad.json", data)
+        code, _, err = cli("compile", "bad.json", "--target", "sm_90a")
+        assert code == 4, err
+        [error] = _lines(err, "error")
+        assert f"field '{field}' must be" in error and "--name" not in err
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data))
+    return path

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,13 @@ _ARG: Check = obj(
 # or one with a `.hash` suffix (capture keeps two kernels of one name apart so), never a path.
 FOLDER_NAME = _kind("a kernel name (letters, digits, _ and ., not starting with a dot)",
                     lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", v) is not None)
+# A launch's variant is the second folder (`w4.s3.<hash>`); its id, `KERNEL/VARIANT`, names it in a reference
+# (`LAUNCHES.json:ID`). Neither is a path, and an id holds no `:`.
+_VARIANT = r"[A-Za-z0-9_][A-Za-z0-9_.+=-]*"
+VARIANT_NAME = _kind("a variant folder name (letters, digits, _ . + = and -, not starting with a dot or -)",
+                     lambda v: isinstance(v, str) and re.fullmatch(_VARIANT, v) is not None)
+LAUNCH_ID = _kind("KERNEL/VARIANT (a kernel name, a slash, a variant folder name)",
+                  lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*/" + _VARIANT, v) is not None)
 
 _KERNEL: Check = obj(
     ("name", "function", "src"),
@@ -48,7 +56,7 @@ _KERNEL: Check = obj(
 
 _LAUNCH: Check = obj(
     ("id", "kernel", "variant", "args"),
-    id=STR, kernel=STR, variant=STR, via=opt(one_of("jit", "compile")),
+    id=LAUNCH_ID, kernel=STR, variant=VARIANT_NAME, via=opt(one_of("jit", "compile")),
     args=list_of(_ARG), options=opt(map_of(SCALAR)), grid=opt(list_of(INT)),
     count=opt(INT), first_call=opt(STR), autotune_config=opt(INT), line_info=opt(BOOL),
     specialisation=opt(map_of(ANY)), jit_stages=opt(map_of(STR)),
@@ -115,22 +123,41 @@ MAX_LAUNCHES_BYTES = 256 << 20  # a launch file holds every kernel's source once
 
 
 def read_launches(path: Path) -> dict:
-    """A launch file, read as plain JSON and checked (never executed)."""
+    """A launch file, read as plain JSON and checked (never executed). Only a regular file is read, and
+    no more of it than a capture writes: a link to /dev/zero or a FIFO is refused, not read forever."""
     path = Path(path)
+    hint = "give the launches.json irscope capture wrote"
     try:
-        if path.is_file() and path.stat().st_size > MAX_LAUNCHES_BYTES:
-            raise UsageError(f"launch file '{path}' is {path.stat().st_size >> 20} MiB, larger than any capture "
-                             f"writes ({MAX_LAUNCHES_BYTES >> 20} MiB)", "give the launches.json irscope capture wrote")
-        text = path.read_text()
+        # O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused as not a regular file)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise UsageError(f"launch file '{path}' does not exist",
                          "write one with: irscope capture -- python your_program.py") from None
     except OSError as e:
         raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
     try:
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+                raise UsageError(f"launch file '{path}' is {what}", hint)
+            raw = f.read(MAX_LAUNCHES_BYTES + 1)
+        if len(raw) > MAX_LAUNCHES_BYTES:
+            raise UsageError(f"launch file '{path}' is larger than any capture writes "
+                             f"({MAX_LAUNCHES_BYTES >> 20} MiB)", hint)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SnapshotError(f"{path} is not a launch file: it is not UTF-8 text ({e.reason})", hint) from None
+    except OSError as e:
+        raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    try:
         data = loads(text)
     except ValueError as e:
-        raise SnapshotError(f"{path} is not a launch file: {e}", "give the launches.json irscope capture wrote") from None
+        raise SnapshotError(f"{path} is not a launch file: {e}", hint) from None
     return check_launches(data, path)
 
 
