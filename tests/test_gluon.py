@@ -185,3 +185,69 @@ def test_the_warp_specialised_attention_keeps_its_hopper_code(irscope, kernel):
     irscope.assert_golden(kernel, target="sm_90a")
     snap = irscope.compile(kernel, target="sm_90a")
     irscope.expect(snap).uses("wgmma.mma_async").uses("cp.async.bulk.tensor").uses("setmaxnreg").no_spills()
+
+
+def test_a_gluon_descriptor_of_every_dtype_irscope_takes_specialises_or_is_refused_as_triton_would(cli, tmp_path):
+    # fp64, u16, u32, u64, i1 and three fp8 kinds were an AttributeError (exit 70): no Gluon name for them.
+    from irscope.errors import UsageError
+    from irscope.harness.specialise import specialise
+    from irscope.spec import DTYPES, CompileOptions, TensorDesc
+    from irscope.spec.library import load_kernel
+    from irscope.targets import get_target
+
+    spec = load_kernel(f"{KERNELS}:gluon_tma_roundtrip")
+    for dtype in DTYPES:
+        desc = TensorDesc(dtype, (4096, 64), (64, 64))
+        opts = CompileOptions(args=(("src_desc", desc), ("dst_desc", desc)))
+        if dtype in ("fp64", "u64", "i64", "i1"):  # Gluon's TensorDescriptor asserts 8, 16 or 32 bits
+            with pytest.raises(UsageError, match=f"Gluon tensor descriptor of {dtype}.*8-, 16- or 32-bit"):
+                specialise(spec, get_target("sm_90a"), opts)
+            continue
+        signature = specialise(spec, get_target("sm_90a"), opts)[2]
+        assert signature["src_desc"].startswith(f"tensordesc<{dtype}[64, 64],NVMMASharedLayout(")
+    code, out, err = cli("compile", f"{KERNELS}:gluon_tma_roundtrip", "--arg", "src_desc=desc:u16[4096,64]/[64,64]",
+                         "--arg", "dst_desc=desc:u16[4096,64]/[64,64]", "--target", "sm_90a", "--no-layouts")
+    assert code == 0, err
+    code, out, err = cli("compile", f"{KERNELS}:gluon_tma_copy", "--config", "s2", "--arg",
+                         "src_desc=desc:fp64[4096,64]/[64,64]", "--target", "sm_90a")
+    assert code == 2 and "8-, 16- or 32-bit elements" in err and "Traceback" not in err
+
+
+def test_a_swizzle_that_no_nvmma_layout_has_is_a_usage_error_when_the_descriptor_is_made(cli, tmp_path):
+    # TensorDesc(swizzle=100) was a bare AssertionError out of Gluon at the compile (exit 70).
+    from irscope.errors import UsageError
+    from irscope.spec import TensorDesc
+
+    for swizzle in (100, 16, 256, -64, True, "64"):
+        with pytest.raises(UsageError, match="0, 32, 64 or 128 bytes"):
+            TensorDesc("fp16", (4096, 64), (64, 64), swizzle=swizzle)
+    assert TensorDesc("fp16", (4096, 64), (64, 64), swizzle=32).swizzle == 32
+    from tests.conftest import ROOT
+    (tmp_path / "swz.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom dataclasses import replace\n"
+        "from tests.data.gluon_kernels import TMA_COPY\n"
+        "from irscope.spec import TensorDesc\n"
+        "S100 = replace(TMA_COPY, name='swz100', args={**TMA_COPY.args, "
+        "'src_desc': TensorDesc('fp16', (4096, 64), ('BM', 'BN'), swizzle=100)})\n")
+    code, out, err = cli("compile", "swz.py:swz100", "--config", "s2", "--target", "sm_90a")
+    assert code == 2 and "swizzle=100 is not an NVMMA shared layout's swizzle" in err and "Traceback" not in err
+
+
+def test_a_swizzle_given_for_a_triton_kernels_descriptor_is_refused_not_ignored(tmp_path):
+    from irscope.errors import UsageError
+    from irscope.harness.specialise import specialise
+    from irscope.spec import CompileOptions, TensorDesc
+    from irscope.spec.library import load_kernel
+    from irscope.targets import get_target
+
+    kernel = tmp_path / "desc.py"
+    kernel.write_text("import triton, triton.language as tl\n@triton.jit\ndef copy(a_desc, b_desc):\n"
+                      "    b_desc.store([0, 0], a_desc.load([0, 0]))\n")
+    spec = load_kernel(f"{kernel}:copy")
+    plain = TensorDesc("fp16", (256, 128), (32, 32))
+    opts = CompileOptions(args=(("a_desc", plain), ("b_desc", plain)))
+    assert specialise(spec, get_target("sm_90a"), opts)[2]["a_desc"] == "tensordesc<fp16[32, 32]>"
+    swizzled = CompileOptions(args=(("a_desc", TensorDesc("fp16", (256, 128), (32, 32), swizzle=64)),
+                                    ("b_desc", plain)))
+    with pytest.raises(UsageError, match="a_desc: swizzle=64 is the shared layout of a Gluon descriptor"):
+        specialise(spec, get_target("sm_90a"), swizzled)

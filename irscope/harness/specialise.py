@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..errors import EnvironmentProblem, UsageError
-from ..spec.kernel import (TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor, TensorDesc,
-                           resolve)
+from ..spec.kernel import (DTYPE_BITS, TYPICAL_POINTER_ALIGNMENT, CompileOptions, KernelSpec, OptionField, Tensor,
+                           TensorDesc, resolve)
 from ..targets import Target
 
 
@@ -68,16 +68,34 @@ def tensor_descriptor(desc: TensorDesc, gluon: bool = False):
 def _nvmma_layout(desc: TensorDesc):
     """The NVMMA shared layout of a Gluon descriptor: Gluon's default for the block, or the swizzle asked."""
     from triton.experimental.gluon import language as gl
-    dtype = getattr(gl, _GLUON_DTYPES.get(desc.dtype, desc.dtype))
+    dtype = getattr(gl, _GLUON_DTYPES[desc.dtype])
     if desc.swizzle is None:
         return gl.NVMMASharedLayout.get_default_for(list(desc.block_shape), dtype)
     return gl.NVMMASharedLayout(swizzle_byte_width=desc.swizzle, element_bitwidth=dtype.primitive_bitwidth,
                                 rank=len(desc.block_shape))
 
 
-_GLUON_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp8e4nv": "float8e4nv",
-                 "fp8e5": "float8e5", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-                 "u8": "uint8"}
+# irscope's (Triton's) dtype names -> the names of Gluon's dtype objects, for every dtype irscope takes
+_GLUON_DTYPES = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+                 "fp8e5b16": "float8e5b16", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
+                 "fp64": "float64", "i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+                 "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+
+
+def _check_descriptor(spec: KernelSpec, name: str, desc: TensorDesc, gluon: bool) -> None:
+    """What Triton's own descriptor classes would refuse at the launch, refused here as a usage error:
+    a Gluon descriptor of elements other than 8, 16 or 32 bits (TensorDescriptor asserts it), or a
+    shared layout asked for a @triton.jit kernel's descriptor, which has none (it would be ignored)."""
+    if gluon:
+        bits = DTYPE_BITS.get(desc.dtype)
+        if bits not in (8, 16, 32):
+            raise UsageError(f"{spec.fn_name}'s {name} is a Gluon tensor descriptor of {desc.dtype}, and Gluon's "
+                             f"TensorDescriptor takes 8-, 16- or 32-bit elements only",
+                             "give it a dtype such as fp8e4nv, fp16, bf16, fp32, i8 or i32")
+    elif desc.swizzle is not None:
+        raise UsageError(f"{spec.fn_name}'s {name}: swizzle={desc.swizzle} is the shared layout of a Gluon "
+                         f"descriptor, and {spec.fn_name} is a @triton.jit kernel, whose descriptors carry none "
+                         "(Triton picks the layout itself)", f"leave the swizzle out of {name}")
 
 
 def source_of(fn, signature: dict, constexprs: dict, attrs: dict):
@@ -152,6 +170,7 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
                        max_threads=target.max_threads_per_block, target=target.name)
     _disable_amd_torch_probe()
 
+    gluon = getattr(fn, "is_gluon", lambda: False)()
     call_args = []
     for i, p in enumerate(params):
         if p.is_constexpr:
@@ -162,7 +181,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
                 value = _FakeTensor(value, TYPICAL_POINTER_ALIGNMENT * (i + 1) * 4096,
                                     (1 << 32) if opts.large_tensors else _TYPICAL_TENSOR_BYTES)
             elif isinstance(value, TensorDesc):
-                value = tensor_descriptor(value, gluon=getattr(fn, "is_gluon", lambda: False)())
+                _check_descriptor(spec, p.name, value, gluon)
+                value = tensor_descriptor(value, gluon=gluon)
         call_args.append(value)
     kwargs = _jit_kwargs(fn)
     if resolved.num_warps is not None:

@@ -39,7 +39,8 @@ class TensorDesc:
     typical launch: a tensor of `dtype` with this shape and strides, read in blocks of `block_shape`
     (an entry may name a constexpr, e.g. "BLOCK_M": the block then follows the config).
     For a `@gluon.jit` kernel it stands for Gluon's descriptor, whose shared layout is part of its type:
-    `swizzle` is that NVMMA layout's swizzle in bytes, 0 to 128, or None for Gluon's default for the block.
+    `swizzle` is that NVMMA layout's swizzle in bytes, 0, 32, 64 or 128, or None for Gluon's default for
+    the block. A `@triton.jit` kernel's descriptor has no layout: a swizzle given for one is refused.
 
     Triton's specialiser sees only the dtype and the block shape (`tensordesc<fp16[64, 64]>`); shape,
     strides and padding are run-time values, kept here so a launch file says what the program passed.
@@ -51,6 +52,13 @@ class TensorDesc:
     strides: tuple[int, ...] = ()  # () means contiguous (row-major) over `shape`
     padding: str = "zero"
     swizzle: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.swizzle is not None and (not isinstance(self.swizzle, int) or isinstance(self.swizzle, bool)
+                                         or self.swizzle not in SWIZZLES):
+            raise UsageError(f"tensor descriptor {self}: swizzle={self.swizzle!r} is not an NVMMA shared layout's "
+                             "swizzle (0, 32, 64 or 128 bytes)",
+                             "give swizzle=0, 32, 64 or 128, or leave it out for Gluon's default for the block")
 
     @property
     def contiguous_strides(self) -> tuple[int, ...]:
@@ -71,6 +79,7 @@ class TensorDesc:
         return f"desc:{self.dtype}[{dims}]/[{block}]{strides}"
 
 
+SWIZZLES = (0, 32, 64, 128)  # the swizzle widths, in bytes, of an NVMMA shared layout
 _DESC = re.compile(r"^desc:(?P<dtype>\w+)\[(?P<shape>[\d,\s]+)\]/\[(?P<block>[\d,\s]+)\]"
                    r"(?:/strides\[(?P<strides>[\d,\s]+)\])?$")
 
@@ -265,6 +274,9 @@ def parse_value(text: str) -> Any:
     return value if isinstance(value, (int, float, str, bool)) else text
 
 
+# The bits of an element of each dtype (a Gluon descriptor takes 8-, 16- and 32-bit elements only).
+DTYPE_BITS = {"fp8e4nv": 8, "fp8e5": 8, "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8, "fp16": 16, "bf16": 16, "fp32": 32,
+              "fp64": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 DTYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16",
           "i32", "i64", "u8", "u16", "u32", "u64")
 

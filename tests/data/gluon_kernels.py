@@ -93,3 +93,24 @@ TMA_COPY = KernelSpec(name="gluon_tma_copy", fn=tma_copy,
                             "dst_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN"))},
                       configs=(Config("s2", {"BM": 64, "BN": 64, "STAGES": 2}, num_warps=4, not_for=_NO_TMA),
                                Config("s4", {"BM": 64, "BN": 64, "STAGES": 4}, num_warps=4, not_for=_NO_TMA)))
+
+
+@gluon.jit
+def tma_roundtrip(src_desc, dst_desc, BM: gl.constexpr, BN: gl.constexpr):
+    """One BM x BN tile of the descriptors' own dtype by TMA into shared memory (in src_desc's layout) and
+    out through dst_desc: any 8-, 16- or 32-bit dtype, any NVMMA layout the two share."""
+    smem = gl.allocate_shared_memory(src_desc.dtype, [BM, BN], src_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.expect(bar, src_desc.block_type.nbytes)
+    _tma_load(src_desc, [gl.program_id(0) * BM, 0], bar, smem)
+    mbarrier.wait(bar, 0)
+    mbarrier.invalidate(bar)
+    _tma_store(dst_desc, [gl.program_id(0) * BM, 0], smem)
+    tma.store_wait(0)
+
+
+TMA_ROUNDTRIP = KernelSpec(name="gluon_tma_roundtrip", fn=tma_roundtrip,
+                           args={"src_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN")),
+                                 "dst_desc": TensorDesc("fp16", (4096, 64), ("BM", "BN"))},
+                           configs=(Config("default", {"BM": 64, "BN": 64}, num_warps=4, not_for=_NO_TMA),))
