@@ -264,3 +264,27 @@ def test_a_report_folder_that_cannot_be_written_still_shows_the_mismatch(project
     result = run("--irscope-report", "reports")
     result.stdout.fnmatch_lines(["irscope: report reports/test_user.py_test_one.html"])
     assert (pt.path / "reports" / "test_user.py_test_one.html").is_file()
+
+
+@pytest.mark.slow
+def test_the_update_command_in_a_failure_pastes_where_pytest_ran_and_an_empty_target_is_one_line(project):
+    """The command was the rootdir-relative node id unquoted: from tests/ it named no file, and a
+    parametrized id is a glob to the shell; target=[] said 'pass --target', a CLI flag."""
+    pt, tests, run = project
+    (pt.path / "tests").mkdir()
+    pt.path.joinpath("tests", "test_user.py").write_text(textwrap.dedent('''
+        import pytest
+
+        @pytest.mark.parametrize("t", ["sm_80"])
+        def test_param(irscope, t):
+            irscope.assert_golden("add", target=t)
+
+        def test_empty(irscope):
+            irscope.assert_golden("add", target=[])
+    '''))
+    os.chdir(pt.path / "tests")  # pytester's chdir is undone after the test
+    result = run()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["create it with: pytest --irscope-update 'test_user.py::test_param?sm_80?'"])
+    assert any(line.startswith('irscope: assert_golden got no target ([]) (hint: give one (target="sm_90a")')
+               for line in result.stdout.lines), result.stdout.str()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -199,6 +200,16 @@ class IrscopeSession:
             self._out = self.tmp_path_factory.mktemp("irscope", numbered=True)
         return self._out
 
+    def update_command(self, nodeid: str) -> str:
+        """`pytest --irscope-update TEST` to paste where pytest was started: the test's file relative to that
+        folder (a node id is relative to the rootdir), quoted for the shell (`test_k[sm_80]` is a glob)."""
+        path, sep, rest = nodeid.partition("::")
+        try:
+            path = os.path.relpath(self.project / path, self.config.invocation_params.dir)
+        except ValueError:  # another drive (Windows): the rootdir-relative id
+            pass
+        return f"pytest --irscope-update {shlex.quote(path + sep + rest)}"
+
     def resolve_kernel(self, kernel: str) -> str:
         """A kernel reference with its file made absolute against the project root (pytest's rootdir),
         so a test passes wherever pytest was started from. Built-in names and absolute paths stay."""
@@ -338,6 +349,9 @@ class IrscopeFixture:
         from .result import describe
         from ..targets import parse_targets
 
+        if not target:
+            raise UsageError(f"assert_golden got no target ({target!r})",
+                             "give one (target=\"sm_90a\"), a list (target=[\"sm_90a\", \"gfx942\"]) or \"all\"")
         names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
         kernel = self._session.resolve_kernel(kernel)
         snaps = self._session.compile(kernel, names, _options(**options))
@@ -356,11 +370,11 @@ class IrscopeFixture:
                 s.version_notes.add(f"Triton {result.fresh_version} here, goldens made with {result.golden_version}")
                 (skipped if s.on_version_mismatch == "skip" else failures).append(line)
             elif not result.ok:
-                failures.append(describe(result, update_hint=f"pytest --irscope-update {self._request.node.nodeid}"))
+                failures.append(describe(result, update_hint=s.update_command(self._request.node.nodeid)))
             elif result.source_stale and s.on_stale_source == "fail":
                 failures.append(f"{result.label} matches its golden ({result.golden_path}), but its "
                                 f"{result.source.summary} (--irscope-stale-source=fail)\nrefresh source.py alone "
-                                f"with: pytest --irscope-update {self._request.node.nodeid}")
+                                f"with: {s.update_command(self._request.node.nodeid)}")
         failing = [r for r in s.results[-len(snaps):] if not r.ok]
         if failing and s.config.getoption("--irscope-report"):  # a stale source.py alone has no IR to report
             failures.append(_write_report(Path(s.config.getoption("--irscope-report")), self._request.node.nodeid,
