@@ -222,3 +222,137 @@ def test_tma_loads_are_traced_through_their_descriptors_to_the_pointers(out):
     assert _decision(result, "tma").good is True
     pipe = _decision(result, "pipelining")
     assert pipe.good is True and "a_ptr tma" in pipe.value and "b_ptr tma" in pipe.value
+
+
+# Gluon kernels: the source writes the MMA, buffers, TMA, buffer ops and partitions; Gluon's pipeline
+# (gluon_to_ttgir) runs none of the passes that decide them in a Triton kernel.
+GLUON = "tests/data/gluon_kernels.py"
+_BUFFER_COPY = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.amd import cdna3
+from irscope.spec import Config, KernelSpec, Tensor
+
+
+@gluon.jit
+def buf_copy(src, dst, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([4], [64], [gl.num_warps()], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    cdna3.buffer_store(cdna3.buffer_load(src, offs) * 2.0, dst, offs)
+
+
+SPEC = KernelSpec(name="bufcopy", fn=buf_copy, args={"src": Tensor("fp32"), "dst": Tensor("fp32")},
+                  configs=(Config("default", {"BLOCK": 1024}, num_warps=4),))
+'''
+
+
+@pytest.fixture(scope="module")
+def gluon_snaps(tmp_path_factory):
+    """The wgmma tile on sm_90a and the pointer copy on gfx942, each with its pass timeline, and an explicit
+    buffer-op copy on gfx942, compiled once: name -> snapshot folder."""
+    from tests.conftest import ROOT
+    from irscope.harness.batch import Point, compile_points
+
+    out = tmp_path_factory.mktemp("gluon-explain")
+    bufcopy = out / "bufcopy.py"
+    bufcopy.write_text(_BUFFER_COPY)
+    kernels = ROOT / GLUON
+    points = [Point(f"{kernels}:gluon_hopper_mma", "sm_90a", CompileOptions(passes="mlir")),
+              Point(f"{kernels}:gluon_copy", "gfx942", CompileOptions(config="cdna", passes="mlir")),
+              Point(f"{bufcopy}:bufcopy", "gfx942", CompileOptions())]
+    done = compile_points(points, out)
+    assert all(o.ok for o in done), [o.error for o in done]
+    return dict(zip(("hopper_mma", "copy_amd", "bufcopy"), (o.path for o in done)))
+
+
+def _explained(folder):
+    return explain(None, None, CompileOptions(), folder.parent.parent.parent, snapshot=folder, budget=0)
+
+
+@pytest.mark.parametrize("name", ["hopper_mma", "copy_amd"])
+def test_a_gluon_kernels_remarks_name_only_passes_its_own_pipeline_ran(gluon_snaps, name):
+    from irscope.passes.timeline import load_timeline
+    from irscope.store import load_snapshot
+
+    ran = {step.name for step in load_timeline(load_snapshot(gluon_snaps[name])).steps}
+    result = _explained(gluon_snaps[name])
+    named = {p.split(" (")[0] for r in result.remarks for p in r.pass_name.split(", ") if r.pass_name}
+    assert named <= ran, f"passes Gluon's pipeline did not run: {named - ran}"
+    for d in result.decisions:  # what the source wrote is the author's, not a pass's
+        assert d.by_hand == (d.topic not in ("shared", "registers")), d
+    if name == "hopper_mma":
+        matrix = next(r for r in result.remarks if r.decision.topic == "matrix")
+        assert matrix.pass_name == "" and matrix.pass_source == "start"
+        assert "the source's hopper.warpgroup_mma" in matrix.message
+        ws = next(r for r in result.remarks if r.decision.topic == "warp_specialize")
+        assert "gl.warp_specialize" in ws.message and "tl.range" not in ws.message and not ws.pass_name
+        tma = next(r for r in result.remarks if r.decision.topic == "tma")
+        assert "TensorDescriptor" in tma.message and "tl.make_tensor_descriptor" not in tma.message
+    else:
+        vectors = [r for r in result.remarks if r.decision.topic == "vectors"]
+        assert vectors and all(r.pass_name.startswith("convert-triton-amdgpu-to-llvm") for r in vectors)
+
+
+def test_the_timeline_says_a_gluon_wgmma_was_there_before_the_first_pass(gluon_snaps):
+    from irscope.explain.remarks import AT_START, _timeline_passes
+    from irscope.store import load_snapshot
+
+    # (not the first pass after which it "appears": it never appears, it was written so)
+    assert _timeline_passes(load_snapshot(gluon_snaps["hopper_mma"]))["matrix"] == AT_START
+
+
+def test_a_gluon_kernels_buffer_ops_are_its_sources_and_no_triton_switch_is_probed(gluon_snaps):
+    from irscope.analyze import analyze
+    from irscope.explain.decisions import gather, read_decisions
+    from irscope.explain.whatif import plan_whatifs
+    from irscope.store import load_snapshot
+
+    for name, buffer in (("bufcopy", True), ("copy_amd", False)):
+        snap = load_snapshot(gluon_snaps[name])
+        facts = gather(snap, analyze(snap))
+        decisions = read_decisions(facts)
+        bops = next(d for d in decisions if d.topic == "buffer_ops")
+        assert bops.good is buffer and bops.by_hand
+        assert "amd.cdna3.buffer_load" in bops.why and "2 GB" not in bops.why
+        planned, skipped = plan_whatifs(facts, decisions, CompileOptions(), 10)
+        assert not [w for w in planned + skipped if w.env], "AMDGCN_USE_BUFFER_OPS does not change a Gluon kernel"
+        remark = next(r for r in _explained(gluon_snaps[name]).remarks if r.decision.topic == "buffer_ops")
+        assert remark.pass_name == ""
+
+
+def test_no_num_warps_what_if_is_planned_for_a_gluon_wgmma(gluon_snaps):
+    from irscope.analyze import analyze
+    from irscope.explain.decisions import gather, read_decisions
+    from irscope.explain.whatif import plan_whatifs
+    from irscope.store import load_snapshot
+
+    snap = load_snapshot(gluon_snaps["hopper_mma"])
+    facts = gather(snap, analyze(snap))
+    decisions = read_decisions(facts)
+    planned, skipped = plan_whatifs(facts, decisions, CompileOptions(), 10)
+    assert not [w for w in planned + skipped if w.topic == "matrix"]  # its layouts are written for 4 warps
+    assert "no num_warps or target what-if" in next(d for d in decisions if d.topic == "matrix").why
+
+
+def test_a_gluon_kernel_over_the_shared_limit_is_fixed_by_its_own_stages_constexpr_not_num_stages(out):
+    from tests.conftest import ROOT
+
+    opts = CompileOptions(config="s4", constexprs=(("BM", 128), ("BN", 128)))
+    result = explain(f"{ROOT / GLUON}:gluon_tma_copy", "sm_120a", opts, out, budget=4)
+    shared = _decision(result, "shared")
+    assert shared.good is False and "num_stages that fits" not in shared.why
+    assert "largest STAGES that fits (estimated): 3" in shared.why
+    assert not [w for w in list(result.skipped) + [r.whatif for r in result.whatifs] if "num-stages" in w.change]
+    fix = _flip(result, "--constexpr STAGES=3", "shared")
+    assert fix.kind == "missed" and fix.decision.good and "would be" in fix.message
+
+
+def test_a_gluon_loops_tma_loads_are_named_by_their_descriptors():
+    from tests.conftest import ROOT
+
+    folder = ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a"
+    result = explain(None, None, CompileOptions(), folder.parent.parent.parent, snapshot=folder, budget=0)
+    pipe = _decision(result, "pipelining")
+    # the loader partition's copies take the kernel's descriptors through ttg.warp_specialize's operands
+    assert "k_desc tma, q_desc tma, v_desc tma" in pipe.value and "?" not in pipe.value
+    assert "q_desc" in _decision(result, "tma").why

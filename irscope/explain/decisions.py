@@ -28,11 +28,21 @@ DECIDING_PASS = {
     "buffer_ops": "tritonamdgpu-convert-buffer-ops",
     "warp_specialize": "nvgpu-warp-specialization",
 }
-AMD_DECIDING_PASS = {"matrix": "tritonamdgpu-accelerate-matmul", "pipelining": "tritonamdgpu-pipeline"}
+AMD_DECIDING_PASS = {"matrix": "tritonamdgpu-accelerate-matmul", "pipelining": "tritonamdgpu-pipeline",
+                     "vectors": "tritongpu-coalesce (layouts from the axis analysis), convert-triton-amdgpu-to-llvm "
+                                "(instructions)"}
+# Gluon's pipeline (gluon_to_ttgir) runs none of the passes above: the source writes the MMA, the buffers,
+# the TMA copies, the buffer ops and the partitions. Only the lowering still picks the instructions, from
+# the layouts the source wrote.
+GLUON_DECIDING_PASS = {"vectors": "convert-triton-gpu-to-llvm (instructions from the layouts the source wrote)"}
+AMD_GLUON_DECIDING_PASS = {"vectors": "convert-triton-amdgpu-to-llvm (instructions from the layouts the source "
+                                      "wrote)"}
 
 
-def deciding_pass(topic: str, vendor: str | None) -> str:
-    """The pass Triton's pipeline for `vendor` makes this decision in ("" when none is known)."""
+def deciding_pass(topic: str, vendor: str | None, gluon: bool = False) -> str:
+    """The pass Triton's pipeline for `vendor` (Gluon's, with `gluon`) makes this decision in ("" when none)."""
+    if gluon:
+        return (AMD_GLUON_DECIDING_PASS if vendor == "amd" else GLUON_DECIDING_PASS).get(topic, "")
     if vendor == "amd" and topic in AMD_DECIDING_PASS:
         return AMD_DECIDING_PASS[topic]
     return DECIDING_PASS.get(topic, "")
@@ -156,6 +166,8 @@ def _matrix(f: Facts) -> list[Decision]:
     why = f"num_warps={f.num_warps}, {dtype or '?'} operands" + (f", {tile} tile" if tile else "") + \
         (f", input precision {precision}" if precision and dtype == "f32" else "") + f", {t.name}"
     arch = int(t.arch) if t.vendor == "nvidia" and str(t.arch).isdigit() else 0
+    if is_gluon(f.snapshot):
+        return [_gluon_matrix(f, why, arch)]
     if t.vendor == "nvidia":
         if c.get("ptx.tcgen05.mma"):
             return [Decision("matrix", "tt.dot", "tcgen05.mma", True, _pick(c, "ptx.tcgen05.mma") +
@@ -179,6 +191,40 @@ def _matrix(f: Facts) -> list[Decision]:
     return [Decision("matrix", "tt.dot", "FMA (no matrix instruction)", False, _pick(c, "ttgir.dot"), why, "amdgcn")]
 
 
+# Gluon's MMA ops, by what TTGIR and the final code show: the source names the instruction itself.
+_GLUON_MMA = {"tcgen05.mma": "blackwell.tcgen05_mma", "wgmma": "hopper.warpgroup_mma", "mma.sync": "ampere.mma_v2",
+              "mfma": "amd.cdna3.mfma", "wmma": "amd.rdna4.wmma"}
+_GLUON_BEST = {80: "ampere.mma_v2", 86: "ampere.mma_v2", 89: "ampere.mma_v2", 90: "hopper.warpgroup_mma",
+               100: "blackwell.tcgen05_mma", 103: "blackwell.tcgen05_mma", 120: "ampere.mma_v2",
+               121: "ampere.mma_v2"}
+
+
+def _gluon_matrix(f: Facts, why: str, arch: int) -> Decision:
+    """A Gluon kernel's MMA is the op its source calls: no pass picks it, and no other num_warps or target
+    rewrites it (a what-if of either only fails or changes nothing)."""
+    c, t = f.analysis.counters, f.snapshot.target
+    found = [(k, counter) for k, counter in (("tcgen05.mma", "ptx.tcgen05.mma"), ("wgmma", "ptx.wgmma"),
+                                             ("mma.sync", "ptx.mma.sync"), ("mfma", "amdgcn.v_mfma"),
+                                             ("wmma", "amdgcn.v_wmma")) if c.get(counter)]
+    best = _GLUON_BEST.get(arch, "")
+    if found:
+        kind, counter = found[0]
+        value = f"{kind} {_shapes(c, counter)}".strip()
+        good = t.vendor == "amd" or _GLUON_MMA[kind] == best or not best
+        ev = _pick(c, counter) + _pick(c, "ttgir.nvidia_mma.version") + _pick(c, "ttgir.warp_group_dot") + \
+            _pick(c, "ttgir.tcgen05_mma")
+        why += f"; the source's {_GLUON_MMA[kind]}"
+        if not good:
+            why += f"; {t.name}'s fastest is {best}"
+    else:
+        value, good, ev = "FMA (no matrix instruction)", False, _pick(c, "ttgir.dot")
+        why += "; the source's gl.dot_fma: a matrix instruction is the target's own op, " + \
+            (best if best else "amd.cdna3.mfma or amd.rdna4.wmma" if t.vendor == "amd" else "ampere.mma_v2")
+    why += "; written by hand, so no num_warps or target what-if changes it"
+    return Decision("matrix", "tt.dot", value, good, ev, why, "ptx" if t.vendor == "nvidia" else "amdgcn",
+                    by_hand=True)
+
+
 def _loop_inputs(f: Facts) -> list[str]:
     """What decides whether the loop's loads can be asynchronous: the loads' pointers and the integers that
     bound their masks (K in `offs_k < K - k * BLOCK_K`), with the divisibility this compile assumed."""
@@ -188,6 +234,52 @@ def _loop_inputs(f: Facts) -> list[str]:
 
 
 _ASYNC_VIA = ("cp.async", "tma", "global_load_lds")
+
+
+_TMA_OP = re.compile(r"^\s*(?:%[\w.$#-]+(?::\d+)?\s*=\s*)?(ttng\.async_tma_copy_global_to_local|"
+                     r"ttng\.async_tma_copy_local_to_global|tt\.descriptor_load|tt\.descriptor_store)\s+(%[\w.$-]+)")
+_DESC_PARAM = re.compile(r'(%[\w.$-]+): !tt\.tensordesc<.*?loc\("([^"]+)"')
+_SSA_PARAM = re.compile(r"(%[\w.$-]+): ")
+_PARTITION = re.compile(r"^\s*partition\d+\((.*)$")
+
+
+def descriptor_arguments(ttgir: str) -> dict[tuple[int, str], tuple[str, ...]]:
+    """(source line, load/store) -> the descriptor parameters its TMA copies take, for the copies whose
+    descriptor is a kernel parameter (a Gluon kernel's host-side TensorDescriptor), also inside the
+    partitions of a ttg.warp_specialize (whose arguments are its operands, in order). The access groups
+    trace pointers only."""
+    from ..ir.lines import line_map
+
+    lines = ttgir.splitlines()
+    names: dict[str, str] = {}  # SSA value -> descriptor parameter
+    operands: list[str] = []  # the last ttg.warp_specialize's
+    found: list[tuple[int, str, str]] = []
+    for i, ln in enumerate(lines):
+        if "tt.func" in ln and "!tt.tensordesc" in ln:
+            for chunk in re.split(r",\s+(?=%)", ln[ln.find("(") + 1:]):
+                m = _DESC_PARAM.match(chunk)
+                if m:
+                    names[m.group(1)] = m.group(2)
+        elif "ttg.warp_specialize(" in ln:
+            operands = re.findall(r"%[\w.$-]+", ln.split("ttg.warp_specialize(", 1)[1].split(")", 1)[0])
+        elif _PARTITION.match(ln):  # partitionN(%arg31: type loc(...), ...): bound to the operands in order
+            for param, operand in zip(_SSA_PARAM.findall(_PARTITION.match(ln).group(1)), operands):
+                if operand in names:
+                    names[param] = names[operand]
+                else:
+                    names.pop(param, None)  # a name of the previous partition's, bound to something else here
+        m = _TMA_OP.match(ln)
+        if m and m.group(2) in names:
+            found.append((i, "store" if m.group(1).endswith(("global", "store")) else "load", names[m.group(2)]))
+    if not found:
+        return {}
+    locs = line_map("ttgir", ttgir)
+    out: dict[tuple[int, str], tuple[str, ...]] = {}
+    for i, kind, name in found:
+        loc = locs.source_of(i)
+        key = (loc.line if loc is not None else 0, kind)
+        out[key] = tuple(dict.fromkeys(out.get(key, ()) + (name,)))
+    return out
 
 
 def _pipelining(f: Facts) -> list[Decision]:
@@ -202,8 +294,9 @@ def _pipelining(f: Facts) -> list[Decision]:
     ahead = amd and buffers < 2 and prefetched(f.snapshot.read("ttgir"))
     pipelined = buffers >= 2 or ahead
     loads = [g for g in f.groups if g.kind == "load" and g.in_loop]  # a load before the loop is not pipelined
-    how = ", ".join(dict.fromkeys(f"{'/'.join(g.arguments) or '?'} {g.via}" + (f" {g.width}B" if g.width else "")
-                                  for g in loads))
+    descs = descriptor_arguments(f.snapshot.read("ttgir"))
+    how = ", ".join(dict.fromkeys(f"{'/'.join(g.arguments or descs.get((g.line, g.kind), ())) or '?'} {g.via}" +
+                                  (f" {g.width}B" if g.width else "") for g in loads))
     depth = (f"pipelined: the next iteration's loads in registers, {buffers} LDS buffer" if ahead else
              f"pipelined: {buffers} buffers" if pipelined else
              "not pipelined" + (f" ({buffers} buffer)" if buffers else ""))
@@ -211,7 +304,8 @@ def _pipelining(f: Facts) -> list[Decision]:
     asynchronous = bool(loads) and all(g.via in _ASYNC_VIA for g in loads)
     why = f"num_stages={f.num_stages}; " + ", ".join(_loop_inputs(f))
     if is_gluon(f.snapshot):
-        why = "a Gluon kernel allocates its buffers and barriers itself: the compiler does not pipeline it"
+        why = ("a Gluon kernel allocates its buffers and barriers itself: the compiler does not pipeline it, and "
+               "num_stages changes nothing, so no --num-stages what-if")
         asynchronous = asynchronous or c.get("ttgir.tma_load", 0) > 0
     narrow = [g for g in loads if g.via not in _ASYNC_VIA and g.width < 4]
     if not amd and narrow:
@@ -251,7 +345,7 @@ def prefetched(ttgir: str) -> bool:
 
 
 def _vectors(f: Facts) -> list[Decision]:
-    out = []
+    out, gluon = [], is_gluon(f.snapshot)
     for g in f.groups:
         if g.via == "tma":
             continue
@@ -262,11 +356,13 @@ def _vectors(f: Facts) -> list[Decision]:
         if g.width < 16:
             low = [a for a, d in divs.items() if d < 16]
             why += ("; 16 B needs " + " and ".join(f"{a} divisible by 16" for a in low) if low else
+                    "; 16 B needs 16 contiguous bytes per thread in the layout the source wrote (size_per_thread "
+                    "of its gl.BlockedLayout) and an aligned mask" if gluon else
                     "; 16 B needs 16 contiguous bytes per thread in the value's layout (and an aligned mask)")
         value = f"{g.width} B per thread ({g.via})"
         out.append(Decision("vectors", g.subject, value, g.width >= 16,
                             tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why,
-                            "ptx" if "ptx" in f.snapshot.stage_files else "amdgcn"))
+                            "ptx" if "ptx" in f.snapshot.stage_files else "amdgcn", by_hand=gluon))
     return out
 
 
@@ -279,9 +375,25 @@ def per_stage_bytes(f: Facts) -> tuple[int, int]:
 def largest_stages(f: Facts, target: Target) -> int | None:
     """The largest num_stages whose shared memory (estimated: one buffer per stage more or less) fits."""
     shared, stage_bytes = f.analysis.resources.shared, per_stage_bytes(f)[0]
-    if not shared or not stage_bytes or not f.num_stages:
+    if not shared or not stage_bytes or not f.num_stages or is_gluon(f.snapshot):  # Gluon ignores num_stages
         return None
     return max(1, f.num_stages + (target.shared_per_block - shared) // stage_bytes)
+
+
+def gluon_stages(f: Facts, target: Target) -> tuple[str, int] | None:
+    """(the constexpr that sets a Gluon kernel's buffer count, the largest value estimated to fit): a Gluon
+    kernel ignores num_stages, its multi-buffered allocations take their depth from a constexpr of its own
+    (STAGES, NUM_BUFFERS). None when no constexpr so named equals the buffer count, or nothing needs fewer."""
+    shared = f.analysis.resources.shared
+    stage_bytes, buffers = per_stage_bytes(f)
+    if not shared or not stage_bytes or buffers < 2 or shared <= target.shared_per_block:
+        return None
+    consts = (f.snapshot.meta.get("compile_options") or {}).get("constexprs") or {}
+    names = [k for k, v in consts.items() if v == buffers and not isinstance(v, bool) and
+             any(w in str(k).upper() for w in ("STAGE", "BUF"))]
+    if len(names) != 1:
+        return None
+    return names[0], max(1, buffers + (target.shared_per_block - shared) // stage_bytes)
 
 
 def _shared(f: Facts) -> list[Decision]:
@@ -297,6 +409,10 @@ def _shared(f: Facts) -> list[Decision]:
     best = largest_stages(f, t)
     if best is not None:
         why += f"; largest num_stages that fits (estimated): {best}"
+    if is_gluon(f.snapshot) and per_stage_bytes(f)[0]:
+        own = gluon_stages(f, t)
+        why += ("; a Gluon kernel's buffer count is a constexpr of its own: num_stages does not change it, so no "
+                "--num-stages what-if" + (f"; largest {own[0]} that fits (estimated): {own[1]}" if own else ""))
     value = f"{what} {res.shared:,} B: " + ("launches" if launch.launchable else "does NOT launch")
     return [Decision("shared", "kernel", value, launch.launchable,
                      (("resources.shared", res.shared), ("ttgir.shared.bytes", f.analysis.counters.get(
@@ -332,12 +448,18 @@ def _tma(f: Facts) -> list[Decision]:
         return []
     n = c.get("ttgir.tma_load", 0) + c.get("ttgir.tma_store", 0)
     ev = tuple((k, c.get(k, 0)) for k in ("ttgir.tma_load", "ttgir.tma_store", "ptx.cp.async.bulk.tensor"))
+    gluon = is_gluon(f.snapshot)
     if n:
+        names = ", ".join(dict.fromkeys(a for args in descriptor_arguments(f.snapshot.read("ttgir")).values()
+                                        for a in args))
+        why = (f"tensor descriptors {names}" if names else "tensor descriptors") + \
+            (": the source's tma.async_load/async_store" if gluon else "")
         return [Decision("tma", "kernel", f"TMA: {c.get('ttgir.tma_load', 0)} loads, {c.get('ttgir.tma_store', 0)} "
-                                          "stores", True, ev, "tensor descriptors", "ttgir")]
-    return [Decision("tma", "kernel", "no TMA", None, ev,
-                     "the loads take pointer tensors; TMA needs tensor descriptors (tl.make_tensor_descriptor)",
-                     "ttgir")]
+                                          "stores", True, ev, why, "ttgir", by_hand=gluon)]
+    why = ("the loads take pointers; TMA in Gluon is hopper.tma.async_load/async_store on a TensorDescriptor "
+           "argument (triton.experimental.gluon.nvidia.hopper.TensorDescriptor)" if gluon else
+           "the loads take pointer tensors; TMA needs tensor descriptors (tl.make_tensor_descriptor)")
+    return [Decision("tma", "kernel", "no TMA", None, ev, why, "ttgir", by_hand=gluon)]
 
 
 def _buffer_ops(f: Facts) -> list[Decision]:
@@ -351,9 +473,14 @@ def _buffer_ops(f: Facts) -> list[Decision]:
     ranged = ", ".join(f"{a} (tt.pointer_range={r})" for a, r in f.pointer_range.items())
     why = (f"offsets fit 32 bits: {ranged}, as irscope assumes tensors < 2 GB" if ranged else
            "no pointer has tt.pointer_range=32 (buffer ops switched off, or tensors of 2 GB or more)")
+    gluon = is_gluon(f.snapshot)
+    if gluon:  # Gluon's pipeline has no tritonamdgpu-convert-buffer-ops: gl.load stays a global load
+        why = ("the source's amd.cdna3.buffer_load/buffer_store" if buf else
+               "gl.load/gl.store: in Gluon only amd.cdna3.buffer_load/buffer_store give buffer ops") + \
+            "; AMDGCN_USE_BUFFER_OPS does not change a Gluon kernel, so no what-if"
     value = f"buffer ops: {buf} buffer, {glob} global instructions" if buf else \
         f"no buffer ops: {glob} global instructions"
-    return [Decision("buffer_ops", "kernel", value, buf > 0, ev, why, "amdgcn")]
+    return [Decision("buffer_ops", "kernel", value, buf > 0, ev, why, "amdgcn", by_hand=gluon)]
 
 
 _REQUESTED = re.compile(r"requestedRegisters = array<i32: ([\d, ]+)>")
@@ -387,12 +514,16 @@ def _warp_specialize(f: Facts) -> list[Decision]:
         value = f"warp-specialised: {parts} partitions"
         ws = _partitions(f.snapshot)
         if ws is not None and ws[0]:
-            value = (f"warp-specialised: the default partition ({f.num_warps} warps) and {parts} workers "
+            value = (f"warp-specialised: the default partition ({f.num_warps} warps) and {parts} "
+                     f"worker{'s' if parts != 1 else ''} "
                      f"({', '.join(map(str, ws[0]))} warps)")
             if ws[1]:
                 value += f", setmaxnreg {', '.join(map(str, ws[1]))} registers"
         why = "gl.warp_specialize in the Gluon source" if is_gluon(f.snapshot) else "tl.range(..., warp_specialize=True)"
         ev = _pick(c, "ttgir.warp_specialize") + tuple((k, c[k]) for k in ("ptx.setmaxnreg",) if k in c)
         return [Decision("warp_specialize", "kernel", value, True, ev, why, "ttgir", by_hand=is_gluon(f.snapshot))]
+    if is_gluon(f.snapshot):
+        return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
+                         "the Gluon source calls no gl.warp_specialize", "ttgir", by_hand=True)]
     return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),
                      "no loop asks for it: tl.range(..., warp_specialize=True) on Hopper/Blackwell", "ttgir")]

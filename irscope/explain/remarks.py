@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
-from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, read_decisions
+from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, is_gluon, read_decisions
 from .whatif import WhatIf, WhatIfResult, plan_whatifs, run_whatifs
 
 DEFAULT_BUDGET = 4
@@ -106,9 +106,10 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
         if planned else []
     found = _timeline_passes(snap)
     vendor = snap.target.vendor if snap.target else None
-    remarks = [_base_remark(d, str(snap.path), found, vendor) for d in decisions]
+    gluon = is_gluon(snap)
+    remarks = [_base_remark(d, str(snap.path), found, vendor, gluon) for d in decisions]
     for r in results:
-        remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor))
+        remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor, gluon))
     return Explanation(kernel or "", snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
                        tuple(results), tuple(skipped), found is not None)
 
@@ -161,8 +162,13 @@ def _compile_base(kernel, target, options, out, passes, workers, timeout, on_pro
     return row.path
 
 
+AT_START = "(before the first pass)"  # a topic's pattern is in the IR before the first pass: no pass of this compile made it
+
+
 def _timeline_passes(snap) -> dict[str, str] | None:
-    """topic -> the pass after which its pattern first appears on the snapshot's timeline (None: no timeline)."""
+    """topic -> the pass after which its pattern first appears on the snapshot's timeline, or AT_START when
+    it is there before the first pass (a Gluon kernel's hand-written wgmma, TMA copies, partitions); None:
+    no timeline."""
     from ..passes.blame import find_pattern
     from ..passes.timeline import load_timeline
     try:
@@ -172,20 +178,28 @@ def _timeline_passes(snap) -> dict[str, str] | None:
     out = {}
     for topic, pattern in TIMELINE_PATTERN.items():
         try:
-            first = find_pattern(tl, pattern).first
+            blame = find_pattern(tl, pattern)
         except Exception:  # noqa: BLE001 - a damaged timeline: fall back to Triton's pass list
             continue
-        if first is not None:
-            out[topic] = first.step.label
+        if blame.at_start:  # (a later `appears` is the op coming back, not the pass that made it)
+            out[topic] = AT_START
+        elif blame.first is not None:
+            out[topic] = blame.first.step.label
     return out
 
 
-def _base_remark(d: Decision, folder: str, found: dict[str, str] | None, vendor: str | None) -> Remark:
+def _base_remark(d: Decision, folder: str, found: dict[str, str] | None, vendor: str | None,
+                 gluon: bool = False) -> Remark:
     kind = "analysis" if d.good is None else "passed" if d.good else "missed"
     seen = (found or {}).get(d.topic)
     ev = tuple(f"{k} {v:,}" for k, v in d.evidence)
-    known = "" if d.by_hand else deciding_pass(d.topic, vendor)
-    return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({d.why})" if d.why else ""), ev, folder,
+    why = d.why
+    if seen == AT_START:  # on the timeline from the start: no pass made it, whatever Triton's pass list says
+        if not d.by_hand:
+            why += ("; " if why else "") + "in the IR before the first pass"
+        return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({why})" if why else ""), ev, folder, "", "start")
+    known = deciding_pass(d.topic, vendor, gluon)
+    return Remark(kind, d, f"{d.subject}: {d.value}" + (f" ({why})" if why else ""), ev, folder,
                   seen or known, "timeline" if seen else "pipeline" if known else "")
 
 
@@ -195,7 +209,8 @@ def _value(analysis, key: str) -> int:
     return analysis.counters.get(key, 0)
 
 
-def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor: str | None) -> list[Remark]:
+def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor: str | None,
+                    gluon: bool = False) -> list[Remark]:
     w = r.whatif
     folder = str(r.folder) if r.folder else ""
     if r.status != "ok" or r.analysis is None:
@@ -227,10 +242,10 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
         said = f"{verb} {after.value}"
         if rest and head == d.value.partition("; ")[0]:  # the verdict holds, its details moved: not "becomes"
             said = f"stays {head}; now {rest}"
+        known = deciding_pass(d.topic, vendor, gluon)
         out.append(Remark(kind, after, f"{d.subject}: {said} with {w.change}"
                           + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
-                          deciding_pass(d.topic, vendor), "pipeline" if deciding_pass(d.topic, vendor) else "",
-                          w.change))
+                          known, "pipeline" if known else "", w.change))
     if not planned_topic_changed:
         d = next((d for d in decisions if d.topic == w.topic), None)
         if d is not None:

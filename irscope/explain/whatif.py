@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..spec.kernel import CompileOptions, Tensor
-from .decisions import Decision, Facts, largest_stages
+from .decisions import Decision, Facts, gluon_stages, is_gluon, largest_stages
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,14 @@ class WhatIfResult:
 
 def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOptions,
                  budget: int) -> tuple[list[WhatIf], list[WhatIf]]:
-    """(what-ifs to compile, the ones left over the budget), most telling first, without duplicates."""
+    """(what-ifs to compile, the ones left over the budget), most telling first, without duplicates.
+
+    A Gluon kernel writes its MMA, buffers and buffer ops by hand: num_warps below a warpgroup only breaks
+    its layouts, num_stages and AMDGCN_USE_BUFFER_OPS change nothing and another target does not rewrite its
+    MMA, so none of those is planned for it (its decisions' reasons say so); its buffer count is a constexpr
+    of its own, the what-if for shared memory that does not fit."""
     t = facts.snapshot.target
+    gluon = is_gluon(facts.snapshot)
     target = facts.snapshot.target_name
     topics = {d.topic: d for d in decisions}
     base = options.with_(passes="", name=None)
@@ -53,7 +59,7 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
     nw = facts.num_warps or 4
     arch = int(t.arch) if t is not None and t.vendor == "nvidia" and str(t.arch).isdigit() else 0
 
-    if "matrix" in topics and t is not None and t.vendor == "nvidia":
+    if "matrix" in topics and t is not None and t.vendor == "nvidia" and not gluon:
         if arch in (90, 100, 103) and nw >= 4:
             wanted.append(WhatIf("matrix", "--num-warps 2", target, base.with_(num_warps=2),
                                  "below a warpgroup (4 warps): does the warp-group MMA drop to mma.sync?"))
@@ -76,14 +82,21 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
             wanted.append(WhatIf(topic, f"--arg {name}={value + 1}", target, base.with_(args=args),
                                  f"{name} not a multiple of 16: the loads' masks lose their alignment"))
     pipelining = topics.get("pipelining")
-    if pipelining is not None and pipelining.good is False and (facts.num_stages or 0) < 2 and t is not None:
+    if pipelining is not None and pipelining.good is False and (facts.num_stages or 0) < 2 and t is not None \
+            and not gluon:
         stages = 2 if t.vendor == "amd" else 3  # (the usual depth of each backend's autotune configs)
         wanted.append(WhatIf("pipelining", f"--num-stages {stages}", target, base.with_(num_stages=stages),
                              f"num_stages={facts.num_stages}: the pipeliner needs two stages or more", fixes=True))
     shared = topics.get("shared")
     if shared is not None and t is not None and not shared.good:
         best = largest_stages(facts, t)
-        if best and best != facts.num_stages:
+        own = gluon_stages(facts, t) if gluon else None
+        if own is not None:
+            name, value = own
+            constexprs = tuple(c for c in base.constexprs if c[0] != name) + ((name, value),)
+            wanted.append(WhatIf("shared", f"--constexpr {name}={value}", target, base.with_(constexprs=constexprs),
+                                 f"the kernel's own buffer count ({name}): the largest estimated to fit", fixes=True))
+        elif best and best != facts.num_stages:
             wanted.append(WhatIf("shared", f"--num-stages {best}", target, base.with_(num_stages=best),
                                  "the largest num_stages estimated to fit", fixes=True))
     regs = topics.get("registers")
@@ -96,14 +109,14 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
             wanted.append(WhatIf("registers", f"--num-warps {nw * 2}", target, base.with_(num_warps=nw * 2),
                                  "twice the warps: each thread holds half the tile", fixes=True))
     bops = topics.get("buffer_ops")
-    if bops is not None and bops.good:
+    if bops is not None and bops.good and not gluon:
         variant = facts.snapshot.variant or "default"
         wanted.append(WhatIf("buffer_ops", "AMDGCN_USE_BUFFER_OPS=0", target,
                              base.with_(name=f"{variant}.no-buffer-ops"),
                              "Triton's switch for buffer ops off (as for tensors of 2 GB or more)",
                              (("AMDGCN_USE_BUFFER_OPS", "0"),)))
     matrix = topics.get("matrix")
-    if matrix is not None and arch in (80, 86, 89):
+    if matrix is not None and arch in (80, 86, 89) and not gluon:
         wanted.append(WhatIf("matrix", "--target sm_90a", "sm_90a", base, "the same options on Hopper"))
     wanted.sort(key=lambda w: not w.fixes)  # fixes of missed decisions first, then the probes, each in order
     unique, seen = [], set()
