@@ -288,3 +288,27 @@ def test_the_update_command_in_a_failure_pastes_where_pytest_ran_and_an_empty_ta
     result.stdout.fnmatch_lines(["create it with: pytest --irscope-update 'test_user.py::test_param?sm_80?'"])
     assert any(line.startswith('irscope: assert_golden got no target ([]) (hint: give one (target="sm_90a")')
                for line in result.stdout.lines), result.stdout.str()
+
+
+@pytest.mark.slow
+def test_reports_of_tests_run_elsewhere_never_make_goldens_unused(project):
+    """A pytest-xdist controller receives every worker's test reports (through pytest_runtest_logreport) but
+    none of their goldens' uses: to it every golden of a test that ran looked unused, and with
+    --irscope-update it would have deleted them all. Played here as xdist's controller plays it."""
+    pt, tests, run = project
+    tests(TWO_GOLDENS)
+    run("--irscope-update").assert_outcomes(passed=1)
+    pt.path.joinpath("conftest.py").write_text(textwrap.dedent('''
+        import pytest
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish(session):  # the report a worker sent of test_two, which ran there
+            report = pytest.TestReport("test_user.py::test_two", ("test_user.py", 3, "test_two"), {}, "passed",
+                                       None, "call")
+            session.config.hook.pytest_runtest_logreport(report=report)
+    '''))
+    for args in ((), ("--irscope-update",)):
+        result = run("-k", "nothing_here", *args)
+        assert "golden(s) unused" not in result.stdout.str() and "golden(s) deleted" not in result.stdout.str()
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert (pt.path / "snapshots" / POINT / "gfx942" / "irscope.json").is_file()

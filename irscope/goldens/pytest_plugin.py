@@ -85,7 +85,8 @@ class IrscopeSession:
         if not str(goldens).strip():  # else the rootdir itself, the whole project, would be the golden root
             raise pytest.UsageError("ini irscope_goldens is empty; name the folder of golden snapshots "
                                     "(default: snapshots)")
-        self.ran: set[str] = set()
+        self.here: set[str] = set()  # tests set up in this process
+        self.ran: set[str] = set()  # of those, the ones that passed
         self.results: list[Any] = []
         self.version_notes: set[str] = set()
         self.unused: list[Path] = []
@@ -96,11 +97,16 @@ class IrscopeSession:
         self._out: Path | None = None
         self._compiled: dict[tuple, Any] = {}
 
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.here.add(item.nodeid)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Only a test that passed reached every assert_golden of its body: one that failed or skipped midway
         # (an expectation, a compile error, a version-mismatch skip) left later goldens unused by no choice
-        # of its own, and --irscope-update would delete them.
-        if report.when == "call" and report.passed:
+        # of its own, and --irscope-update would delete them. And only a test run in this process: a
+        # pytest-xdist controller gets every worker's reports but none of their goldens' uses, so to it
+        # every golden would look unused (and --irscope-update would delete them all).
+        if report.when == "call" and report.passed and report.nodeid in self.here:
             self.ran.add(report.nodeid)
 
     @pytest.hookimpl(wrapper=True)
