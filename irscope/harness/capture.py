@@ -320,9 +320,12 @@ def _encode_value(param, v, ty: str) -> dict:
         return {"kind": "float", "value": v}
     if ty.startswith("tensordesc"):
         base = v.base
-        return {"kind": "descriptor", "dtype": _dtype_name(base.dtype), "shape": [int(n) for n in v.shape],
-                "strides": [int(n) for n in v.strides], "block_shape": [int(n) for n in v.block_shape],
-                "padding": str(getattr(v, "padding", "zero"))}
+        entry = {"kind": "descriptor", "dtype": _dtype_name(base.dtype), "shape": [int(n) for n in v.shape],
+                 "strides": [int(n) for n in v.strides], "block_shape": [int(n) for n in v.block_shape],
+                 "padding": str(getattr(v, "padding", "zero"))}
+        if getattr(v, "layout", None) is not None:  # a Gluon descriptor: its shared layout is part of its type
+            entry["layout"] = _encode_layout(v.layout, param.name)
+        return entry
     if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
         entry = {"kind": "tensor", "dtype": _dtype_name(v.dtype), "divisibility": 16 if v.data_ptr() % 16 == 0 else 1}
         try:  # what it spans, for `irscope rank`'s least traffic; a tensor-like without them is still a pointer
@@ -331,6 +334,17 @@ def _encode_value(param, v, ty: str) -> dict:
             pass
         return entry
     raise Unrecordable(f"argument '{param.name}' is a {type(v).__name__}, which a launch file cannot hold")
+
+
+def _encode_layout(layout, name: str) -> dict:
+    """A Gluon descriptor's NVMMA shared layout, every field (irscope.spec.TensorDesc makes it again)."""
+    if type(layout).__name__ != "NVMMASharedLayout":
+        raise Unrecordable(f"descriptor '{name}' has a {type(layout).__name__} shared layout, which a launch "
+                           "file cannot hold (only NVMMASharedLayout)")
+    return {"kind": "NVMMASharedLayout", "swizzle_byte_width": int(layout.swizzle_byte_width),
+            "element_bitwidth": int(layout.element_bitwidth), "rank": int(layout.rank),
+            "transposed": bool(layout.transposed), "fp4_padded": bool(layout.fp4_padded),
+            "cga_layout": [[int(x) for x in b] for b in (getattr(layout, "cga_layout", None) or [])]}
 
 
 def encode_constexpr(v, name: str = "?"):

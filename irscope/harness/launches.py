@@ -13,6 +13,7 @@ import inspect
 import linecache
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     with program_context(data):  # the library may ask its device at import, as it did in the capture
         fn, text = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
+    args.update(_descriptor_layouts(launch, args))
     file = kernel.get("file") or ""
     if not text:  # a module imported as it is here: its own file is the source, never one the launch file names
         file = inspect.getsourcefile(fn.fn) or ""
@@ -42,6 +44,23 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
                       description=f"captured: {launch.get('first_call') or file}",
                       path="" if file.startswith("<") else file,  # `<string>` and the like name no file
                       source=text), launch
+
+
+def _descriptor_layouts(launch: dict, args: dict) -> dict:
+    """The Gluon descriptors of a launch with the shared layout each had (`layout` of the argument), all its
+    fields given, so the compile's layout is the captured one and not Gluon's default for the block."""
+    out = {}
+    for a in launch["args"]:
+        layout = a.get("layout") if a["kind"] == "descriptor" else None
+        if layout is None:
+            continue
+        if layout.get("kind", "NVMMASharedLayout") != "NVMMASharedLayout":
+            raise UsageError(f"the launch's descriptor '{a['name']}' has a {layout['kind']} shared layout, which "
+                             "this irscope cannot make again", "upgrade irscope, or capture with this one")
+        out[a["name"]] = replace(args[a["name"]], swizzle=layout["swizzle_byte_width"],
+                                 transposed=bool(layout.get("transposed")), fp4_padded=bool(layout.get("fp4_padded")),
+                                 cga_layout=tuple(tuple(b) for b in layout.get("cga_layout") or ()))
+    return out
 
 
 def launch_points(path: Path, targets: list[Target], *, line_info: bool | None = None, only=None):

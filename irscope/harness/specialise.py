@@ -66,13 +66,17 @@ def tensor_descriptor(desc: TensorDesc, gluon: bool = False):
 
 
 def _nvmma_layout(desc: TensorDesc):
-    """The NVMMA shared layout of a Gluon descriptor: Gluon's default for the block, or the swizzle asked."""
+    """The NVMMA shared layout of a Gluon descriptor: Gluon's default for the block (transposed, fp4-padded
+    or CTA-tiled as asked), or exactly the layout asked for when its swizzle is given (a captured one)."""
     from triton.experimental.gluon import language as gl
     dtype = getattr(gl, _GLUON_DTYPES[desc.dtype])
+    # only the fields asked for: an older Triton's layout may not have them all
+    extra = {k: [list(b) for b in v] if k == "cga_layout" else v
+             for k, v in desc.layout_fields.items() if k != "swizzle"}
     if desc.swizzle is None:
-        return gl.NVMMASharedLayout.get_default_for(list(desc.block_shape), dtype)
+        return gl.NVMMASharedLayout.get_default_for(list(desc.block_shape), dtype, **extra)
     return gl.NVMMASharedLayout(swizzle_byte_width=desc.swizzle, element_bitwidth=dtype.primitive_bitwidth,
-                                rank=len(desc.block_shape))
+                                rank=len(desc.block_shape), **extra)
 
 
 # irscope's (Triton's) dtype names -> the names of Gluon's dtype objects, for every dtype irscope takes
@@ -92,10 +96,11 @@ def _check_descriptor(spec: KernelSpec, name: str, desc: TensorDesc, gluon: bool
             raise UsageError(f"{spec.fn_name}'s {name} is a Gluon tensor descriptor of {desc.dtype}, and Gluon's "
                              f"TensorDescriptor takes 8-, 16- or 32-bit elements only",
                              "give it a dtype such as fp8e4nv, fp16, bf16, fp32, i8 or i32")
-    elif desc.swizzle is not None:
-        raise UsageError(f"{spec.fn_name}'s {name}: swizzle={desc.swizzle} is the shared layout of a Gluon "
-                         f"descriptor, and {spec.fn_name} is a @triton.jit kernel, whose descriptors carry none "
-                         "(Triton picks the layout itself)", f"leave the swizzle out of {name}")
+    elif desc.layout_fields:
+        asked = ", ".join(f"{k}={v}" for k, v in desc.layout_fields.items())
+        raise UsageError(f"{spec.fn_name}'s {name}: {asked} is the shared layout of a Gluon descriptor, and "
+                         f"{spec.fn_name} is a @triton.jit kernel, whose descriptors carry none (Triton picks the "
+                         "layout itself)", f"leave the layout out of {name}")
 
 
 def source_of(fn, signature: dict, constexprs: dict, attrs: dict):

@@ -38,9 +38,11 @@ class TensorDesc:
     """A host-side tensor descriptor argument (`triton.tools.tensor_descriptor.TensorDescriptor`) of a
     typical launch: a tensor of `dtype` with this shape and strides, read in blocks of `block_shape`
     (an entry may name a constexpr, e.g. "BLOCK_M": the block then follows the config).
-    For a `@gluon.jit` kernel it stands for Gluon's descriptor, whose shared layout is part of its type:
-    `swizzle` is that NVMMA layout's swizzle in bytes, 0, 32, 64 or 128, or None for Gluon's default for
-    the block. A `@triton.jit` kernel's descriptor has no layout: a swizzle given for one is refused.
+    For a `@gluon.jit` kernel it stands for Gluon's descriptor, whose NVMMA shared layout is part of its
+    type: `swizzle` is that layout's swizzle in bytes, 0, 32, 64 or 128, or None for Gluon's default for the
+    block; `transposed` (a K-major operand), `fp4_padded` and `cga_layout` (bases of the CTA tiling) are
+    its other fields (its element bits and rank are the dtype's and the block's). A `@triton.jit` kernel's
+    descriptor has no layout: any of these given for one is refused.
 
     Triton's specialiser sees only the dtype and the block shape (`tensordesc<fp16[64, 64]>`); shape,
     strides and padding are run-time values, kept here so a launch file says what the program passed.
@@ -52,13 +54,42 @@ class TensorDesc:
     strides: tuple[int, ...] = ()  # () means contiguous (row-major) over `shape`
     padding: str = "zero"
     swizzle: int | None = None
+    transposed: bool = False
+    fp4_padded: bool = False
+    cga_layout: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
+        hint = "give swizzle=0, 32, 64 or 128, or leave it out for Gluon's default for the block"
         if self.swizzle is not None and (not isinstance(self.swizzle, int) or isinstance(self.swizzle, bool)
                                          or self.swizzle not in SWIZZLES):
             raise UsageError(f"tensor descriptor {self}: swizzle={self.swizzle!r} is not an NVMMA shared layout's "
-                             "swizzle (0, 32, 64 or 128 bytes)",
-                             "give swizzle=0, 32, 64 or 128, or leave it out for Gluon's default for the block")
+                             "swizzle (0, 32, 64 or 128 bytes)", hint)
+        for name in ("transposed", "fp4_padded"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"tensor descriptor {self}: {name}={getattr(self, name)!r} is not true or false",
+                                 f"give {name}=True or leave it out")
+        try:  # a tuple of tuples, however it came (a list read back from JSON)
+            cga = tuple(tuple(b) for b in self.cga_layout)
+        except TypeError:
+            cga = None
+        if cga is None or any(len(b) != len(self.block_shape) or not all(isinstance(x, int) and not isinstance(
+                x, bool) and x >= 0 for x in b) for b in cga):
+            given = self.cga_layout
+            object.__setattr__(self, "cga_layout", ())  # (for the message's str(self))
+            raise UsageError(f"tensor descriptor {self}: cga_layout={given!r} is not a list of bases, "
+                             f"each {len(self.block_shape)} non-negative integers (one a block dimension)",
+                             "give e.g. cga_layout=((1, 0),) for two CTAs split along the first dimension")
+        object.__setattr__(self, "cga_layout", cga)
+        if self.fp4_padded and (self.swizzle not in (None, 128) or DTYPE_BITS.get(self.dtype) != 8):
+            raise UsageError(f"tensor descriptor {self}: an fp4-padded layout takes 8-bit elements and a 128-byte "
+                             "swizzle", "give an 8-bit dtype (u8, i8) and swizzle=128, or leave swizzle out")
+
+    @property
+    def layout_fields(self) -> dict[str, Any]:
+        """The NVMMA layout fields asked for (those not left to Gluon's default)."""
+        out: dict[str, Any] = {} if self.swizzle is None else {"swizzle": self.swizzle}
+        out.update({k: getattr(self, k) for k in ("transposed", "fp4_padded", "cga_layout") if getattr(self, k)})
+        return out
 
     @property
     def contiguous_strides(self) -> tuple[int, ...]:
@@ -76,20 +107,36 @@ class TensorDesc:
         dims = ",".join(map(str, self.shape))
         block = ",".join(map(str, self.block_shape))
         strides = f"/strides[{','.join(map(str, self.strides))}]" if self.strides else ""
-        return f"desc:{self.dtype}[{dims}]/[{block}]{strides}"
+        layout = "".join(f"/swizzle={v}" if k == "swizzle" else
+                         f"/cga[{','.join('[' + ','.join(map(str, b)) + ']' for b in v)}]" if k == "cga_layout" else
+                         f"/{k}" for k, v in self.layout_fields.items())
+        return f"desc:{self.dtype}[{dims}]/[{block}]{strides}{layout}"
 
 
 SWIZZLES = (0, 32, 64, 128)  # the swizzle widths, in bytes, of an NVMMA shared layout
 _DESC = re.compile(r"^desc:(?P<dtype>\w+)\[(?P<shape>[\d,\s]+)\]/\[(?P<block>[\d,\s]+)\]"
-                   r"(?:/strides\[(?P<strides>[\d,\s]+)\])?$")
+                   r"(?:/strides\[(?P<strides>[\d,\s]+)\])?(?P<layout>(?:/[^/]+)*)$")
+_LAYOUT_PART = re.compile(r"^(?:swizzle=(?P<swizzle>\d+)|(?P<flag>transposed|fp4_padded)|"
+                          r"cga\[(?P<cga>\[[\d,\s]*\](?:\s*,\s*\[[\d,\s]*\])*)?\])$")
 
 
 def parse_tensor_desc(text: str) -> TensorDesc:
-    """`desc:fp16[4096,4096]/[64,64]` (optionally `/strides[4096,1]`) -> TensorDesc."""
+    """`desc:fp16[4096,4096]/[64,64]` (optionally `/strides[4096,1]`, then a Gluon descriptor's layout:
+    `/swizzle=64`, `/transposed`, `/fp4_padded`, `/cga[[1,0]]`) -> TensorDesc."""
     m = _DESC.match(text.strip())
-    example = "write it as desc:DTYPE[SHAPE]/[BLOCK], e.g. --arg a_desc=desc:fp16[4096,4096]/[64,64]"
+    example = ("write it as desc:DTYPE[SHAPE]/[BLOCK], e.g. --arg a_desc=desc:fp16[4096,4096]/[64,64] (a Gluon "
+               "descriptor's layout after it: /swizzle=64, /transposed, /fp4_padded, /cga[[1,0]])")
     if not m:
         raise UsageError(f"malformed tensor descriptor '{text}'", example)
+    layout: dict[str, Any] = {}
+    for part in m["layout"].split("/")[1:]:
+        p = _LAYOUT_PART.match(part.strip())
+        key = p and ("swizzle" if p["swizzle"] else p["flag"] or "cga_layout")
+        if not p or key in layout:
+            raise UsageError(f"malformed tensor descriptor '{text}': '/{part}' is not a layout field "
+                             "(or is given twice)", example)
+        layout[key] = (int(p["swizzle"]) if p["swizzle"] else True if p["flag"] else
+                       tuple(_ints(b) for b in re.findall(r"\[([\d,\s]*)\]", p["cga"] or "")))
     if m["dtype"] not in DTYPES:
         raise UsageError(f"unknown tensor dtype '{m['dtype']}' in '{text}'", f"use one of: {', '.join(DTYPES)}")
     shape, block = _ints(m["shape"]), _ints(m["block"])
@@ -100,7 +147,7 @@ def parse_tensor_desc(text: str) -> TensorDesc:
     if any(n < 1 for n in shape + block) or any(b & (b - 1) for b in block):
         raise UsageError(f"tensor descriptor '{text}': sizes must be positive and block sizes powers of two",
                          example)
-    return TensorDesc(m["dtype"], shape, block, strides)
+    return TensorDesc(m["dtype"], shape, block, strides, **layout)
 
 
 def _ints(text: str) -> tuple[int, ...]:

@@ -29,6 +29,8 @@ _ARG: Check = obj(
     ("name", "kind"), name=STR, kind=one_of(*ARG_KINDS),
     dtype=opt(STR), divisibility=opt(INT), value=ANY, value_known=opt(BOOL),
     shape=opt(_INTS), strides=opt(_INTS), block_shape=opt(_INTS), padding=opt(STR),
+    layout=opt(obj(("swizzle_byte_width",), kind=opt(STR), swizzle_byte_width=INT, element_bitwidth=opt(INT),
+                   rank=opt(INT), transposed=opt(BOOL), fp4_padded=opt(BOOL), cga_layout=opt(list_of(_INTS)))),
     specialised=opt(STR),  # what the JIT's specialiser made of it: "*fp16:D", "i32", "constexpr"
     alias=opt(STR),  # a tensor at the same address as an earlier tensor argument (an in-place op)
 )
