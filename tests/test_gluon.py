@@ -251,3 +251,22 @@ def test_a_swizzle_given_for_a_triton_kernels_descriptor_is_refused_not_ignored(
                                     ("b_desc", plain)))
     with pytest.raises(UsageError, match="a_desc: swizzle=64 is the shared layout of a Gluon descriptor"):
         specialise(spec, get_target("sm_90a"), swizzled)
+
+
+def test_docs_gluon_examples_are_what_the_snapshot_and_the_compile_say(gluon_out):
+    """docs/gluon.md's `stats` counters are the checked-in attention_ws snapshot's, and its compile example's
+    stage sizes are a fresh compile's."""
+    import re
+
+    from tests.conftest import ROOT
+    from irscope.render.terminal import stage_sizes
+
+    doc = (ROOT / "docs" / "gluon.md").read_text()
+    block = doc.split("$ irscope stats snapshots/attention_ws/default/sm_90a", 1)[1].split("$ irscope", 1)[0]
+    claimed = dict(re.findall(r"\b((?:ttgir|ptx|sass)\.[\w.]+)\s+(\d+)", block))
+    assert "ptx.cp.async.bulk.tensor" in claimed
+    counters = analyze(load_snapshot(ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a")).counters
+    assert {k: int(v) for k, v in claimed.items()} == {k: counters.get(k, 0) for k in claimed}
+    stages = re.search(r"gluon_hopper_mma/default/sm_90a  ok .*\n  stages   (.*)\n", doc)
+    assert stages and stages.group(1) == stage_sizes(load_snapshot(gluon_out[("gluon_hopper_mma", "sm_90a")].path))
+    assert "GluonJITFunction.run" not in doc  # Triton 3.9 has none: create_binder sets ASTSource = GluonASTSource
