@@ -94,3 +94,46 @@ def test_amd_snapshot_maps_too(compiled):
             assert view.stage == "amdgcn"
             assert any("mfma" in view.main.document.lines[i] for i in view.main.marks)
     run(scenario)
+
+
+FORM_FEED_KERNEL = '''import triton
+import triton.language as tl
+\x0c
+
+@triton.jit
+def ff_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+'''
+
+
+def test_a_form_feed_in_the_python_file_does_not_shift_the_lines_marked(tmp_path):
+    """Python counts lines by newlines only; the reader split source.py with str.splitlines, which also
+    breaks at a form feed (PEP 8 allows one between sections), so every line after it was marked one early:
+    the IR of tl.store marked the tl.load above it."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions, parse_assignment
+    from irscope.tui.widgets.browser import Browser
+
+    kernel = tmp_path / "ffk.py"
+    kernel.write_text(FORM_FEED_KERNEL)
+    args = tuple(parse_assignment(a, "argument") for a in ("x_ptr=*fp32", "out_ptr=*fp32", "n=1024"))
+    options = CompileOptions(constexprs=(("BLOCK", 256),), args=args)
+    (outcome,) = compile_points([Point(f"{kernel}:ff_kernel", "sm_80", options)], tmp_path / "out")
+    assert outcome.ok, outcome
+
+    async def scenario():
+        async with started([tmp_path / "out"]) as (app, pilot):
+            await open_snapshot(app, pilot, app.query_one(Browser).entries[0].label)
+            view = app.view
+            assert view.stage == "ttgir" and view.split
+            store = next(i for i, ln in enumerate(view.main.document.lines) if "tt.store" in ln)
+            view.main.focus()
+            view.main.go_to(store)
+            await settle(pilot)
+            assert view.source_line == 9
+            assert [view.side.document.lines[i] for i in view.side.marks] == \
+                ["    tl.store(out_ptr + offs, x * 2, mask=offs < n)"]
+            assert view.side.document.lines[2] == "␌"  # the form feed, shown as a character on its own line
+    run(scenario)

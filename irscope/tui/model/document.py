@@ -51,6 +51,18 @@ def token_style(theme: str, ttype) -> Style:
     return Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline)
 
 
+def split_lines(text: str, stage: str) -> list[str]:
+    """A text's lines as its debug locations count them. Python counts only newlines (a form feed, which
+    PEP 8 allows between sections, is not one: str.splitlines made it one, and every Python line after
+    it was marked one line early); the IR stages are split as irscope.ir.lines splits them."""
+    if stage != "python":
+        return text.splitlines()
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 class Document:
     """Lines of one text, highlighted on demand through the Pygments lexer for its stage."""
 
@@ -58,7 +70,7 @@ class Document:
         self.stage = stage
         self.theme = theme
         # (visible_controls: a stage's text is untrusted, and an ESC in it would reach the terminal)
-        self.lines: list[str] = [visible_controls(ln.expandtabs(8) if "\t" in ln else ln) for ln in text.splitlines()]
+        self.lines: list[str] = [visible_controls(ln.expandtabs(8) if "\t" in ln else ln) for ln in split_lines(text, stage)]
         self.width = max((len(ln) if ln.isascii() else cell_len(ln) for ln in self.lines), default=0)
         self._lexer = None
         self._lexer_loaded = False
