@@ -97,3 +97,24 @@ def test_every_field_of_a_gluon_descriptors_layout_can_be_given_and_round_trips_
                       ("desc:fp16[4096,64]/[64,64]/swizzled", "is not a layout field")):
         with pytest.raises(UsageError, match=says):
             parse_tensor_desc(bad)
+
+
+def test_a_gluon_kernel_defined_inside_a_function_is_made_again_as_a_gluon_kernel(gluon_capture, tmp_path):
+    # Made again from its `src` as a plain JITFunction, it failed at `source` with "'TritonSemantic' object
+    # has no attribute 'num_warps'"; the launch file did not say the kernel was Gluon.
+    from irscope.harness.batch import compile_points
+    from irscope.harness.launches import _rejit, launch_points, load_launch_kernel
+    from irscope.store import load_snapshot
+    from irscope.targets import get_target
+
+    data = read_launches(gluon_capture)
+    inner = _launch(gluon_capture, "inner_add")
+    assert data["kernels"][inner["kernel"]]["jit"]["gluon"] is True
+    spec, _ = load_launch_kernel(f"{gluon_capture}:{inner['id']}")
+    assert spec.fn.is_gluon() and "<irscope-launch" in spec.fn.fn.__code__.co_filename  # made from its src
+    assert _rejit(spec.fn, spec.fn.fn).is_gluon()  # (a helper made again with its home module's globals)
+    points, skipped = launch_points(gluon_capture, [get_target("sm_90a")], only={inner["id"]})
+    assert skipped == []
+    [done] = compile_points(points, tmp_path / "snaps")
+    assert done.ok, done.error
+    assert load_snapshot(done.path).stages[:2] == ("source", "glir")

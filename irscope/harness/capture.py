@@ -385,7 +385,13 @@ def _jit_kwargs(fn) -> dict:
     return {"do_not_specialize": [p.name for p in params if getattr(p, "do_not_specialize", False)],
             "do_not_specialize_on_alignment": [p.name for p in params
                                                if getattr(p, "do_not_specialize_on_alignment", False)],
-            "debug": bool(getattr(fn, "debug", False)), "noinline": bool(getattr(fn, "noinline", False))}
+            "debug": bool(getattr(fn, "debug", False)), "noinline": bool(getattr(fn, "noinline", False)),
+            "gluon": _is_gluon(fn)}
+
+
+def _is_gluon(fn) -> bool:
+    """A `@gluon.jit` kernel (GluonJITFunction): compiled from Gluon's source, never interpreted."""
+    return bool(getattr(fn, "is_gluon", lambda: False)())
 
 
 def _foreign_globals(fn) -> dict[str, str]:

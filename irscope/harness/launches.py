@@ -137,8 +137,8 @@ def _jit_function(kernel_id: str, kernel: dict) -> tuple[Any, str]:
 
 
 def _rebuilt(kernel_id: str, kernel: dict, ns: dict):
-    """A JITFunction made from the recorded `src` (the text the JIT compiled), in the module's namespace."""
-    from triton.runtime.jit import JITFunction
+    """A JITFunction made from the recorded `src` (the text the JIT compiled), in the module's namespace;
+    a GluonJITFunction for a `@gluon.jit` kernel (`jit.gluon`), whose source is Gluon's, not Triton's."""
     name = f"<irscope-launch {kernel_id}>"
     _remember_source(name, kernel["src"])
     scope = dict(ns)
@@ -152,7 +152,7 @@ def _rebuilt(kernel_id: str, kernel: dict, ns: dict):
         raise UsageError(f"the recorded source of {kernel_id} defines no '{kernel['function']}'",
                          "capture the program again")
     jit = kernel.get("jit") or {}
-    return JITFunction(raw, do_not_specialize=jit.get("do_not_specialize") or None,
+    return _jit_class(jit.get("gluon") is True)(raw, do_not_specialize=jit.get("do_not_specialize") or None,
                        do_not_specialize_on_alignment=jit.get("do_not_specialize_on_alignment") or None,
                        debug=jit.get("debug") or None, noinline=jit.get("noinline") or None)
 
@@ -206,10 +206,17 @@ def _foreign_globals(names: dict, ns: dict) -> dict:
     return out
 
 
-def _rejit(like, fn):
+def _jit_class(gluon: bool):
+    if gluon:
+        from triton.experimental.gluon._runtime import GluonJITFunction
+        return GluonJITFunction
     from triton.runtime.jit import JITFunction
+    return JITFunction
+
+
+def _rejit(like, fn):
     params = list(like.params)
-    return JITFunction(fn, do_not_specialize=[p.name for p in params if p.do_not_specialize] or None,
+    return _jit_class(bool(getattr(like, "is_gluon", lambda: False)()))(fn, do_not_specialize=[p.name for p in params if p.do_not_specialize] or None,
                        do_not_specialize_on_alignment=[p.name for p in params
                                                        if getattr(p, "do_not_specialize_on_alignment", False)] or None,
                        debug=getattr(like, "debug", None), noinline=getattr(like, "noinline", None))
