@@ -118,3 +118,30 @@ def test_a_gluon_kernel_defined_inside_a_function_is_made_again_as_a_gluon_kerne
     [done] = compile_points(points, tmp_path / "snaps")
     assert done.ok, done.error
     assert load_snapshot(done.path).stages[:2] == ("source", "glir")
+
+
+def test_a_gluon_launch_under_execute_is_refused_naming_the_kernel_and_keeps_the_last_capture(
+        cli, tmp_path, capfd, gluon_capture):
+    # The interpreter cannot run Gluon (gluon.jit ignores TRITON_INTERPRET): the launch got a stub, the program
+    # went on with the torch.empty output it never wrote ("max err 5.55") and the capture said mode: interpret.
+    (tmp_path / "snaps").mkdir()
+    last = (tmp_path / "snaps" / "launches.json")
+    last.write_text(gluon_capture.read_text())
+    code, out, err = cli("capture", "--execute", "--no-compile", "--out", "snaps", "--", "python", str(GLUON))
+    assert code == 2, err
+    [error], [hint] = _lines(err, "error"), _lines(err, "hint")
+    assert "interpreter does not run Gluon kernels" in error and "make_add.<locals>.inner_add" in error
+    assert "gluon_launches.py:" in error and "without --execute" in hint and "Traceback" not in err
+    assert "gluon program done" not in capfd.readouterr().out  # stopped at the launch, not run on a stub
+    assert last.read_text() == gluon_capture.read_text()
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
+    # A program that catches the error and goes on (a fallback) is refused all the same.
+    (tmp_path / "fallback.py").write_text(
+        f"import sys, torch\nsys.path.insert(0, {str(PROGRAMS)!r})\nfrom gluon_launches import make_add\n"
+        "x, y = torch.randn(4096), torch.empty(4096)\n"
+        "try:\n    make_add()[(4,)](x, y, 4096, BLOCK=1024, num_warps=4)\n"
+        "except RuntimeError as e:\n    print('fell back:', e)\n")
+    code, out, err = cli("capture", "--execute", "--no-compile", "--out", "snaps", "--", "python", "fallback.py")
+    assert code == 2 and "interpreter does not run Gluon kernels" in err
+    assert "fell back: Triton's interpreter does not run Gluon kernels" in capfd.readouterr().out
+    assert last.read_text() == gluon_capture.read_text()

@@ -8,7 +8,9 @@ and grid code run unchanged and irscope only writes down what they decided:
   `StubKernel` (capture_driver.py); nothing is compiled or executed, the program goes on with the
   outputs it allocated.
 * mode "interpret" (`--execute`): kernels run in Triton's interpreter; before each, a shadow
-  `JITFunction` of the same function goes through the JIT under the fake driver to be recorded.
+  `JITFunction` of the same function goes through the JIT under the fake driver to be recorded. A
+  `@gluon.jit` kernel (which the interpreter cannot run) raises GluonNotInterpreted at its launch, and the
+  capture is refused.
 * mode "gpu": the real compile runs; its kernel's launcher is wrapped once and unwraps itself at its
   first launch (which gives the grid), so later launches cost nothing extra.
 
@@ -35,6 +37,11 @@ _JIT_FLAGS = ("debug", "instrumentation_mode", "fpsan_homomorphic_casts", "arch"
 
 class Unrecordable(Exception):
     """A launch irscope cannot write down (an argument of a kind the launch file has no word for)."""
+
+
+class GluonNotInterpreted(RuntimeError):
+    """Raised into the program at a `@gluon.jit` launch in interpret mode: Triton's interpreter cannot run
+    Gluon (`gluon.jit` ignores TRITON_INTERPRET), and a stub would leave the kernel's outputs unwritten."""
 
 
 @dataclass
@@ -66,11 +73,15 @@ class Recorder:
         self._defaults: dict | None = None
         self.emulation: dict | None = None  # what `--as` presented to the program (capture_emulate.py)
         self.environment: dict[str, str] = {}  # what the program set in its own os.environ
+        # Why the capture is refused, as capture_boot tells the parent (error, hint): a Gluon launch to interpret
+        self.refused: dict | None = None
 
     # -- the hooks ---------------------------------------------------------------------------------
     def jit_compile(self, real_compile):
         """The function that replaces `triton.compiler.compile` for the JIT."""
         def compile(src, target=None, options=None, _env_vars=None, **kw):
+            if self.mode == "interpret" and _is_gluon(src.fn):
+                raise self._refuse_gluon(src.fn)
             p = _Pending(src.fn, src, dict(options or {}), _call_site())
             self.pending.append(p)
             if self.mode != "gpu":
@@ -87,6 +98,18 @@ class Recorder:
             _launch_once(kernel, lambda grid, args: self._first_launch(p, grid, args))
             return kernel
         return compile
+
+    def _refuse_gluon(self, fn) -> GluonNotInterpreted:
+        # Refused, not stubbed: the program would go on with outputs the kernel never wrote (torch.empty's)
+        # and the capture would say nothing. Plain TRITON_INTERPRET=1 fails at such a launch too.
+        where = _call_site()
+        program = f" ({where})" if where else ""
+        message = (f"Triton's interpreter does not run Gluon kernels, and {_fn_label(fn)}, launched under "
+                   f"--execute{program}, is one")
+        self.refused = {"error": message,
+                        "hint": "capture without --execute (launches are recorded, not run), or on a GPU; the last "
+                                "capture's launches.json is kept"}
+        return GluonNotInterpreted(message)
 
     def listener(self, previous):
         """`knobs.compilation.listener`: compiles outside the JIT (Inductor's), chained to any listener."""

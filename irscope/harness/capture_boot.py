@@ -214,6 +214,14 @@ def _boot_failed(launches: str, error: Exception) -> None:
         json.dump(said, f)
 
 
+def _refused(launches: str, said: dict) -> None:
+    """Tell the parent that the capture is refused (`Recorder.refused`): it reports that as a usage error
+    and keeps the last capture, as for a set-up that failed."""
+    from ..errors import ExitCode
+    with open(f"{launches}.boot-failed", "w") as f:
+        json.dump({"missing": None, **said, "exit_code": int(ExitCode.USAGE)}, f)
+
+
 def main(argv: list[str] | None = None) -> None:
     args, program = _parse(list(sys.argv[1:] if argv is None else argv))
     environ_before = dict(os.environ)
@@ -222,6 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # noqa: BLE001 - nothing of the program ran: said to the parent, not a traceback
         _boot_failed(args.launches, e)
         raise SystemExit(2) from None
+    from .capture import GluonNotInterpreted
     code: int | None = 0
     started = True
     boot_pid = os.getpid()  # a child the program forks runs this `finally` too when it exits
@@ -234,6 +243,9 @@ def main(argv: list[str] | None = None) -> None:
         with open(f"{args.launches}.not-started", "w") as f:
             f.write(str(e.code))
         raise SystemExit(2) from None
+    except GluonNotInterpreted:
+        code = 2
+        raise SystemExit(2) from None  # said to the parent (the `finally`), not as the program's traceback
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         raise
@@ -246,11 +258,14 @@ def main(argv: list[str] | None = None) -> None:
         if started and os.getpid() == boot_pid:
             # The program has ended: a second Ctrl-C (irscope waits for this file) must not cut it short.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            from ..store.launches import write_launches
-            recorder.environment = {k: v for k, v in os.environ.items()
-                                    if environ_before.get(k) != v and k != "TRITON_INTERPRET"
-                                    and not any(w in k.upper() for w in _SECRET_WORDS)}
-            write_launches(args.launches, recorder.document(program, code))
+            if recorder.refused:  # even if the program caught the error and went on
+                _refused(args.launches, recorder.refused)
+            else:
+                from ..store.launches import write_launches
+                recorder.environment = {k: v for k, v in os.environ.items()
+                                        if environ_before.get(k) != v and k != "TRITON_INTERPRET"
+                                        and not any(w in k.upper() for w in _SECRET_WORDS)}
+                write_launches(args.launches, recorder.document(program, code))
 
 
 if __name__ == "__main__":
