@@ -244,6 +244,30 @@ def buf_copy(src, dst, BLOCK: gl.constexpr):
 SPEC = KernelSpec(name="bufcopy", fn=buf_copy, args={"src": Tensor("fp32"), "dst": Tensor("fp32")},
                   configs=(Config("default", {"BLOCK": 1024}, num_warps=4),))
 '''
+_TMA_LOOP = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+from irscope.spec import Config, KernelSpec, TensorDesc
+
+
+@gluon.jit
+def rowsum(a_desc, K, BM: gl.constexpr, BK: gl.constexpr):
+    a_s = gl.allocate_shared_memory(a_desc.dtype, [BM, BK], a_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    phase = 0
+    for k in range(0, K, BK):  # one buffer: each load waits for the last one's use
+        mbarrier.expect(bar, a_desc.block_type.nbytes)
+        tma.async_load(a_desc, [gl.program_id(0) * BM, k], bar, a_s)
+        mbarrier.wait(bar, phase)
+        phase ^= 1
+    mbarrier.invalidate(bar)
+
+
+SPEC = KernelSpec(name="rowsum", fn=rowsum, args={"a_desc": TensorDesc("fp16", (4096, 4096), ("BM", "BK")), "K": 4096},
+                  configs=(Config("default", {"BM": 64, "BK": 64}, num_warps=4),))
+'''
 
 
 @pytest.fixture(scope="module")
@@ -256,13 +280,15 @@ def gluon_snaps(tmp_path_factory):
     out = tmp_path_factory.mktemp("gluon-explain")
     bufcopy = out / "bufcopy.py"
     bufcopy.write_text(_BUFFER_COPY)
+    loop = out / "rowsum.py"
+    loop.write_text(_TMA_LOOP)
     kernels = ROOT / GLUON
     points = [Point(f"{kernels}:gluon_hopper_mma", "sm_90a", CompileOptions(passes="mlir")),
               Point(f"{kernels}:gluon_copy", "gfx942", CompileOptions(config="cdna", passes="mlir")),
-              Point(f"{bufcopy}:bufcopy", "gfx942", CompileOptions())]
+              Point(f"{bufcopy}:bufcopy", "gfx942", CompileOptions()), Point(f"{loop}:rowsum", "sm_90a")]
     done = compile_points(points, out)
     assert all(o.ok for o in done), [o.error for o in done]
-    return dict(zip(("hopper_mma", "copy_amd", "bufcopy"), (o.path for o in done)))
+    return dict(zip(("hopper_mma", "copy_amd", "bufcopy", "tma_loop"), (o.path for o in done)))
 
 
 def _explained(folder):
@@ -355,4 +381,12 @@ def test_a_gluon_loops_tma_loads_are_named_by_their_descriptors():
     pipe = _decision(result, "pipelining")
     # the loader partition's copies take the kernel's descriptors through ttg.warp_specialize's operands
     assert "k_desc tma, q_desc tma, v_desc tma" in pipe.value and "?" not in pipe.value
+    assert "pipelining it is the source's" not in pipe.why  # (it is pipelined: no hint)
     assert "q_desc" in _decision(result, "tma").why
+
+
+def test_a_gluon_loop_left_unpipelined_is_told_how_to_pipeline_it_in_gluon_and_its_loads_are_named(gluon_snaps):
+    pipe = _decision(_explained(gluon_snaps["tma_loop"]), "pipelining")
+    assert pipe.good is False and pipe.by_hand
+    assert pipe.value == "not pipelined (1 buffer); a_desc tma"  # it said `? tma`
+    assert "[STAGES, ...] buffers with an mbarrier each" in pipe.why and "num_stages=" not in pipe.why

@@ -306,6 +306,9 @@ def _pipelining(f: Facts) -> list[Decision]:
     if is_gluon(f.snapshot):
         why = ("a Gluon kernel allocates its buffers and barriers itself: the compiler does not pipeline it, and "
                "num_stages changes nothing, so no --num-stages what-if")
+        if not pipelined:
+            why += ("; pipelining it is the source's: gl.allocate_shared_memory of [STAGES, ...] buffers with an "
+                    "mbarrier each, the loads issued STAGES - 1 iterations ahead")
         asynchronous = asynchronous or c.get("ttgir.tma_load", 0) > 0
     narrow = [g for g in loads if g.via not in _ASYNC_VIA and g.width < 4]
     if not amd and narrow:
