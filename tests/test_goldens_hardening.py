@@ -312,3 +312,21 @@ def test_reports_of_tests_run_elsewhere_never_make_goldens_unused(project):
         assert "golden(s) unused" not in result.stdout.str() and "golden(s) deleted" not in result.stdout.str()
         assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
     assert (pt.path / "snapshots" / POINT / "gfx942" / "irscope.json").is_file()
+
+
+def test_an_irscope_error_in_a_test_body_is_one_line_without_pytests_hidden_frames_notice(pytester, monkeypatch):
+    """An IrscopeError raised by the test's own code (a stage the snapshot lacks, a bad folder) was its line
+    plus pytest's "All traceback entries are hidden. Pass `--full-trace`..." (every frame was hidden)."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    pytester.makepyfile(test_user='''
+        from irscope.store.snapshot import load_snapshot
+
+        def test_body(irscope):
+            load_snapshot("no_such_folder")
+    ''')
+    result = pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    failures = result.stdout.str().split("= FAILURES =")[1].split("short test summary")[0]
+    lines = [line for line in failures.splitlines() if line.strip() and not line.startswith(("_", "="))]
+    assert lines == ["irscope: 'no_such_folder' does not exist (hint: give a snapshot folder (irscope compile writes "
+                     "them))"], failures

@@ -112,8 +112,9 @@ class IrscopeSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
         # An IrscopeError raised in a test's body (an expectation on a stage the snapshot lacks, a
-        # load_snapshot of a bad folder) is the user's input problem: one line, like the CLI's.
-        __tracebackhide__ = True
+        # load_snapshot of a bad folder) is the user's input problem: one line, like the CLI's. (No
+        # __tracebackhide__ here: a failure whose every frame is hidden gets pytest's second line, "All
+        # traceback entries are hidden..."; with pytrace=False no frame is shown anyway.)
         try:
             return (yield)
         except IrscopeError as e:
