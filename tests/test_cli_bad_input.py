@@ -127,7 +127,8 @@ def test_rank_and_sweep_recompile_a_cached_snapshot_that_was_damaged(cli, root):
 def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch_file(cli, tmp_path):
     (tmp_path / "snaps").mkdir()
     last = tmp_path / "snaps" / "launches.json"
-    last.write_text("{}")  # what an earlier capture left: not to be replaced by an empty capture
+    earlier = '{"format": "irscope-launches", "version": 1, "kernels": {}}'
+    last.write_text(earlier)  # what an earlier capture left: not to be replaced by an empty capture
     for program, says in ((["python", "nothere.py"], "cannot find program 'nothere.py'"),
                           (["-m", "no_such_module_x"], "no module named 'no_such_module_x'"),
                           (["python"], "nothing to run after `python`"),
@@ -137,7 +138,7 @@ def test_capture_of_a_missing_program_is_a_usage_error_and_keeps_the_last_launch
         code, out, err = cli("capture", "--out", "snaps", "--", *program)
         assert code == 2, err
         assert says in _one_error(err)
-    assert last.read_text() == "{}"
+    assert last.read_text() == earlier
 
 
 def test_capture_of_a_package_without_main_keeps_the_last_launch_file_and_a_broken_package_is_the_programs(
@@ -151,10 +152,11 @@ def test_capture_of_a_package_without_main_keeps_the_last_launch_file_and_a_brok
     (tmp_path / "broken" / "__init__.py").write_text("import no_such_dependency_q\n")
     (tmp_path / "snaps").mkdir()
     last = tmp_path / "snaps" / "launches.json"
-    last.write_text("{}")
+    earlier = '{"format": "irscope-launches", "version": 1, "kernels": {}}'  # an earlier capture's
+    last.write_text(earlier)
     code, out, err = cli("capture", "--out", "snaps", "--", "-m", "nomain")
     assert code == 2 and "'nomain' is a package and cannot be directly executed" in _one_error(err)
-    assert last.read_text() == "{}"
+    assert last.read_text() == earlier
     assert not list((tmp_path / "snaps").glob(".launches*"))
     capfd.readouterr()
     code, out, err = cli("capture", "--out", "snaps", "--", "-m", "broken.sub")
