@@ -390,3 +390,14 @@ def test_a_gluon_loop_left_unpipelined_is_told_how_to_pipeline_it_in_gluon_and_i
     assert pipe.good is False and pipe.by_hand
     assert pipe.value == "not pipelined (1 buffer); a_desc tma"  # it said `? tma`
     assert "[STAGES, ...] buffers with an mbarrier each" in pipe.why and "num_stages=" not in pipe.why
+
+
+def test_a_gluon_kernels_explanation_ends_on_gluon_not_on_triton_passes(cli):
+    """It ended with "passes are Triton's pipeline's; add --passes ...", which Gluon's pipeline does not run."""
+    from tests.conftest import ROOT
+    code, out, err = cli("explain", ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a", "--budget", "0")
+    assert code == 0, err
+    assert "a Gluon kernel: its layouts, buffers, MMA and TMA are written in its source" in out
+    assert "passes are Triton's pipeline's" not in out
+    code, out, err = cli("explain", ROOT / "snapshots" / "add" / "default" / "sm_90a", "--budget", "0", "--json")
+    assert code == 0 and json.loads(out)["gluon"] is False

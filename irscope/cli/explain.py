@@ -170,6 +170,9 @@ def render(result, ui) -> str:
     if result.skipped:
         lines += ["", s("not compiled (over --budget)", "bold")]
         lines += [f"  {w.change}: {w.reason}" for w in result.skipped]
-    if not result.timeline:
+    if result.gluon:
+        lines += ["", s("a Gluon kernel: its layouts, buffers, MMA and TMA are written in its source, not chosen by "
+                        "Triton's passes (docs/gluon.md)", "dim")]
+    elif not result.timeline:
         lines += ["", s("passes are Triton's pipeline's; add --passes to see them on this compile's timeline", "dim")]
     return "\n".join(lines)

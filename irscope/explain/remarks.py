@@ -51,6 +51,7 @@ class Explanation:
     whatifs: tuple[WhatIfResult, ...]
     skipped: tuple[WhatIf, ...]  # planned but over the budget
     timeline: bool  # whether the base compile has a pass timeline
+    gluon: bool = False  # a @gluon.jit kernel: its decisions are the source's, not Triton's passes'
 
     @property
     def compiled(self) -> int:
@@ -58,7 +59,7 @@ class Explanation:
 
     def as_dict(self) -> dict:
         return {"kernel": self.kernel, "target": self.target, "snapshot": self.snapshot, "label": self.label,
-                "timeline": self.timeline,
+                "timeline": self.timeline, "gluon": self.gluon,
                 "decisions": [{"topic": d.topic, "subject": d.subject, "value": d.value, "good": d.good,
                                "why": d.why, "evidence": dict(d.evidence)} for d in self.decisions],
                 "remarks": [r.as_dict() for r in self.remarks],
@@ -111,7 +112,7 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
     for r in results:
         remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor, gluon))
     return Explanation(kernel or "", snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
-                       tuple(results), tuple(skipped), found is not None)
+                       tuple(results), tuple(skipped), found is not None, gluon)
 
 
 def _builtin_kernel(snap) -> str:
