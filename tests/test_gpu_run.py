@@ -149,6 +149,7 @@ def test_verify_passes_a_launchs_descriptors_with_their_layout_not_the_specs():
     assert set(descs) == {"q_desc", "k_desc", "v_desc", "o_desc"}
     q = call.args[0]
     assert descs["q_desc"].shape == tuple(q.shape) and descs["q_desc"].swizzle == q.layout.swizzle_byte_width
+    assert descs["q_desc"].transposed == q.layout.transposed
     record = {e["name"]: e for e in harness.specialise(spec, get_target("sm_90a"), opts)[-1]}
     assert f"[{', '.join(map(str, q.block_shape))}]" in record["q_desc"]["type"]
     assert record["q_desc"]["value"].startswith(f"desc:fp16[{','.join(map(str, q.shape))}]")

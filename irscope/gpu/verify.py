@@ -56,11 +56,14 @@ def options_for_call(spec, call, config: str) -> CompileOptions:
         elif hasattr(value, "block_shape") and hasattr(getattr(value, "base", None), "data_ptr"):
             # a tensor descriptor: its dtype and block shape are the specialisation; Gluon's also its layout
             layout = getattr(value, "layout", None)
-            swizzle = getattr(layout, "swizzle_byte_width", None)
+            gluon = {} if layout is None else {
+                "swizzle": int(layout.swizzle_byte_width), "transposed": bool(layout.transposed),
+                "fp4_padded": bool(layout.fp4_padded),
+                "cga_layout": tuple(tuple(int(x) for x in b) for b in (getattr(layout, "cga_layout", None) or ()))}
             args.append((name, TensorDesc(dtype_name(value.base.dtype), tuple(int(n) for n in value.shape),
                                           tuple(int(n) for n in value.block_shape),
                                           tuple(int(n) for n in value.strides), getattr(value, "padding", "zero"),
-                                          None if swizzle is None else int(swizzle))))
+                                          **gluon)))
         elif isinstance(value, (bool, int, float)):
             args.append((name, value))
     return CompileOptions(config=config, num_warps=call.num_warps, num_stages=call.num_stages,
