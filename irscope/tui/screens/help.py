@@ -18,7 +18,7 @@ highlighting, follow a Python line into the IR and back, compare two snapshots, 
 | key | does |
 |---|---|
 | `?` / `F1` | this help |
-| `q` | quit (`Esc` closes a dialog or the compare screen) |
+| `q` | quit (on the compare, pass timeline and layout screens `q` and `Esc` go back; `Esc` closes a dialog) |
 | `Ctrl+F` | filter the snapshot tree (words match kernel, variant, target) |
 | `b` | show or hide the snapshot tree |
 | `<` `>` | narrow / widen the snapshot tree |
@@ -32,7 +32,7 @@ highlighting, follow a Python line into the IR and back, compare two snapshots, 
 | key | does |
 |---|---|
 | `[` `]` / `1`..`9` | previous / next stage, or stage by number; click a tab too |
-| `↑↓` `j k`, `PgUp PgDn`, `g G` | move the cursor, a page, to the top or bottom |
+| `↑↓` `j k`, `PgUp PgDn Space`, `g G Home End` | move the cursor, a page, to the top or bottom |
 | `← →` `h l` | scroll sideways |
 | `/` then `n` / `N` | search (smart case), next and previous match |
 | `:` / `Ctrl+G` | go to a line number |
@@ -84,6 +84,22 @@ The IR after every compiler pass, for a snapshot compiled with `irscope compile 
 
 Diffs are normalised as `irscope passes --diff` prints them (no debug locations). "Introduced" is by
 text: the first pass after which the line is there, unchanged, up to the pass you are looking at.
+
+## Layouts
+
+| key | does |
+|---|---|
+| `↑↓` | choose an encoding (at a shape) or a `convert_layout` |
+| `Tab` | between the list and the grid (arrows scroll the grid) |
+| `Esc` | back to reading |
+
+## Compile dialog
+
+| key | does |
+|---|---|
+| `Tab` / `→` | in the kernel field: take the suggested name (else `Tab` goes to the next field) |
+| `Enter` / `Ctrl+S` | compile |
+| `Esc` | close (compiles already running go on and land in the tree) |
 """
 
 
