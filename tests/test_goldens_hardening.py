@@ -330,3 +330,23 @@ def test_an_irscope_error_in_a_test_body_is_one_line_without_pytests_hidden_fram
     lines = [line for line in failures.splitlines() if line.strip() and not line.startswith(("_", "="))]
     assert lines == ["irscope: 'no_such_folder' does not exist (hint: give a snapshot folder (irscope compile writes "
                      "them))"], failures
+
+
+@pytest.mark.slow
+def test_a_kernel_that_does_not_compile_fails_with_triton_s_line_and_caret(project):
+    """A failed compile said only `NameError('undefined_name is not defined')`, not where, and its hint
+    promised a compiler's log in a folder that holds none (the error is in its irscope.json)."""
+    pt, tests, run = project
+    kernel = pt.path / "kernels" / "scale.py"
+    kernel.write_text(kernel.read_text().replace("* 2.0", "* undefined_name"))
+    tests(ONE_GOLDEN)
+    result = run()
+    result.assert_outcomes(failed=1)
+    out = _out(result)
+    assert "Traceback" not in out
+    result.stdout.fnmatch_lines([f"irscope: {POINT}/sm_80 failed to compile (failed): NameError('undefined_name is "
+                                 "not defined') (hint: the failed compile's record (irscope.json's 'error', logs/) "
+                                 "is in *)",
+                                 "    at *:*:", "    def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):", "*",
+                                 "*tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * undefined_name*",
+                                 "*^", "    NameError('undefined_name is not defined')"])

@@ -248,8 +248,13 @@ class IrscopeSession:
         for t in targets:
             o = self._compiled[(kernel, t, options)]
             if not o.ok:
-                hint = f"the compiler's log is in {o.path}" if o.path else "compile it with: irscope compile"
-                raise CompileError(f"{o.label} failed to compile ({o.status}): {error_summary(o.error or {})}", hint)
+                hint = (f"the failed compile's record (irscope.json's 'error', logs/) is in {o.path}" if o.path
+                        else "compile it with: irscope compile")
+                failed = CompileError(f"{o.label} failed to compile ({o.status}): {error_summary(o.error or {})}",
+                                      hint)
+                # Triton's own message names the kernel's line and points at it with a caret: shown below the line
+                failed.detail = str((o.error or {}).get("message") or "").strip()
+                raise failed
             snaps.append(load_snapshot(o.path))
         return snaps
 
@@ -282,8 +287,16 @@ def _reported(method):
             return method(*args, **kwargs)
         except IrscopeError as e:
             failure = one_line(e)
+            detail = getattr(e, "detail", "").splitlines()
+            if len(detail) > 1:  # a compile error's source line and caret (one line says no more than the first)
+                shown = detail[:DETAIL_LINES] + ([f"... {len(detail) - DETAIL_LINES} more lines"]
+                                                 if len(detail) > DETAIL_LINES else [])
+                failure += "\n" + escaped("\n".join("    " + line for line in shown))
         pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
     return wrapper
+
+
+DETAIL_LINES = 40  # of a failed compile's message under its one line
 
 
 OPTION_NAMES = ("config", "num_warps", "num_stages", "divisibility", "constexprs", "args", "options", "line_info")
