@@ -1484,3 +1484,23 @@ def test_rank_refuses_a_size_whose_launch_sets_a_constexpr_otherwise_before_comp
                                          "grid:\n  NUM_STAGES: [2]\n")
     code, stdout, err = cli("rank", "small.yaml", "--size", "small", "--out", "snaps")
     assert code == 0 and "at small: 1 config ranked" in stdout, err
+
+
+def test_an_amd_ranking_is_printed_in_amds_words_and_its_json_keeps_the_keys():
+    """On gfx942 it said 'tensor core', 'shared memory' and 'programs/SM'."""
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.reason import for_chip
+    text = "tensor core: mfma on fp16 (tensor core 82% + issue 18%, in turn), 1 program/SM (shared memory)"
+    assert for_chip(text, CHIPS["mi300x"]) == \
+        "matrix core: mfma on fp16 (matrix core 82% + issue 18%, in turn), 1 program/CU (LDS)"
+    assert for_chip(text, CHIPS["h200"]) == text
+
+
+def test_rank_on_an_amd_target_says_cu_and_keeps_json_bounds(cli, tmp_path):
+    code, out, err = cli("rank", "add", "--target", "gfx942", "-o", tmp_path)
+    assert code == 0, err
+    assert "programs/CU" in out and "/SM" not in out
+    code, out, err = cli("rank", "add", "--target", "gfx942", "-o", tmp_path, "--json")
+    report = json.loads(out)
+    bounds = {c["estimate"]["bound"] for s in report["sizes"] for c in s["ranking"] if c["estimate"].get("bound")}
+    assert bounds and "matrix core" not in bounds

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..render.terminal import ProgressLine, plural, table
 from ..rank.model import DEFAULT_MODEL, MODELS, effective_model
+from ..rank.reason import for_chip
 from .options import positive_int
 from .sweep import add_cluster_options, open_executor, progress_text
 
@@ -440,9 +441,9 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
             p = problems[r.facts.label]
             rate = f"{p.flops / e.ms / 1e9:,.0f} TFLOP/s" if p.flops and p.flops / max(p.min_bytes, 1) > 8 \
                 else f"{p.min_bytes / e.ms / 1e6:,.0f} GB/s"
-            row = [str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, e.bound, e.reason]
+            row = [str(i + 1), variant, f"{e.ms * 1e3:,.1f}", rate, for_chip(e.bound, chip), e.reason]
         else:
-            row = [str(i + 1), variant, "-", "-", e.bound, e.reason]
+            row = [str(i + 1), variant, "-", "-", for_chip(e.bound, chip), e.reason]
         if show_measured:  # --measured: the GPU's time beside the prediction
             row.insert(3, _measured_cell(measured, r.facts.label))
         rows.append(row)

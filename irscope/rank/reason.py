@@ -52,4 +52,17 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
     if fill < 0.85:
         text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
                  f" ({fill:.0%} full)")
+    return for_chip(text, chip)
+
+
+# AMD's words for the same things: the model's bounds keep NVIDIA's names as keys (`--json`'s `bound`, the
+# terms), and what is printed says matrix core, LDS and CU on an AMD chip.
+_AMD_WORDS = (("tensor core", "matrix core"), ("shared memory", "LDS"), ("/SM", "/CU"))
+
+
+def for_chip(text: str, chip: Chip) -> str:
+    """`text` in the chip's vendor's words (AMD: matrix core, LDS, programs/CU)."""
+    if chip.target.startswith("gfx"):
+        for nvidia, amd in _AMD_WORDS:
+            text = text.replace(nvidia, amd)
     return text
