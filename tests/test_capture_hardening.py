@@ -170,3 +170,33 @@ def test_a_launch_files_variant_or_id_that_is_not_a_folder_name_is_refused_namin
 def _write(path: Path, data: dict) -> Path:
     path.write_text(json.dumps(data))
     return path
+
+
+FP8_PROGRAM = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fp8_copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e4nv).to(tl.float32))
+
+
+fp8_copy[(1,)](torch.randn(128), torch.empty(128), BLOCK=128)
+'''
+
+
+def test_a_captured_compile_that_fails_says_why_not_only_how_many(cli, tmp_path):
+    """The summary was "1 captured compiles failed": the reason was only in the folder's irscope.json."""
+    (tmp_path / "prog.py").write_text(FP8_PROGRAM)
+    code, out, err = cli("capture", "--as", "sm_90a", "--target", "sm_80,sm_90a", "--out", "o", "--",
+                         "python", "prog.py")
+    assert code == 3, err
+    assert "1 specialisation of 1 kernel, 1 launch (" in out
+    assert "error    at source: type fp8e4nv not supported in this architecture" in out
+    assert "1 captured compile failed; first: fp8_copy/" in err and "/sm_80 at stage source: type fp8e4nv" in err
+    assert "irscope show o/fp8_copy/" in err
+    code, out, err = cli("compile", "o/launches.json", "--target", "sm_80", "-o", "o2")  # the same words
+    assert code == 3 and "1 captured compile failed; first:" in err

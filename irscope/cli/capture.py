@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import CompileError, EnvironmentProblem, ExitCode, IrscopeError, UsageError
-from ..render.terminal import ProgressLine
+from ..errors import CompileError, EnvironmentProblem, ExitCode, IrscopeError, UsageError, error_summary
+from ..render.terminal import ProgressLine, plural
 from .options import positive_int, positive_seconds
 
 
@@ -126,9 +126,11 @@ def run(args: argparse.Namespace, ui) -> int:
     if not kept:
         kernels = {launch["kernel"] for launch in data["launches"]}
         launches = sum(launch.get("count") or 0 for launch in data["launches"])
-        counted = f", {launches} launches" if any("count" in launch for launch in data["launches"]) else ""
+        counted = f", {plural(launches, 'launch', 'launches')}" if any("count" in launch
+                                                                      for launch in data["launches"]) else ""
         emulated = " emulated" if data.get("emulation") else ""
-        ui.print(f"{s('captured', 'bold')}  {len(data['launches'])} specialisations of {len(kernels)} kernels"
+        ui.print(f"{s('captured', 'bold')}  {plural(len(data['launches']), 'specialisation')} of "
+                 f"{plural(len(kernels), 'kernel')}"
                  f"{counted} ({data.get('mode')} mode, for{emulated} {data['captured_for']['name']})  ->  {final}")
     for item in data.get("skipped") or ():
         ui.warn(f"not recorded: {item.get('kernel', '?')} at {item.get('first_call') or '?'}: {item['reason']}")
@@ -144,7 +146,7 @@ def run(args: argparse.Namespace, ui) -> int:
     if code:
         return code
     if failed:
-        raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
+        raise failed_compiles_error(failed, out)
     return 0
 
 
@@ -255,4 +257,21 @@ def compile_launches(ui, path: Path, targets, out: Path, *, jobs=None, timeout=3
     for o in outcomes:
         status = s("ok", "green") if o.ok else s(o.status, "red", "bold")
         ui.print(f"{o.label}  {status}  {o.seconds:.1f} s")
-    return sum(not o.ok for o in outcomes)
+        if not o.ok and o.error:
+            stage = o.error.get("stage")
+            at = f"at {stage}: " if stage and stage != "?" else ""
+            ui.print(f"  {s('error', 'red')}    {at}{error_summary(o.error)}")
+    return [o for o in outcomes if not o.ok]
+
+
+def failed_compiles_error(failed, out: Path):
+    """The error for captured compiles that failed: how many, and the first one's reason (the summary said
+    only "N captured compiles failed", the cause being in a folder's irscope.json)."""
+    first = failed[0]
+    stage = (first.error or {}).get("stage")
+    at = f" at stage {stage}" if stage and stage != "?" else f" ({first.status})"
+    why = error_summary(first.error) if first.error else str(first.status)
+    where = f"irscope show {first.path}" if first.path is not None else f"the failed snapshots under {out}"
+    return CompileError(f"{len(failed)} captured compile{'s' if len(failed) != 1 else ''} failed; first: "
+                        f"{first.label}{at}: {why}", f"the reasons are under each line above; {where} for the "
+                        "full log")

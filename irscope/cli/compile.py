@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, ui) -> int:
     from ..store.launches import is_launch_file
     launch_files = [k for k in args.kernels if is_launch_file(k)]
     if launch_files:  # captured launches (docs/capture.md): each carries its own options and specialisation
-        from .capture import compile_launches
+        from .capture import compile_launches, failed_compiles_error
         given = _not_for_launch_files(args)
         if given:
             raise UsageError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to a launch file: "
@@ -73,14 +73,15 @@ def run(args: argparse.Namespace, ui) -> int:
         ensure_root(out)
         executor = open_executor(args, args.jobs)
         try:
-            failed = sum(compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
-                                          line_info=None if args.line_info else False, passes=args.passes,
-                                          layouts=not args.no_layouts, executor=executor,
-                                          allow_goldens=args.update_goldens) for f in launch_files)
+            failed = [o for f in launch_files
+                      for o in compile_launches(ui, Path(f), targets, out, jobs=args.jobs, timeout=args.timeout,
+                                                line_info=None if args.line_info else False, passes=args.passes,
+                                                layouts=not args.no_layouts, executor=executor,
+                                                allow_goldens=args.update_goldens)]
         finally:
             executor.close()
         if failed:
-            raise CompileError(f"{failed} captured compiles failed", f"see the failed snapshots under {out}")
+            raise failed_compiles_error(failed, out)
         args.kernels = [k for k in args.kernels if not is_launch_file(k)]
         if not args.kernels:
             return 0

@@ -126,9 +126,9 @@ def time_split(times: dict) -> str:
     return text
 
 
-def plural(n: int, noun: str) -> str:
-    """`1 point`, `2 points`."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`1 point`, `2 points` (`many`: the plural, where it is not noun + s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {many or noun + 's'}"
 
 
 def human_bytes(n: int | None) -> str:
