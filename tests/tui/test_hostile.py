@@ -429,3 +429,32 @@ def test_a_stage_of_one_huge_line_scrolls_sideways_with_its_search_matches_where
                 col += len(seg.text)
             assert len(marked) >= 2 and all(t in "addi" and line[c:c + len(t)] == t for c, t in marked)
     run(scenario)
+
+
+def test_control_characters_in_a_kernel_name_stay_visible_on_the_compare_screen(tmp_path):
+    """The compare screen's title (A and B's labels, the axes they differ in) let an ESC in a snapshot's
+    kernel name or constexpr reach the terminal."""
+    osc = "\x1b]52;c;SGFja2Vk\x07"
+    root = tmp_path / "root"
+    plain, hostile = root / "add" / "default" / "sm_80", root / "odd" / "default" / "sm_80"
+    shutil.copytree(GOLDEN, plain)
+    shutil.copytree(GOLDEN, hostile)
+    meta = _meta(hostile)
+    meta["kernel"] = "add" + osc
+    meta["compile_options"]["constexprs"] = {"BLOCK_SIZE": "1024" + osc}
+    _write_meta(hostile, meta)
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            labels = [e.label for e in app.query_one(Browser).entries]
+            assert len(labels) == 2 and all(e.ok for e in app.query_one(Browser).entries), labels
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            await pilot.press("m")
+            await open_snapshot(app, pilot, next(lb for lb in labels if lb != "add/default/sm_80"))
+            await pilot.press("d")
+            await settle(pilot)
+            assert isinstance(app.screen, CompareScreen)
+            shown = _rendered(app)
+            assert "\x1b" not in shown and "\x07" not in shown
+            assert "add␛]52;c;SGFja2Vk" in screen_text(app)
+    run(scenario)

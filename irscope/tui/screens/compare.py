@@ -18,6 +18,7 @@ from ...ir.resources import Resources
 from ...store.snapshot import Snapshot
 from ...diff.align import Row, align, summarise
 from ..model.axes import AXES, describe, differing_axes, next_sibling
+from ..model.controls import visible_text
 from ..model.entries import DAMAGE
 from ..widgets.delta_summary import DeltaSummary
 from ..widgets.diff_view import DiffView
@@ -145,7 +146,7 @@ class CompareScreen(Screen):
         if axes:
             text.append("   differ in: ", style="dim")
             text.append(", ".join(f"{ax} ({describe(self.a, ax)} → {describe(self.b, ax)})" for ax in axes))
-        self.query_one("#compare-title", Static).update(text)
+        self.query_one("#compare-title", Static).update(visible_text(text))  # (labels are the snapshots')
         known = deltas(self.facts(self.a), self.facts(self.b))
         items = []
         # Only what differs: a row of `warps 4→4` is noise beside the numbers that moved.
@@ -155,7 +156,7 @@ class CompareScreen(Screen):
             item.append(f"{d.show(d.a)}→{d.show(d.b)}")
             if d.change:
                 item.append(f" ({d.change_text})", style="red" if d.change > 0 else "green")
-            items.append(item)
+            items.append(visible_text(item))
         empty = Text("no resources known" if not known else f"the same {len(known)} resources and counters",
                      style="dim")
         self.query_one(DeltaSummary).show(items, empty)
