@@ -112,3 +112,15 @@ def test_divisibility_of_several_arguments_together():
     assert parse_divisibility(["a_ptr,b_ptr=8", "16"]) == (("a_ptr", 8), ("b_ptr", 8), (None, 16))
     with pytest.raises(UsageError, match="bad --divisibility 'a_ptr,=8'"):
         parse_divisibility(["a_ptr,=8"])
+
+
+def test_irscopes_own_refusal_while_a_kernel_file_imports_keeps_its_words_and_names_the_line(cli, tmp_path):
+    """It was wrapped as "importing '...' failed: UsageError: ..." with the hint to run `python FILE.py`."""
+    (tmp_path / "k.py").write_text(
+        "from irscope.spec import TensorDesc\n"
+        "\n"
+        "D = TensorDesc('fp16', (4096, 64), (64, 64), swizzle=100)\n")
+    code, out, err = cli("compile", tmp_path / "k.py", "--target", "sm_90a")
+    assert code == 2
+    assert f"irscope: error: {tmp_path / 'k.py'}:3: tensor descriptor" in err and "swizzle=100" in err
+    assert "importing" not in err and "python FILE.py" not in err and "irscope: hint: give swizzle=0" in err

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import autotune
-from ..errors import UsageError
+from ..errors import IrscopeError, UsageError
 from .kernel import Config, KernelSpec
 
 _loaded: dict[Path, ModuleType] = {}
@@ -58,6 +58,12 @@ def load_module(path: Path) -> ModuleType:
     except SyntaxError as e:
         del sys.modules[mod_name]
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}", "fix the kernel file and run again") from None
+    except IrscopeError as e:  # irscope's own refusal of what the file asked for (a TensorDesc's swizzle, say)
+        del sys.modules[mod_name]
+        import traceback
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path]
+        where = f"{path}:{lines[-1]}" if lines else str(path)
+        raise UsageError(f"{where}: {e.message}", e.hint) from None
     except Exception as e:  # a user's module can raise anything on import
         del sys.modules[mod_name]
         raise UsageError(f"importing '{path}' failed: {type(e).__name__}: {e}",
