@@ -104,3 +104,19 @@ def test_a_number_where_the_reference_has_nan_is_a_mismatch():
     assert not wrote.ok and wrote.mismatches == 1 and wrote.worst_index == (1,) and wrote.nans == 0
     inf_for_nan = compare("o", torch.tensor([1.0, math.nan, math.inf, math.inf]), want)
     assert inf_for_nan.mismatches == 1 and inf_for_nan.worst_index == (3,)
+
+
+def test_an_interpreter_childs_unreadable_results_are_the_checks_failure_not_a_traceback(monkeypatch, tmp_path):
+    """A child killed while writing its results left half a JSON file, read back as a JSONDecodeError (exit
+    70). The child now writes them whole by a rename; the reader turns anything unreadable into failures."""
+    import subprocess
+    from pathlib import Path
+    from irscope.gpu import runner
+
+    def half_written(cmd, **kwargs):
+        Path(cmd[-1]).write_text('[{"kernel": "add", "ok": tr')
+        return subprocess.CompletedProcess(cmd, -9, "", "")
+
+    monkeypatch.setattr(runner.subprocess, "run", half_written)
+    (result,) = runner.check_many_interpreted([runner.Request("add", size="small")])
+    assert not result.ok and "interpreter process died" in result.error

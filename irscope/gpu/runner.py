@@ -297,7 +297,13 @@ def check_many_interpreted(requests: Sequence[Request], *, timeout: float = INTE
                 message = f"the interpreter process died: {_first_line(proc.stderr) or f'exit {proc.returncode}'}"
         except subprocess.TimeoutExpired:
             message = f"the interpreter check took longer than {timeout:.0f} s"
-        payloads = json.loads(result_path.read_text()) if result_path.is_file() else []
+        try:
+            payloads = json.loads(result_path.read_text()) if result_path.is_file() else []
+        except (OSError, ValueError):  # (written whole by a rename; kept for a child of an older irscope)
+            payloads = []
+            message = message or "the interpreter process left its results unreadable"
+        if not isinstance(payloads, list) or not all(isinstance(p, dict) for p in payloads):
+            payloads, message = [], message or "the interpreter process left results of the wrong shape"
     results = []
     for i, request in enumerate(requests):
         if i >= len(payloads):
@@ -356,7 +362,10 @@ def _child(argv: list[str]) -> int:
             results.append({"kernel": request.kernel, "config": request.config or "default",
                             "size_name": request.size or "", "size": {}, "seed": request.seed, "mode": "interpret",
                             "device": "cpu", "error": f"{type(e).__name__}: {_first_line(str(e))}"})
-        out.write_text(json.dumps(results))
+        # after each request, whole or not at all: a child killed while writing leaves the last whole list
+        partial = out.with_suffix(".partial")
+        partial.write_text(json.dumps(results))
+        os.replace(partial, out)
     return 0
 
 
