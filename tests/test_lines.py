@@ -180,3 +180,13 @@ def test_real_stages_have_functions_and_loops(compiled):
             assert any(m.name == "matmul_kernel" for m in marks if m.kind == "function"), (target, stage)
         py = outline("python", snap.python_source())
         assert [m.name for m in py if m.kind == "function"][0] == "matmul_kernel"
+
+
+def test_python_landmarks_after_a_form_feed_are_on_their_own_lines():
+    """str.splitlines breaks at a form feed, which Python does not: f/F jumped one line late after one."""
+    from irscope.ir.outline import outline
+    text = "import triton\n\x0c\n@triton.jit\ndef kernel(x):\n    for i in range(3):\n        pass\n"
+    marks = outline("python", text)
+    lines = text.split("\n")
+    assert [(m.kind, m.name) for m in marks] == [("function", "kernel"), ("loop", "for")]
+    assert lines[marks[0].line].startswith("def kernel") and lines[marks[1].line].lstrip().startswith("for ")

@@ -31,12 +31,15 @@ _ASM_LOOP_HEADER = re.compile(r"^([\w.$]+):.*Loop Header")
 _AMD_FUNC_TYPE = re.compile(r"^\s*\.type\s+([\w.$]+),\s*@function")
 _SASS_LABEL = re.compile(r"^(\.L_x_\d+):")
 _SASS_BRANCH = re.compile(r"\b(?:BRA|BRX|JMP)\b[^`]*`\((\.L_x_\d+)\)")
+_PY_LINES = re.compile(r"\r\n|\r|\n")
 _SASS_FUNC = re.compile(r"^\s*\.type\s+([\w$.]+),@function")
 
 
 def outline(stage: str, text: str) -> list[Landmark]:
     """Functions and loops of a stage (`python` for the kernel's source), in line order."""
-    lines = text.splitlines()
+    # Python's lines end at newlines only: str.splitlines also breaks at a form feed, which PEP 8 allows in
+    # a source file, and would put every landmark after it one line late
+    lines = _PY_LINES.split(text) if stage == "python" else text.splitlines()
     finder = _FINDERS.get(stage)
     return sorted(finder(lines), key=lambda m: m.line) if finder else []
 
