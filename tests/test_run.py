@@ -106,6 +106,17 @@ def test_a_number_where_the_reference_has_nan_is_a_mismatch():
     assert inf_for_nan.mismatches == 1 and inf_for_nan.worst_index == (3,)
 
 
+def test_a_number_or_the_opposite_infinity_where_the_reference_is_infinite_is_a_mismatch():
+    """Against an infinite reference the tolerance atol + rtol*|want| is infinite, and no difference is
+    greater: 5 against inf, and -inf against inf, passed."""
+    torch = pytest.importorskip("torch")
+    from irscope.gpu.runner import compare
+    want = torch.tensor([math.inf, math.inf, -math.inf, 2.0])
+    assert compare("o", torch.tensor([math.inf, math.inf, -math.inf, 2.0]), want).ok
+    check = compare("o", torch.tensor([5.0, -math.inf, -math.inf, math.inf]), want)
+    assert check.mismatches == 3 and not check.ok
+
+
 def test_an_interpreter_childs_unreadable_results_are_the_checks_failure_not_a_traceback(monkeypatch, tmp_path):
     """A child killed while writing its results left half a JSON file, read back as a JSONDecodeError (exit
     70). The child now writes them whole by a rename; the reader turns anything unreadable into failures."""

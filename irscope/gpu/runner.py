@@ -224,10 +224,12 @@ def compare(name: str, got, want, tolerances: Mapping[str, Tolerance] = DEFAULT_
     w = want.detach().to(device=got.device, dtype=torch.float64)
     diff = (g - w).abs()
     nan_got = torch.isnan(g) & ~torch.isnan(w)
-    # NaN where the reference has NaN, and an infinity equal to the reference's, agree; any other NaN
-    # difference (a number where the reference has NaN, an infinity against NaN) is a mismatch.
+    # NaN where the reference has NaN, and an infinity equal to the reference's, agree; any other NaN or
+    # infinity difference (a number where the reference has NaN or an infinity, the opposite infinity) is a
+    # mismatch: against an infinite reference the tolerance is infinite too, and no difference exceeds it.
     same = (g == w) | (torch.isnan(g) & torch.isnan(w))
-    bad = (diff > tol.atol + tol.rtol * w.abs()) | (torch.isnan(diff) & ~same)
+    off = torch.isnan(diff) | torch.isinf(w) | torch.isinf(g)
+    bad = ~same & ((diff > tol.atol + tol.rtol * w.abs()) | off)
     diff_clean = torch.where(same, torch.zeros_like(diff),
                              torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff))
     n = g.numel()
