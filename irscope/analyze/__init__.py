@@ -27,7 +27,7 @@ __all__ = ["Analysis", "Allocation", "Launch", "Layout", "Occupancy", "ANALYZED_
            "count_ops"]
 
 ANALYZED_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
-ANALYZER_VERSION = 2  # bump when a counter changes meaning: cached analyses are then recomputed
+ANALYZER_VERSION = 3  # bump when a counter changes meaning: cached analyses are then recomputed
 CACHE_FILE = ".irscope-analysis.json"
 
 

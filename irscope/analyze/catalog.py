@@ -79,7 +79,9 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("ptx.cp.async.bulk.wait_group", "cp.async.bulk.wait_group(.read)"),
          ("ptx.cp.async.bulk.prefetch", "cp.async.bulk.prefetch"), ("ptx.cp.reduce.async.bulk", "TMA reductions"),
          ("ptx.tensormap", "tensormap.* (descriptors built on the device)"))
-    + _g("PTX · loads and stores", ("ptx.ld.global", "ld.global"),
+    + _g("PTX · loads and stores",
+         ("ptx.ld.global", "ld.global, also after memory-order qualifiers (ld.volatile.global, ld.relaxed.gpu.global); "
+                           "ld.param is not counted"),
          ("ptx.ld.global.<n>B", "ld.global by bytes per thread (v4.b32 = 16 B)"), ("ptx.st.global", "st.global"),
          ("ptx.st.global.<n>B", "st.global by bytes per thread"), ("ptx.ld.shared", "ld.shared"),
          ("ptx.ld.shared.<n>B", "ld.shared by width"), ("ptx.st.shared", "st.shared"),

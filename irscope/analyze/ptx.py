@@ -15,6 +15,7 @@ _CP_ASYNC = re.compile(r"cp\.async\.(ca|cg)\.shared(?:::\w+)?\.global(?:\.[\w:]+
 _SHAPE = re.compile(r"^m\d+n\d+k\d+$")
 _VECTOR = re.compile(r"^v(\d+)$")
 _SCALAR = re.compile(r"^[bsuf](\d+)$")
+_SPACES = ("global", "shared", "local", "const", "param")
 
 
 def count(text: str) -> dict[str, int]:
@@ -53,10 +54,11 @@ def _classify(op: str, n: int, out: Counter) -> None:
         out[f"ptx.tcgen05.{sub.split('::')[0]}"] += n
     elif head in ("ldmatrix", "stmatrix"):
         out[f"ptx.{head}"] += n
-    elif head in ("ld", "st") and sub != "param":
-        space = sub.split("::")[0]
-        if space not in ("global", "shared", "local", "const"):
-            space = "generic"
+    elif head in ("ld", "st"):
+        # The state space can follow memory-order qualifiers: ld.volatile.global, st.release.gpu.global.
+        space = next((p.split("::")[0] for p in parts[1:] if p.split("::")[0] in _SPACES), "generic")
+        if space == "param":
+            return
         key = f"ptx.{head}.{space}"
         out[key] += n
         width = _width(parts)
@@ -105,10 +107,10 @@ def _copy(op: str, parts: list[str], n: int, out: Counter) -> None:
 
 
 def _width(parts: list[str]) -> int:
-    """Bytes one thread moves: `ld.global.v4.b32` -> 16."""
+    """Bytes one thread moves: `ld.global.v4.b32` -> 16, `ld.v2.b64` (generic) -> 16."""
     vec = 1
     bits = 0
-    for p in parts[2:]:
+    for p in parts[1:]:
         m = _VECTOR.match(p)
         if m:
             vec = int(m.group(1))

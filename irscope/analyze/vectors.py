@@ -35,7 +35,9 @@ _FUNC_PTR = re.compile(r"(%[\w.$-]+): !tt\.ptr<[^>]*>")
 _FUNC_ARG = re.compile(r"(%[\w.$-]+): ")
 _LOC_NAME = re.compile(r'loc\("([^"]+)"')
 # PTX global accesses: ld.global / st.global (with .nc, .v2, .v4, cache hints), cp.async to shared.
-_PTX_LDST = re.compile(r"^\s*(?:@!?%?\w+\s+)?((?:ld|st)\.global[\w.:]*)")
+# (Memory-order qualifiers may come first: ld.volatile.global, st.release.gpu.global.)
+_PTX_LDST = re.compile(r"^\s*(?:@!?%?\w+\s+)?((?:ld|st)(?:\.(?:volatile|weak|relaxed|acquire|release|mmio|cta|cluster"
+                       r"|gpu|sys))*\.global[\w.:]*)")
 _PTX_CP = re.compile(r"^\s*(?:@!?%?\w+\s+)?cp\.async\.(?:ca|cg)\.shared[\w.:]*\s*\[[^\]]*\]\s*,\s*\[[^\]]*\]\s*,"
                      r"\s*(0x[0-9a-fA-F]+|\d+)")
 _PTX_TMA = re.compile(r"^\s*(?:@!?%?\w+\s+)?cp\.async\.bulk\.tensor\.\w+\.(shared|global)")

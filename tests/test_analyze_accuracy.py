@@ -1,0 +1,69 @@
+"""The analyzers' numbers against independent readings of the same compile: the PTX itself read line by
+line, and the CUDA occupancy calculator's rules (cuda_occupancy.h) worked by hand. Each test names the
+number it protects; a counter that drifts from what the stage says fails here."""
+import re
+import textwrap
+
+import pytest
+
+from irscope.analyze import analyze, count_ops
+from irscope.analyze.limits import launch, occupancy
+from irscope.analyze.vectors import access_groups
+from irscope.ir.resources import Resources
+from irscope.targets import get_target
+
+KERNELS = textwrap.dedent('''
+    """Kernels whose instructions the built-in kernels never reach."""
+    import triton
+    import triton.language as tl
+
+    from irscope.spec import Config, KernelSpec, Tensor
+
+
+    @triton.jit
+    def volatile_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m, volatile=True)
+        tl.store(y_ptr + offs, x * 2, mask=m)
+
+
+    VOLATILE_COPY = KernelSpec(
+        name="volatile_copy", fn=volatile_copy,
+        args={"x_ptr": Tensor("fp32"), "y_ptr": Tensor("fp32"), "n": 4096},
+        configs=(Config("default", {"BLOCK": 1024}, num_warps=4),),
+    )
+''')
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    path = tmp_path_factory.mktemp("accuracy") / "accuracy_kernels.py"
+    path.write_text(KERNELS)
+    return path
+
+
+def _ptx_lines(text: str, pattern: str) -> int:
+    """Instructions of the PTX that match `pattern` (after an optional predicate), comments dropped."""
+    lines = (re.sub(r"//.*", "", ln) for ln in text.splitlines())
+    return sum(1 for ln in lines if re.match(r"\s*(?:@!?%?\w+\s+)?" + pattern, ln))
+
+
+def test_volatile_global_loads_count_as_global_loads_not_generic(compile_cache, kernels):
+    snap = compile_cache(f"{kernels}:volatile_copy", "sm_90a")
+    ptx = snap.read("ptx")
+    volatile = _ptx_lines(ptx, r"ld\.volatile\.global\.v4\.b32")
+    assert volatile > 0  # what tl.load(..., volatile=True) becomes
+    c = analyze(snap, cache=False).counters
+    assert c["ptx.ld.global"] == _ptx_lines(ptx, r"ld(?:\.\w+)*\.global") == volatile
+    assert c["ptx.ld.global.16B"] == volatile
+    assert "ptx.ld.generic" not in c
+    loads = [g for g in access_groups(snap.read("ttgir"), ptx, "ptx") if g.kind == "load"]
+    assert [(g.via, g.width, g.arguments) for g in loads] == [("ld.global", 16, ("x_ptr",))]
+
+
+def test_state_space_after_memory_order_qualifiers_and_generic_widths():
+    c = count_ops("ptx", "\n\tld.relaxed.gpu.global.b32 %r1, [%rd1];\n\tst.release.gpu.global.b32 [%rd1], %r1;\n"
+                         "\tld.v2.b64 {%rd1, %rd2}, [%rd3];\n\tld.param.b64 %rd1, [k_param_0];\n")
+    assert (c["ptx.ld.global.4B"], c["ptx.st.global.4B"], c["ptx.ld.generic.16B"]) == (1, 1, 1)
+    assert "ptx.ld.param" not in c and c["ptx.instructions"] == 4
