@@ -260,3 +260,12 @@ def test_profile_on_a_gpu_records_protons_kernel_time_beside_do_bench(cli, tmp_p
     assert 0.5 < prof["ms"] / record["bench"]["kernel"]["ms"] < 2.0
     assert prof["gbps"] > 0 and prof["copy_fraction"] > 0.3
     assert Path(prof["file"]).is_file() and profile.read_profile(Path(prof["file"])).scope(prof["scope"])
+
+
+def test_two_runs_profiling_into_one_folder_take_two_names(tmp_path):
+    """Each run's `taken` set is its own: two processes both saw the name free and Proton wrote one file
+    for both, each reading back the other's. The name is now claimed in the folder itself."""
+    first = profile.file_stem(tmp_path, "add", "default", "bench", "jit", set())
+    second = profile.file_stem(tmp_path, "add", "default", "bench", "jit", set())  # another process's set
+    assert first != second and (tmp_path / f"{first.name}.hatchet").is_file()
+    assert second.name == first.name + "-2"

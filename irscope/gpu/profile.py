@@ -285,10 +285,25 @@ def file_stem(folder: Path, kernel: str, config: str, size_name: str, source: st
     base = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{kernel}-{config}-{size_name}-{source}")
     folder = Path(folder).resolve()
     name, n = base, 2
-    while name in taken or any(os.path.lexists(folder / f) for f in (name, f"{name}.hatchet")):
+    while name in taken or any(os.path.lexists(folder / f) for f in (name, f"{name}.hatchet")) \
+            or not _claim(folder / f"{name}.hatchet"):
         name, n = f"{base}-{n}", n + 1
     taken.add(name)
     return folder / name
+
+
+def _claim(path: Path) -> bool:
+    """Make `path` empty and ours, unless it exists (another irscope run took the name between the look and
+    now: two runs profiling into one folder). Proton then writes over our empty file; an empty file after
+    Proton is a profile it did not write. A folder that cannot be made claims nothing: Proton says why."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return False
+    except OSError:
+        pass
+    return True
 
 
 def profile_prepared(prepared, run, *, folder: Path, source: str, ceilings=None, ms: float | None = None,
@@ -309,7 +324,13 @@ def profile_prepared(prepared, run, *, folder: Path, source: str, ceilings=None,
 
     stem = file_stem(folder, prepared.spec.name, prepared.config, prepared.size_name, source,
                      taken if taken is not None else set())
-    path = proton.profile_iterations(launch, stem=stem, scope=scope, metrics=metrics, iterations=iterations)
+    try:
+        path = proton.profile_iterations(launch, stem=stem, scope=scope, metrics=metrics, iterations=iterations)
+    except BaseException:
+        claimed = stem.with_name(stem.name + ".hatchet")
+        if claimed.is_file() and not claimed.stat().st_size:  # no empty file of ours left behind
+            claimed.unlink(missing_ok=True)
+        raise
     try:
         tree = read_profile(path)
         return summarise(tree, scope, iterations, expected=metrics, ceilings=ceilings, file=str(path),

@@ -76,7 +76,7 @@ def profile_iterations(launch: Callable[[], Any], *, stem: Path, scope: str, met
                                  f"file, if any, is {stem}.hatchet")
     del flush
     for path in (stem.with_name(stem.name + ".hatchet"), stem):
-        if path.is_file():
+        if path.is_file() and path.stat().st_size:  # (empty: the name irscope claimed, not written)
             return path
     raise EnvironmentProblem(f"Proton wrote no profile at {stem}.hatchet",
                              "check that the folder is writable and that CUPTI loads (TRITON_CUPTI_LIB_PATH)")
