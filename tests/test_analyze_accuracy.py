@@ -67,3 +67,22 @@ def test_state_space_after_memory_order_qualifiers_and_generic_widths():
                          "\tld.v2.b64 {%rd1, %rd2}, [%rd3];\n\tld.param.b64 %rd1, [k_param_0];\n")
     assert (c["ptx.ld.global.4B"], c["ptx.st.global.4B"], c["ptx.ld.generic.16B"]) == (1, 1, 1)
     assert "ptx.ld.param" not in c and c["ptx.instructions"] == 4
+
+
+# -- occupancy: the CUDA occupancy calculator's arithmetic (cuda_occupancy.h), worked by hand ------------------
+
+def test_registers_bound_warps_per_sub_partition_not_per_sm():
+    """200 registers x 32 lanes = 6,400 per warp; a sub-partition's 16,384 hold 2 such warps, the SM's four
+    hold 8: 4 blocks of 2 warps (not 65,536 // 6,400 = 10 warps, 5 blocks)."""
+    occ = occupancy(Resources(num_warps=2, registers=200), get_target("sm_90a"))
+    assert occ.limits["registers"] == 4 and occ.value == 4 and occ.warps == 8 and occ.limiter == "registers"
+    # With a multiple of 4 warps per block both readings agree: 168 registers, 4 warps -> 12 warps, 3 blocks.
+    assert occupancy(Resources(num_warps=4, registers=168), get_target("sm_80")).limits["registers"] == 3
+
+
+def test_shared_memory_is_allocated_in_128_byte_units_plus_the_reserved_kilobyte():
+    """45,600 B + 1,024 reserved = 46,624 B, allocated as 46,720: 233,472 B of an H100 SM hold 4 blocks, not 5."""
+    occ = occupancy(Resources(num_warps=4, registers=32, shared=45600), get_target("sm_90a"))
+    assert occ.limits["shared memory"] == 4 and occ.value == 4 and occ.limiter == "shared memory"
+    assert occupancy(Resources(num_warps=4, shared=147456), get_target("sm_90a")).limits["shared memory"] == 1
+    assert launch(Resources(num_warps=4, shared=227 * 1024), get_target("sm_90a")).launchable

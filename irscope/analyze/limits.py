@@ -2,9 +2,11 @@
 
 Rules and their sources (docs/analyzers.md has the long form):
 - NVIDIA (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability" and the
-  occupancy calculator's rules): registers are allocated per warp in units of 256; every block reserves
-  1 KiB of shared memory for the system; an SM holds at most `max_warps_per_sm` warps and
-  `MAX_BLOCKS_PER_SM` blocks; Blackwell datacenter SMs have 512 tensor-memory columns.
+  occupancy calculator's rules, cuda_occupancy.h): registers are allocated per warp in units of 256, each
+  warp's from one of the SM's 4 sub-partitions (a quarter of the register file each); every block reserves
+  1 KiB of shared memory for the system and allocates shared memory in units of 128 bytes; an SM holds at
+  most `max_warps_per_sm` warps and `MAX_BLOCKS_PER_SM` blocks; Blackwell datacenter SMs have 512
+  tensor-memory columns.
 - AMD (CDNA3/CDNA4 ISA guides): a CU has 4 SIMDs of 512 VGPRs per lane (arch VGPRs and AGPRs share
   them, allocated in granules of 8), at most 8 waves per SIMD, and LDS is shared by the CU's workgroups.
   LLVM's own estimate (`; Occupancy: N` in the listing) is used when present: it knows the VGPR, AGPR
@@ -21,7 +23,11 @@ from ..ir.resources import Resources
 from ..targets import Target
 
 REG_ALLOC_UNIT = 256  # registers, allocated per warp
+# cuda_occupancy.h (cudaOccSubPartitionsPerMultiprocessor): 4 on every SM from Volta on. A warp's registers
+# come from one sub-partition, so the warps that fit are those of one quarter of the file, times 4.
+SUB_PARTITIONS = 4
 SHARED_RESERVED_PER_BLOCK = 1024  # bytes the CUDA runtime keeps per block (compute capability 8.0+)
+SHARED_ALLOC_UNIT = 128  # cuda_occupancy.h, cudaOccSMemAllocationGranularity: 128 bytes from sm_80 on
 AMD_VGPR_GRANULE = 8
 MAX_BLOCKS_PER_SM = {75: 16, 80: 32, 86: 16, 87: 16, 89: 24, 90: 32, 100: 32, 103: 32, 120: 32, 121: 32}
 
@@ -82,9 +88,11 @@ def occupancy(res: Resources, target: Target | None) -> Occupancy | None:
               "blocks": MAX_BLOCKS_PER_SM.get(int(target.arch), 32)}
     if res.registers:
         per_warp = _nvidia_regs_per_warp(res.registers, target.warp_size)
-        limits["registers"] = (target.regs_per_sm // per_warp) // warps
+        warps_per_partition = (target.regs_per_sm // SUB_PARTITIONS) // per_warp
+        limits["registers"] = (warps_per_partition * SUB_PARTITIONS) // warps
     if res.shared:
-        limits["shared memory"] = target.shared_per_sm // (res.shared + SHARED_RESERVED_PER_BLOCK)
+        per_block = _ceil(res.shared + SHARED_RESERVED_PER_BLOCK, SHARED_ALLOC_UNIT) * SHARED_ALLOC_UNIT
+        limits["shared memory"] = target.shared_per_sm // per_block
     if res.tensor_memory and target.tensor_memory_columns:
         limits["tensor memory"] = target.tensor_memory_columns // res.tensor_memory
     limiter = min(limits, key=lambda k: (limits[k], k != "warps"))
