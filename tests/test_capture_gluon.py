@@ -145,3 +145,20 @@ def test_a_gluon_launch_under_execute_is_refused_naming_the_kernel_and_keeps_the
     assert code == 2 and "interpreter does not run Gluon kernels" in err
     assert "fell back: Triton's interpreter does not run Gluon kernels" in capfd.readouterr().out
     assert last.read_text() == gluon_capture.read_text()
+
+
+@pytest.mark.parametrize("field, value", [("swizzle_byte_width", 100), ("cga_layout", [[1]]), ("transposed", "x")])
+def test_a_damaged_descriptor_layout_in_a_launch_file_is_the_files_fault_not_the_users(gluon_capture, tmp_path,
+                                                                                       field, value):
+    """A launch file's swizzle of 100 said "give swizzle=0, 32, 64 or 128": an option the user never gave."""
+    from irscope.errors import SnapshotError
+    from irscope.harness.launches import load_launch_kernel
+    data = json.loads(gluon_capture.read_text())
+    launch = next(la for la in data["launches"] if any(a.get("layout") for a in la["args"]))
+    next(a for a in launch["args"] if a.get("layout"))["layout"][field] = value
+    damaged = tmp_path / "launches.json"
+    damaged.write_text(json.dumps(data))
+    with pytest.raises(SnapshotError) as e:
+        load_launch_kernel(f"{damaged}:{launch['id']}")
+    assert "is damaged" in e.value.message and "capture it again" in e.value.hint
+    assert "give swizzle" not in e.value.hint

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import SnapshotError, UsageError
 from ..spec import launches as spec_launches
 from ..spec.kernel import KernelSpec, refused_recorded_option
 from ..store.launches import read_launches
@@ -36,7 +36,13 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     with program_context(data):  # the library may ask its device at import, as it did in the capture
         fn, text = _jit_function(launch["kernel"], kernel)
     args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
-    args.update(_descriptor_layouts(launch, args))
+    try:
+        args.update(_descriptor_layouts(launch, args))
+    except (UsageError, KeyError, TypeError, ValueError) as e:  # a layout no capture writes: the file's fault
+        why = e.message if isinstance(e, UsageError) else f"{type(e).__name__}: {e}"
+        raise SnapshotError(f"{path} is damaged: launch '{launch_id}' has a descriptor layout irscope cannot "
+                            f"make ({why})",
+                            "capture it again with irscope capture (the format is in docs/capture.md)") from None
     file = kernel.get("file") or ""
     if not text:  # a module imported as it is here: its own file is the source, never one the launch file names
         file = inspect.getsourcefile(fn.fn) or ""
