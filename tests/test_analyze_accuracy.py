@@ -28,6 +28,24 @@ KERNELS = textwrap.dedent('''
         tl.store(y_ptr + offs, x * 2, mask=m)
 
 
+    @triton.jit
+    def fp8_dot(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+        for k in range(0, K, BLOCK):
+            a = tl.load(a_ptr + r[:, None] * K + (k + r)[None, :])
+            b = tl.load(b_ptr + (k + r)[:, None] * BLOCK + r[None, :])
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], acc)
+
+
+    FP8_DOT = KernelSpec(
+        name="fp8_dot", fn=fp8_dot,
+        args={"a_ptr": Tensor("fp8e4nv"), "b_ptr": Tensor("fp8e4nv"), "c_ptr": Tensor("fp32"), "K": 1024},
+        configs=(Config("default", {"BLOCK": 64}, num_warps=4, num_stages=2),),
+    )
+
+
     VOLATILE_COPY = KernelSpec(
         name="volatile_copy", fn=volatile_copy,
         args={"x_ptr": Tensor("fp32"), "y_ptr": Tensor("fp32"), "n": 4096},
@@ -86,3 +104,13 @@ def test_shared_memory_is_allocated_in_128_byte_units_plus_the_reserved_kilobyte
     assert occ.limits["shared memory"] == 4 and occ.value == 4 and occ.limiter == "shared memory"
     assert occupancy(Resources(num_warps=4, shared=147456), get_target("sm_90a")).limits["shared memory"] == 1
     assert launch(Resources(num_warps=4, shared=227 * 1024), get_target("sm_90a")).launchable
+
+
+def test_blackwell_consumer_fp8_mma_is_counted_by_shape(compile_cache, kernels):
+    snap = compile_cache(f"{kernels}:fp8_dot", "sm_120a")
+    sass = snap.read("sass")
+    qmma = len(re.findall(r"\bQMMA\.16832\.", sass))
+    assert qmma > 0  # sm_120's fp8 tensor-core instruction
+    c = analyze(snap, cache=False).counters
+    assert c["sass.QMMA"] == c["sass.QMMA.16832"] == qmma
+    assert c["ptx.mma.sync"] == c["ptx.mma.sync.m16n8k32"] == _ptx_lines(snap.read("ptx"), r"mma\.sync\.\S*m16n8k32")

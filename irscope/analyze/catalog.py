@@ -102,8 +102,9 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
     + _g("PTX · totals", ("ptx.instructions", "every PTX instruction"))
     + _g("SASS · matrix", ("sass.HGMMA", "HGMMA (Hopper warp-group MMA)"), ("sass.HGMMA.<shape>", "HGMMA by shape"),
          ("sass.HMMA", "HMMA (warp MMA)"), ("sass.HMMA.<shape>", "HMMA by shape (16816)"),
-         ("sass.<X>MMA", "other MMA opcodes: IMMA, QGMMA, UTCHMMA, UTCQMMA, ..."),
-         ("sass.<X>MMA.<shape>", "by shape"), ("sass.UTC", "every UTC* (Blackwell tensor-core/TMEM) instruction"),
+         ("sass.<X>MMA", "other MMA opcodes: IMMA, QGMMA, QMMA (sm_120 fp8), OMMA (sm_120 fp4), UTCHMMA, UTCQMMA, ..."),
+         ("sass.<X>MMA.<shape>", "by shape, where the opcode writes one (QMMA.16832; the UTC*MMA opcodes do not)"),
+         ("sass.UTC", "every UTC* (Blackwell tensor-core/TMEM) instruction"),
          ("sass.UTC<op>", "UTC* by opcode: UTCBAR, UTCATOMSWS, UTCCP, ..."))
     + _g("SASS · memory", ("sass.LDGSTS", "LDGSTS (cp.async)"), ("sass.LDGSTS.<n>B", "LDGSTS by bytes per thread"),
          ("sass.UTMALDG", "TMA loads"), ("sass.UTMASTG", "TMA stores"), ("sass.UTMA<op>", "other TMA opcodes"),

@@ -24,7 +24,7 @@ def count(text: str) -> dict[str, int]:
         mod = mods[1:].split(".") if mods else []
         if op.endswith("MMA"):  # HMMA, HGMMA, IMMA, QGMMA, UTCHMMA, UTCQMMA, ...
             out[f"sass.{op}"] += n
-            if mod and op in ("HMMA", "HGMMA", "IMMA", "QGMMA", "IGMMA", "BGMMA", "DMMA"):
+            if mod and op in ("HMMA", "HGMMA", "IMMA", "QGMMA", "IGMMA", "BGMMA", "DMMA", "QMMA", "OMMA"):
                 out[f"sass.{op}.{mod[0]}"] += n
         if op.startswith("UTC"):
             out["sass.UTC"] += n
