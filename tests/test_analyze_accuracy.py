@@ -46,6 +46,20 @@ KERNELS = textwrap.dedent('''
     )
 
 
+    @triton.jit
+    def int8_dot(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+        b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+        tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, out_dtype=tl.int32))
+
+
+    INT8_DOT = KernelSpec(
+        name="int8_dot", fn=int8_dot, args={"a_ptr": Tensor("i8"), "b_ptr": Tensor("i8"), "c_ptr": Tensor("i32")},
+        configs=(Config("default", {"BLOCK": 8}, num_warps=1),),  # too small for MFMA: packed dot products
+    )
+
+
     VOLATILE_COPY = KernelSpec(
         name="volatile_copy", fn=volatile_copy,
         args={"x_ptr": Tensor("fp32"), "y_ptr": Tensor("fp32"), "n": 4096},
@@ -114,3 +128,10 @@ def test_blackwell_consumer_fp8_mma_is_counted_by_shape(compile_cache, kernels):
     c = analyze(snap, cache=False).counters
     assert c["sass.QMMA"] == c["sass.QMMA.16832"] == qmma
     assert c["ptx.mma.sync"] == c["ptx.mma.sync.m16n8k32"] == _ptx_lines(snap.read("ptx"), r"mma\.sync\.\S*m16n8k32")
+
+
+def test_amd_dot_product_instructions_are_counted(compile_cache, kernels):
+    snap = compile_cache(f"{kernels}:int8_dot", "gfx942")
+    dots = len(re.findall(r"^\s+v_dot\d", snap.read("amdgcn"), re.M))
+    assert dots > 0  # v_dot4c_i32_i8
+    assert analyze(snap, cache=False).counters["amdgcn.v_dot"] == dots

@@ -57,7 +57,8 @@ def _family(op: str) -> str | None:
     if "_atomic_" in op and op.startswith(("global_", "buffer_", "flat_")):
         return "amdgcn.atomic"
     for prefix in _ALU:  # the arithmetic mix (longest prefix first: v_pk_fma before v_fma)
-        if op.startswith(prefix + "_") or (prefix == "v_fma" and op.startswith("v_fmac_")):
+        if (op.startswith(prefix + "_") or (prefix == "v_fma" and op.startswith("v_fmac_"))
+                or (prefix == "v_dot" and op[len(prefix):len(prefix) + 1].isdigit())):  # v_dot2_f32_f16, v_dot4c_i32_i8
             return f"amdgcn.{prefix}"
     if op.startswith("s_waitcnt"):
         return "amdgcn.s_waitcnt"
