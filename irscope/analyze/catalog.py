@@ -62,7 +62,8 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("ttgir.convert_layout", "ttg.convert_layout ops (data moved between layouts, often through shared memory)"),
          ("ttgir.warp_specialize", "ttg.warp_specialize regions"),
          ("ttgir.warp_specialize.partitions", "partitions (producer/consumer warp groups) of those regions"),
-         ("ttgir.ops", "every op in the module"))
+         ("ttgir.ops", "every op the module's text writes (terminators the printer leaves out, such as the "
+                       "empty scf.yield of an scf.if, are not counted)"))
     + _g("PTX · matrix", ("ptx.wgmma", "wgmma.mma_async (Hopper warp-group MMA)"),
          ("ptx.wgmma.<shape>", "wgmma by shape, e.g. ptx.wgmma.m64n256k16"),
          ("ptx.mma.sync", "mma.sync (Ampere-style warp MMA)"), ("ptx.mma.sync.<shape>", "mma.sync by shape (m16n8k16)"),
@@ -119,7 +120,7 @@ CATALOG: tuple[CounterInfo, ...] = tuple(
          ("sass.WARPGROUP", "WARPGROUP.ARRIVE / DEPBAR (wgmma ordering)"), ("sass.DEPBAR", "DEPBAR (cp.async waits)"),
          ("sass.MEMBAR", "MEMBAR"), ("sass.USETMAXREG", "USETMAXREG (setmaxnreg)"), ("sass.ELECT", "ELECT"))
     + _g("SASS · totals", ("sass.instructions", "every SASS instruction"))
-    + _g("SASS · arithmetic", ("sass.FFMA", "fp32 fused multiply-adds"), ("sass.FADD", "fp32 adds"), ("sass.FMUL", "fp32 multiplies"), ("sass.HFMA2", "packed fp16x2/bf16x2 fused multiply-adds (two lanes an instruction)"), ("sass.HADD2", "packed fp16x2/bf16x2 adds"), ("sass.HMUL2", "packed fp16x2/bf16x2 multiplies"), ("sass.IMAD", "integer multiply-adds (also address arithmetic and moves)"), ("sass.IADD3", "three-input integer adds"), ("sass.LOP3", "three-input logic"), ("sass.SHF", "funnel shifts"), ("sass.MUFU", "special-function unit (exp2, rcp, rsqrt...)"), ("sass.FMNMX", "fp32 min/max"), ("sass.F2F", "float conversions"), ("sass.I2F", "integer to float"), ("sass.F2I", "float to integer"))
+    + _g("SASS · arithmetic", ("sass.FFMA", "fp32 fused multiply-adds"), ("sass.FADD", "fp32 adds"), ("sass.FMUL", "fp32 multiplies"), ("sass.HFMA2", "packed fp16x2/bf16x2 fused multiply-adds (two lanes an instruction), and ptxas's constant-move idiom `HFMA2 Rd, -RZ, RZ, c` (every HFMA2 of the committed matmul and attention goldens is one)"), ("sass.HADD2", "packed fp16x2/bf16x2 adds"), ("sass.HMUL2", "packed fp16x2/bf16x2 multiplies"), ("sass.IMAD", "integer multiply-adds (also address arithmetic and moves)"), ("sass.IADD3", "three-input integer adds"), ("sass.LOP3", "three-input logic"), ("sass.SHF", "funnel shifts"), ("sass.MUFU", "special-function unit (exp2, rcp, rsqrt...)"), ("sass.FMNMX", "fp32 min/max"), ("sass.F2F", "float conversions"), ("sass.I2F", "integer to float"), ("sass.F2I", "float to integer"))
     + _g("AMDGCN · matrix", ("amdgcn.v_mfma", "v_mfma_* (CDNA matrix cores)"),
          ("amdgcn.v_mfma.<variant>", "by variant, e.g. amdgcn.v_mfma.f32_32x32x8_f16"),
          ("amdgcn.v_smfmac", "sparse MFMA"), ("amdgcn.v_smfmac.<variant>", "by variant"),
