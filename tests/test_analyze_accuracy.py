@@ -135,3 +135,10 @@ def test_amd_dot_product_instructions_are_counted(compile_cache, kernels):
     dots = len(re.findall(r"^\s+v_dot\d", snap.read("amdgcn"), re.M))
     assert dots > 0  # v_dot4c_i32_i8
     assert analyze(snap, cache=False).counters["amdgcn.v_dot"] == dots
+
+
+def test_cp_async_sizes_come_from_instructions_not_comments():
+    text = ("\n\t// cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ], 0x10, 0x10;\n"
+            "\t@%p1 cp.async.ca.shared.global [ %r2 + 0 ], [ %rd2 + 0 ], 0x4, 0x4;\n")
+    c = count_ops("ptx", text)
+    assert c["ptx.cp.async"] == c["ptx.cp.async.4B"] == 1 and "ptx.cp.async.16B" not in c

@@ -9,9 +9,9 @@ from collections import Counter
 # (`waitLoop:`), directives (`.reg`), comments and braces never match. Patterns start at a newline rather
 # than `^`: the regex engine then jumps from line to line instead of trying every character.
 _INSTR = re.compile(r"\n[ \t]*(?:@!?%?\w+[ \t]+)?([a-z][a-z0-9_]*(?:(?:\.|::)[a-z0-9_]+)*)(?=[ \t;\n])")
-# The copy size of cp.async is its third operand: 4, 8 or 16 bytes.
-_CP_ASYNC = re.compile(r"cp\.async\.(ca|cg)\.shared(?:::\w+)?\.global(?:\.[\w:]+)*[ \t]*\[[^\]]*\][ \t]*,"
-                       r"[ \t]*\[[^\]]*\][ \t]*,[ \t]*(0x[0-9a-fA-F]+|\d+)")
+# The copy size of cp.async is its third operand: 4, 8 or 16 bytes. (Instructions only: not a comment's text.)
+_CP_ASYNC = re.compile(r"\n[ \t]*(?:@!?%?\w+[ \t]+)?cp\.async\.(ca|cg)\.shared(?:::\w+)?\.global(?:\.[\w:]+)*[ \t]*"
+                       r"\[[^\]]*\][ \t]*,[ \t]*\[[^\]]*\][ \t]*,[ \t]*(0x[0-9a-fA-F]+|\d+)")
 _SHAPE = re.compile(r"^m\d+n\d+k\d+$")
 _VECTOR = re.compile(r"^v(\d+)$")
 _SCALAR = re.compile(r"^[bsuf](\d+)$")
@@ -26,7 +26,7 @@ def count(text: str) -> dict[str, int]:
     for op, n in opcodes.items():
         _classify(op, n, out)
     if out["ptx.cp.async"]:
-        for mode, size in _CP_ASYNC.findall(text):
+        for mode, size in _CP_ASYNC.findall("\n" + text):
             out[f"ptx.cp.async.{int(size, 0)}B"] += 1
     return {k: v for k, v in out.items() if v}
 
