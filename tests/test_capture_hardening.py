@@ -200,3 +200,23 @@ def test_a_captured_compile_that_fails_says_why_not_only_how_many(cli, tmp_path)
     assert "irscope show o/fp8_copy/" in err
     code, out, err = cli("compile", "o/launches.json", "--target", "sm_80", "-o", "o2")  # the same words
     assert code == 3 and "1 captured compile failed; first:" in err
+
+
+def test_a_launch_files_argument_missing_the_fields_of_its_kind_is_refused_naming_them(cli, tmp_path):
+    """An int turned descriptor (no dtype, shape or block) was compiled, failing 'at stage source: invalid
+    literal for int()'; a tensor without a dtype likewise."""
+    import json
+    from irscope.errors import SnapshotError
+    from irscope.store.launches import read_launches
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "capture" / "liger-h200-launches.json"
+    data = json.loads(example.read_text())
+    args = data["launches"][0]["args"]
+    j = next(j for j, a in enumerate(args) if a["kind"] == "int")
+    args[j] = {"name": args[j]["name"], "kind": "descriptor", "value": 5}
+    bad = tmp_path / "launches.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(SnapshotError, match=rf"launches\[0\]\.args\[{j}\] .* is a descriptor without dtype and "
+                                            "shape and block_shape"):
+        read_launches(bad)
+    code, out, err = cli("compile", bad, "--target", "sm_90a")
+    assert code == 4 and "is damaged" in err

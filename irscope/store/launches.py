@@ -103,6 +103,15 @@ def check_launches(data: Any, source: Path) -> dict:
             raise SnapshotError(f"{source} is damaged: launches[{i}] names kernel '{launch['kernel']}', "
                                 "which the file does not hold", "capture it again with irscope capture")
         for j, arg in enumerate(launch["args"]):
+            missing = [f for f in _NEEDS.get(arg["kind"], ()) if f not in arg]
+            if missing:
+                raise SnapshotError(f"{source} is damaged: launches[{i}].args[{j}] ('{arg['name']}') is a "
+                                    f"{arg['kind']} without {' and '.join(missing)}",
+                                    "capture it again with irscope capture")
+            if arg["kind"] != "descriptor" and "layout" in arg:
+                raise SnapshotError(f"{source} is damaged: launches[{i}].args[{j}] ('{arg['name']}') is a "
+                                    f"{arg['kind']} with a descriptor's layout",
+                                    "capture it again with irscope capture")
             fits = _VALUES.get(arg["kind"])
             if fits is not None and not fits(arg.get("value")):
                 raise SnapshotError(f"{source} is damaged: launches[{i}].args[{j}] ('{arg['name']}') is {arg['kind']} "
@@ -114,6 +123,9 @@ def check_launches(data: Any, source: Path) -> dict:
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
+
+# The fields an argument of each kind is made from (irscope/harness/capture.py writes them all)
+_NEEDS = {"tensor": ("dtype",), "descriptor": ("dtype", "shape", "block_shape")}
 
 # What a launch's scalar argument may hold: what Triton's JIT takes (an int is an i32, i64 or u64)
 _VALUES = {"int": lambda v: _is_int(v) and -2**63 <= v < 2**64,
