@@ -268,5 +268,9 @@ def test_docs_gluon_examples_are_what_the_snapshot_and_the_compile_say(gluon_out
     counters = analyze(load_snapshot(ROOT / "snapshots" / "attention_ws" / "default" / "sm_90a")).counters
     assert {k: int(v) for k, v in claimed.items()} == {k: counters.get(k, 0) for k in claimed}
     stages = re.search(r"gluon_hopper_mma/default/sm_90a  ok .*\n  stages   (.*)\n", doc)
-    assert stages and stages.group(1) == stage_sizes(load_snapshot(gluon_out[("gluon_hopper_mma", "sm_90a")].path))
+    # (not the PTX's lines nor the cubin's size: their debug sections spell out the kernel file's path, so
+    # they move with where the checkout lives, as the README says; CI's clone in /tmp/ciN differed)
+    fresh = stage_sizes(load_snapshot(gluon_out[("gluon_hopper_mma", "sm_90a")].path))
+    kept = lambda text: [s for s in text.split(" · ") if not s.startswith(("ptx ", "cubin "))]  # noqa: E731
+    assert stages and kept(stages.group(1)) == kept(fresh) and len(kept(fresh)) == 4
     assert "GluonJITFunction.run" not in doc  # Triton 3.9 has none: create_binder sets ASTSource = GluonASTSource
