@@ -48,3 +48,18 @@ def test_merging_fills_only_gaps():
 
 def test_nothing_known_from_text_without_reports():
     assert parse_ptxas_log("") == Resources() and parse_amdgcn("v_add") == Resources()
+
+
+def test_an_amd_kernels_registers_are_its_own_not_those_of_a_noinline_function_it_calls():
+    """A `noinline` callee is listed first, with a "; NumVgprs:" of its own: that was read as the kernel's
+    (32 VGPRs for a kernel whose own "; Kernel info:" block and .vgpr_count say 54)."""
+    from pathlib import Path
+    from irscope.ir.resources import parse_amdgcn
+    listing = (Path(__file__).resolve().parent.parent / "snapshots" / "add" / "default" / "gfx942"
+               / "add_kernel.amdgcn").read_text()
+    own = parse_amdgcn(listing)
+    callee = ("\t.p2align\t2\nhelper:\n\ts_setpc_b64 s[30:31]\n; NumVgprs: 3\n; NumAgprs: 0\n"
+              "; TotalNumVgprs: 3\n; Occupancy: 1\n")
+    with_callee = parse_amdgcn(callee + listing)
+    assert own.registers and own.registers != 3 and own.occupancy and own.occupancy != 1
+    assert (with_callee.registers, with_callee.occupancy) == (own.registers, own.occupancy)

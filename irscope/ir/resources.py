@@ -94,8 +94,12 @@ def parse_amdgcn(text: str) -> Resources:
         v = k.get(key)
         return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 48 else None
 
-    occupancy = _AMD_OCCUPANCY.search(text)
-    vgprs = _AMD_VGPRS.search(text)  # arch VGPRs; .vgpr_count includes AGPRs on gfx90a+
+    # The kernel's own counts are in its "; Kernel info:" block. A `noinline` function it calls comes first
+    # in the listing with a "; NumVgprs:" of its own, which is not the kernel's (32 against the kernel's 54).
+    info = text.rfind("; Kernel info:")
+    own = text[info:] if info >= 0 else text
+    occupancy = _AMD_OCCUPANCY.search(own)
+    vgprs = _AMD_VGPRS.search(own)  # arch VGPRs; .vgpr_count includes AGPRs on gfx90a+
     return Resources(
         registers=int(vgprs.group(1)) if vgprs else count(".vgpr_count"),
         sgprs=count(".sgpr_count"),
