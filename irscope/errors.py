@@ -5,6 +5,7 @@ Core modules raise these; only the CLI turns them into `irscope: error: ...` lin
 from __future__ import annotations
 
 import enum
+import re
 
 
 class ExitCode(enum.IntEnum):
@@ -78,6 +79,12 @@ def error_summary(err: dict) -> str:
     lines = [ln.strip() for ln in str(err.get("message", "")).strip().splitlines() if ln.strip()]
     if not lines:
         return str(err.get("type", "error"))
-    if err.get("type") == "CompilationError" and lines[-1] != "^":
+    # Triton's CompilationError and its subclasses (UnsupportedLanguageConstruct, CompileTimeAssertionFailure)
+    # begin "at LINE:COL:", then the source and a caret; what went wrong is the last line
+    triton_style = err.get("type") in _TRITON_COMPILATION_ERRORS or re.match(r"at \d+:\d+:$", lines[0])
+    if triton_style and lines[-1] != "^":
         return lines[-1]
     return lines[0]
+
+
+_TRITON_COMPILATION_ERRORS = ("CompilationError", "UnsupportedLanguageConstruct", "CompileTimeAssertionFailure")

@@ -195,3 +195,17 @@ def test_a_launch_files_kernel_name_is_a_name_never_a_path(cli, tmp_path):
         (tmp_path / "launches.json").write_text(json.dumps(doc))
         code, out, err = cli("compile", "launches.json")
         assert code == 4 and "kernels.k.name" in err and "a kernel name" in err, (name, err)
+
+
+def test_a_triton_compilation_error_subclass_is_summarised_by_what_went_wrong_not_its_location():
+    """An UnsupportedLanguageConstruct (a noinline function called with a tensor) was summarised as
+    'at 3:27:', its first line, in compile's table and error."""
+    from irscope.errors import error_summary
+    err = {"stage": "source", "type": "UnsupportedLanguageConstruct",
+           "message": "at 3:27:\ndef helper(x):\n    return tl.exp(x)\n\n                           ^\n"
+                      "Function helper is marked noinline, but was called with non-scalar argument x"}
+    assert error_summary(err) == "Function helper is marked noinline, but was called with non-scalar argument x"
+    assert error_summary({"type": "CompileTimeAssertionFailure", "message": "at 1:4:\nx\n^\nBLOCK must be 64"}) \
+        == "BLOCK must be 64"
+    assert error_summary({"type": "RuntimeError", "message": "PassManager::run failed\nmore"}) == \
+        "PassManager::run failed"
