@@ -113,6 +113,27 @@ def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
     assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
 
 
+def test_a_sigint_sent_to_irscope_alone_reaches_the_program(tmp_path):
+    # `kill -INT` of irscope's pid (`timeout -s INT`, a job runner): the program never got it, and irscope
+    # waited for it for ever. irscope passes it on; the program stops as on a Ctrl-C and its launches stay.
+    ready = tmp_path / "ready"
+    (tmp_path / "slow.py").write_text(
+        "import runpy, time\n"
+        f"runpy.run_path({str(SMALL)!r}, run_name='__main__')\n"
+        f"open({str(ready)!r}, 'w').close()\n"
+        "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
+                             "python", "slow.py"], cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGINT)  # irscope's process only
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert len(json.loads((tmp_path / "snaps" / "launches.json").read_text())["launches"]) == 4
+
+
 def test_a_launch_file_cannot_make_a_compile_copy_a_file_it_names_into_the_snapshot(cli, tmp_path):
     # A kernel of an installed module (Liger-Kernel's), with no module source and `file` naming another
     # file: compiling it read that file into the snapshot's source.py (and named it as source_file).

@@ -164,6 +164,13 @@ def _wait_for(proc: subprocess.Popen) -> int:
                 proc.wait()
                 return 130
             interrupted = True
+            # A SIGINT sent to irscope alone (`kill -INT`, `timeout -s INT`, a job runner) never reached the
+            # program, which then ran on while irscope waited: pass it on. When it came from a terminal the
+            # program has it already; the child takes two within FORWARDED_WINDOW_S as one (capture_boot).
+            try:
+                proc.send_signal(signal.SIGINT)
+            except OSError:
+                pass
 
 
 def _refuse_to_replace(final: Path) -> None:

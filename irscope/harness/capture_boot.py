@@ -16,6 +16,7 @@ import runpy
 import shutil
 import signal
 import sys
+import time
 import traceback
 
 
@@ -222,6 +223,30 @@ def _refused(launches: str, said: dict) -> None:
         json.dump({"missing": None, **said, "exit_code": int(ExitCode.USAGE)}, f)
 
 
+# irscope passes a SIGINT it gets on to the program (one sent to irscope alone would never reach it); a
+# terminal's Ctrl-C reaches both, so the program would get it twice and be interrupted in its own clean-up.
+# Two within this many seconds are one.
+FORWARDED_WINDOW_S = 0.5
+
+
+def _one_interrupt_per_ctrl_c() -> None:
+    """SIGINT raises KeyboardInterrupt, as Python's default handler does, except a second one within
+    FORWARDED_WINDOW_S of the first (irscope's forwarding of the same Ctrl-C). A program that installs its
+    own handler replaces this one."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # SIGINT ignored or handled by whoever started us: left as it is
+    last = [-FORWARDED_WINDOW_S]
+
+    def on_sigint(signum, frame):
+        now = time.monotonic()
+        if now - last[0] < FORWARDED_WINDOW_S:
+            return
+        last[0] = now
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+
 def main(argv: list[str] | None = None) -> None:
     args, program = _parse(list(sys.argv[1:] if argv is None else argv))
     environ_before = dict(os.environ)
@@ -234,6 +259,7 @@ def main(argv: list[str] | None = None) -> None:
     code: int | None = 0
     started = True
     boot_pid = os.getpid()  # a child the program forks runs this `finally` too when it exits
+    _one_interrupt_per_ctrl_c()
     try:
         _run_program(program)
     except NotStarted as e:
