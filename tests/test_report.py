@@ -324,6 +324,8 @@ def test_a_damaged_compressed_stage_is_said_in_the_page_not_drawn_half(browser, 
     WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
     assert browser.execute_script("return document.documentElement.dataset.ready") == "failed"
     assert "could not be unpacked" in browser.find_element("css selector", "p.warn").text
+    # the console says so too; read here, or the next page's test would find this page's error in the log
+    assert any("irscope report:" in e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE")
 
 
 # -- the golden plugin ------------------------------------------------------------------------------------
