@@ -84,27 +84,32 @@ def test_an_earlier_capture_is_replaced_by_the_next(cli, tmp_path):
         assert "4 specialisations" in out
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
-def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
-    # Ctrl-C reaches irscope and the program alike; irscope's subprocess.call killed the child a quarter of a
-    # second later, so a program that took longer to stop (or a large capture to write) lost every launch
-    # ("ended with exit code 130 (os._exit or a kill)").
+def _capture_a_sleeping_program(tmp_path, on_interrupt: str = "") -> subprocess.Popen:
+    """`irscope capture` of a program that launches small.py's kernels, then sleeps (running `on_interrupt`,
+    its clean-up, on a KeyboardInterrupt), in a session of its own; returned once the launches are made."""
     ready = tmp_path / "ready"
+    sleep = "time.sleep(60)\n"
+    if on_interrupt:
+        sleep = f"try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    {on_interrupt}\n    raise\n"
     (tmp_path / "slow.py").write_text(
         "import runpy, time\n"
         f"runpy.run_path({str(SMALL)!r}, run_name='__main__')\n"
-        f"open({str(ready)!r}, 'w').close()\n"
-        "try:\n"
-        "    time.sleep(60)\n"
-        "except KeyboardInterrupt:\n"
-        "    time.sleep(1.5)  # the program's own clean-up (a checkpoint saved)\n"
-        "    raise\n")
+        f"open({str(ready)!r}, 'w').close()\n" + sleep)
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
                              "python", "slow.py"], cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
+    return proc
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
+    # Ctrl-C reaches irscope and the program alike; irscope's subprocess.call killed the child a quarter of a
+    # second later, so a program that took longer to stop (or a large capture to write) lost every launch
+    # ("ended with exit code 130 (os._exit or a kill)").
+    proc = _capture_a_sleeping_program(tmp_path, "time.sleep(1.5)  # the program's own clean-up")
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -116,18 +121,7 @@ def test_ctrl_c_keeps_what_the_program_launched_while_it_cleans_up(tmp_path):
 def test_a_sigint_sent_to_irscope_alone_reaches_the_program(tmp_path):
     # `kill -INT` of irscope's pid (`timeout -s INT`, a job runner): the program never got it, and irscope
     # waited for it for ever. irscope passes it on; the program stops as on a Ctrl-C and its launches stay.
-    ready = tmp_path / "ready"
-    (tmp_path / "slow.py").write_text(
-        "import runpy, time\n"
-        f"runpy.run_path({str(SMALL)!r}, run_name='__main__')\n"
-        f"open({str(ready)!r}, 'w').close()\n"
-        "time.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
-                             "python", "slow.py"], cwd=tmp_path, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    proc = _capture_a_sleeping_program(tmp_path)
     os.kill(proc.pid, signal.SIGINT)  # irscope's process only
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
