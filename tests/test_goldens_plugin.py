@@ -156,11 +156,19 @@ def test_expectations_pass_and_fail_with_clear_messages(project):
         def test_failing_filecheck(irscope):
             snap = irscope.compile("kern.py:scale", target="sm_90a")
             irscope.expect(snap).filecheck("ptx", "CHECK: cp.async.cg")
+
+        def test_filecheck_past_its_limit(irscope, monkeypatch):
+            import importlib
+            monkeypatch.setattr(importlib.import_module("irscope.goldens.expect"), "FILECHECK_TIMEOUT_S", 0.001)
+            snap = irscope.compile("kern.py:scale", target="sm_90a")
+            irscope.expect(snap).filecheck("ptx", "CHECK: ld.global")
     '''))
     result = run()
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines(["*scale/default/sm_90a: expected wgmma.mma_async in ptx at least 1 time(s), found 0*"])
     result.stdout.fnmatch_lines(["*FileCheck over ptx failed*"])
+    result.stdout.fnmatch_lines(["*FileCheck over ptx did not finish in 0.001 s (was killed)*"])
+    assert "TimeoutExpired" not in result.stdout.str()
 
 
 @pytest.mark.slow

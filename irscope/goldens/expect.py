@@ -20,6 +20,9 @@ from ..errors import EnvironmentProblem
 from ..render.controls import escaped
 from ..store.snapshot import Snapshot
 
+# A FileCheck run past this is killed and the expectation fails (a pattern can backtrack without end).
+FILECHECK_TIMEOUT_S = 120.0
+
 
 class Expectation:
     """Chainable assertions about one snapshot."""
@@ -118,9 +121,15 @@ class Expectation:
             input_file.write_text(text)
             try:
                 proc = subprocess.run([sys.executable, "-m", "filecheck", str(check_file), "--input-file",
-                                       str(input_file)], capture_output=True, text=True, timeout=120)
+                                       str(input_file)], capture_output=True, text=True,
+                                      timeout=FILECHECK_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc = None
             except OSError as e:
                 raise EnvironmentProblem(f"cannot run filecheck: {e}", "pip install filecheck") from None
+        if proc is None:
+            self._fail(f"FileCheck over {stage} did not finish in {FILECHECK_TIMEOUT_S:g} s (was killed): "
+                       "a CHECK pattern that backtracks on a long line?")
         if "No module named filecheck" in proc.stderr:
             raise EnvironmentProblem("the filecheck package is not installed", "pip install filecheck")
         if proc.returncode != 0:
