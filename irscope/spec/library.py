@@ -7,6 +7,7 @@ name before the first dot, so looking one up imports one file.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import importlib.util
@@ -54,7 +55,14 @@ def load_module(path: Path) -> ModuleType:
     # its neighbours (an --emit-configs module, its own helpers) as the user's program does
     sys.path.insert(0, str(path.parent))
     try:
-        module_spec.loader.exec_module(module)
+        # What the module prints is the file's chatter, not irscope's output: stdout may be JSON (--json)
+        with contextlib.redirect_stdout(sys.stderr):
+            module_spec.loader.exec_module(module)
+    except SystemExit as e:  # a script's `sys.exit()` at import would end irscope with its status, silently
+        del sys.modules[mod_name]
+        raise UsageError(f"importing '{path}' called sys.exit({e.code!r}): irscope imports a kernel file, and it "
+                         "ended there", "put the file's program under `if __name__ == \"__main__\":` so that "
+                         "importing it only defines the kernels") from None
     except SyntaxError as e:
         del sys.modules[mod_name]
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}", "fix the kernel file and run again") from None
