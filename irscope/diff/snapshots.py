@@ -103,11 +103,12 @@ def resource_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
         va, vb = getattr(a.resources, name), getattr(b.resources, name)
         if va != vb:
             out.append(Delta(name, va, vb))
-    oa = a.occupancy.value if a.occupancy else None
-    ob = b.occupancy.value if b.occupancy else None
-    if oa != ob:
-        unit = (a.occupancy or b.occupancy).unit
-        out.append(Delta(f"occupancy ({unit})", oa, ob))
+    # NVIDIA's blocks/SM and AMD's waves/SIMD are two figures, never one that changed: a unit each
+    units = list(dict.fromkeys(o.unit for o in (a.occupancy, b.occupancy) if o is not None))
+    for unit in units:
+        oa, ob = (o.value if o is not None and o.unit == unit else None for o in (a.occupancy, b.occupancy))
+        if oa != ob:
+            out.append(Delta(f"occupancy ({unit})", oa, ob))
     if a.launch.launchable != b.launch.launchable:
         out.append(Delta("launchable", a.launch.launchable, b.launch.launchable))
     return tuple(out)

@@ -1,0 +1,17 @@
+"""Regressions found by reviewing the snapshot store and the commands that read snapshots back
+(show, diff, stats, snapshot check/update): each test fails without its fix."""
+import json
+
+from irscope.diff.snapshots import diff_snapshots
+from irscope.store.snapshot import load_snapshot
+
+
+def test_diff_of_an_nvidia_and_an_amd_snapshot_never_subtracts_blocks_per_sm_from_waves_per_simd(goldens):
+    d = diff_snapshots(load_snapshot(goldens / "add" / "default" / "sm_90a"),
+                       load_snapshot(goldens / "add" / "default" / "gfx942"))
+    occupancy = {x.key: x for x in d.resources if x.key.startswith("occupancy")}
+    assert set(occupancy) == {"occupancy (blocks/SM)", "occupancy (waves/SIMD)"}
+    assert occupancy["occupancy (blocks/SM)"].b is None and occupancy["occupancy (blocks/SM)"].a > 0
+    assert occupancy["occupancy (waves/SIMD)"].a is None and occupancy["occupancy (waves/SIMD)"].b > 0
+    assert all(x.change is None for x in occupancy.values())
+
