@@ -15,3 +15,13 @@ def test_diff_of_an_nvidia_and_an_amd_snapshot_never_subtracts_blocks_per_sm_fro
     assert occupancy["occupancy (waves/SIMD)"].a is None and occupancy["occupancy (waves/SIMD)"].b > 0
     assert all(x.change is None for x in occupancy.values())
 
+
+def test_snapshot_check_keep_naming_a_file_is_a_usage_error_that_leaves_the_file_alone(cli, tmp_path):
+    keep = tmp_path / "notes.txt"
+    keep.write_text("mine")
+    for where in (keep, keep / "sub"):
+        code, out, err = cli("snapshot", "check", "add", "--goldens", tmp_path / "g", "--keep", where)
+        assert code == 2, err
+        assert "internal error" not in err and "irscope: error: " in err and "--keep" in err
+        assert "irscope: hint: " in err
+    assert keep.read_text() == "mine"

@@ -192,9 +192,16 @@ def _fresh_root(keep: str | None):
         return tempfile.TemporaryDirectory(prefix="irscope-snapshot-")
     from contextlib import nullcontext
     from ..store.folder import check_writable
+    from ..errors import UsageError
     path = Path(keep)
     check_writable(path.resolve(), False)
-    path.mkdir(parents=True, exist_ok=True)
+    hint = "give --keep a folder you can write (or leave --keep out: a temporary folder is used)"
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--keep '{keep}' is a file, not a folder", hint)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot make the --keep folder '{keep}': {e.strerror or e}", hint) from None
     return nullcontext(str(path))
 
 
