@@ -50,3 +50,42 @@ def test_what_a_kernel_file_prints_on_import_stays_out_of_the_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["function"] == "k"
     assert "hello from the module" in proc.stderr
+
+
+def _specialise(ref, target="sm_90a", **options):
+    from irscope.harness.specialise import specialise
+    from irscope.spec.kernel import CompileOptions
+    from irscope.spec.library import load_kernel
+    from irscope.targets import get_target
+    return specialise(load_kernel(ref), get_target(target), CompileOptions(**options))
+
+
+def _jit(ref, target, **launch):
+    """The JIT's own specialisation of a launch with these real values (torch CPU tensors stand for GPU
+    ones: the specialiser reads only their address, dtype and, on AMD, their storage's size)."""
+    from irscope.harness.specialise import _jit_kwargs, _make_backend
+    from irscope.spec.library import load_kernel
+    from irscope.targets import get_target
+    from triton.runtime.jit import create_function_from_signature
+    fn = load_kernel(ref).fn
+    backend = _make_backend(get_target(target))
+    kwargs = _jit_kwargs(fn)
+    bound, specialization, opts = create_function_from_signature(fn.signature, fn.params, backend)(**launch, **kwargs)
+    _, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, opts)
+    return signature, constexprs, attrs
+
+
+def test_specialising_for_amd_leaves_real_launches_their_buffer_ops(tmp_path):
+    """irscope skips HIPBackend's torch probe for its stand-ins; a real torch tensor launched later in the
+    same process (the goldens fixture, then a GPU test) must still be seen as under 2 GB."""
+    torch = pytest.importorskip("torch")
+    from irscope.spec.kernel import Tensor
+    from triton.backends.amd.compiler import HIPBackend
+    path = _write(tmp_path, "k.py", KERNEL)
+    HIPBackend._torch_available = None  # as in a fresh process
+    irscope = _specialise(f"{path}:k", "gfx942", args=(("x_ptr", Tensor("fp32")), ("n", 4096)),
+                          constexprs=(("BLOCK", 16),))
+    assert ["tt.pointer_range", 32] in irscope[4][(0,)]
+    assert HIPBackend.is_within_2gb(torch.empty(16))
+    signature, constexprs, attrs = _jit(f"{path}:k", "gfx942", x_ptr=torch.empty(16), n=4096, BLOCK=16)
+    assert ["tt.pointer_range", 32] in attrs[(0,)] and attrs == irscope[4]

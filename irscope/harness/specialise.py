@@ -4,6 +4,7 @@ of the compile. Also the backend's option set, and the checks that need Triton t
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -173,7 +174,6 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
     resolved = resolve(spec, opts, [p.name for p in params], constexpr_names, annotations=annotations,
                        option_fields=option_fields(backend), warp_size=target.warp_size,
                        max_threads=target.max_threads_per_block, target=target.name)
-    _disable_amd_torch_probe()
 
     gluon = getattr(fn, "is_gluon", lambda: False)()
     call_args = []
@@ -198,7 +198,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
 
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     try:
-        bound, specialization, binder_opts = binder(*call_args, **kwargs)
+        with _no_amd_torch_probe():
+            bound, specialization, binder_opts = binder(*call_args, **kwargs)
         options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, binder_opts)
     except KeyError as e:  # resolve has checked the names already; this is Triton disagreeing
         known = sorted(option_fields(backend))
@@ -292,19 +293,31 @@ def _option_kind(annotation: Any, default: Any) -> str:
     return "word"
 
 
-def _disable_amd_torch_probe() -> None:
-    # HIPBackend.is_within_2gb imports torch on first use just to isinstance-check; our stand-ins
-    # answer through ptr_range(), so skip the (slow) import.
+@contextlib.contextmanager
+def _no_amd_torch_probe():
+    """HIPBackend.is_within_2gb imports torch on first use just to isinstance-check; our stand-ins answer
+    through ptr_range(), so skip the (slow) import while the binder runs, and only then: the flag is the
+    class's, and a real launch later in this process (a test that compiles a golden, then runs torch
+    tensors on an AMD GPU) must still see its tensors' sizes and keep buffer ops (tt.pointer_range=32)."""
     try:
         from triton.backends.amd.compiler import HIPBackend
     except ImportError:
+        yield
         return
     if hasattr(HIPBackend, "_torch_available"):  # Triton 3.9: imports torch once, unless told it is absent
-        if HIPBackend._torch_available is None:
+        before = HIPBackend._torch_available
+        if before is None:
             HIPBackend._torch_available = False
-    elif importlib.util.find_spec("torch") is None:  # Triton 3.6: imports torch unconditionally
+        try:
+            yield
+        finally:
+            if before is None and HIPBackend._torch_available is False:
+                HIPBackend._torch_available = None
+        return
+    if importlib.util.find_spec("torch") is None:  # Triton 3.6: imports torch unconditionally
         HIPBackend.is_within_2gb = staticmethod(
             lambda arg: hasattr(arg, "ptr_range") and arg.ptr_range() <= 2**31 - 1)
+    yield
 
 
 def jsonable(value: Any) -> Any:
