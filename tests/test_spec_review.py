@@ -89,3 +89,34 @@ def test_specialising_for_amd_leaves_real_launches_their_buffer_ops(tmp_path):
     assert HIPBackend.is_within_2gb(torch.empty(16))
     signature, constexprs, attrs = _jit(f"{path}:k", "gfx942", x_ptr=torch.empty(16), n=4096, BLOCK=16)
     assert ["tt.pointer_range", 32] in attrs[(0,)] and attrs == irscope[4]
+
+
+KEYWORD_ONLY = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, *, n, BLOCK: tl.constexpr = 64):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+'''
+
+
+@pytest.mark.parametrize("n,constexprs", [(4096, (("BLOCK", 16),)), (1, ())])
+def test_keyword_only_parameters_specialise_as_the_jit_does(tmp_path, n, constexprs):
+    torch = pytest.importorskip("torch")
+    from irscope.spec.kernel import Tensor
+    path = _write(tmp_path, "kw.py", KEYWORD_ONLY)
+    _, _, signature, got_constexprs, attrs, _ = _specialise(f"{path}:k", args=(("x_ptr", Tensor("fp32")), ("n", n)),
+                                                            constexprs=constexprs)
+    assert (signature, got_constexprs, attrs) == _jit(f"{path}:k", "sm_90a", x_ptr=torch.empty(16), n=n,
+                                                      **dict(constexprs))
+
+
+def test_a_kernel_with_keyword_only_parameters_compiles(cli, tmp_path):
+    path = _write(tmp_path, "kw.py", KEYWORD_ONLY)
+    code, out, err = cli("compile", f"{path}:k", "--arg", "x_ptr=*fp32", "--arg", "n=4096", "--no-layouts",
+                         "-t", "sm_80")
+    assert code == 0, err
+    assert "k/default.sig" in out and "  ok  " in out

@@ -197,9 +197,13 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
     kwargs.update(resolved.backend_options)
 
     binder = create_function_from_signature(fn.signature, fn.params, backend)
+    # keyword-only parameters (`def k(x_ptr, *, BLOCK: tl.constexpr)`) are passed by name, as a launch must
+    keyword_only = [p.kind == p.KEYWORD_ONLY for p in fn.signature.parameters.values()]
+    positional = [v for v, kw in zip(call_args, keyword_only) if not kw]
+    by_name = {p.name: v for p, v, kw in zip(params, call_args, keyword_only) if kw}
     try:
         with _no_amd_torch_probe():
-            bound, specialization, binder_opts = binder(*call_args, **kwargs)
+            bound, specialization, binder_opts = binder(*positional, **by_name, **kwargs)
         options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, binder_opts)
     except KeyError as e:  # resolve has checked the names already; this is Triton disagreeing
         known = sorted(option_fields(backend))
