@@ -120,3 +120,49 @@ def test_a_kernel_with_keyword_only_parameters_compiles(cli, tmp_path):
                          "-t", "sm_80")
     assert code == 0, err
     assert "k/default.sig" in out and "  ok  " in out
+
+
+NOT_SPECIALISED = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit(do_not_specialize_on_alignment=["n"])
+def on_alignment(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+@triton.jit(do_not_specialize=["n"])
+def not_at_all(x_ptr, n, scale, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, scale, mask=offs < n)
+'''
+
+
+def test_a_global_divisibility_leaves_do_not_specialize_on_alignment_arguments_alone(tmp_path):
+    """docs/specialisation.md: arguments marked do_not_specialize(_on_alignment) are left alone."""
+    from irscope.spec.kernel import Tensor
+    path = _write(tmp_path, "dns.py", NOT_SPECIALISED)
+    _, _, _, _, attrs, record = _specialise(f"{path}:on_alignment", args=(("x_ptr", Tensor("fp32")), ("n", 4096)),
+                                            constexprs=(("BLOCK", 16),), divisibility=((None, 32),))
+    assert attrs[(0,)] == [["tt.divisibility", 32]]  # the pointer takes the asked-for divisibility
+    assert attrs[(1,)] == [] and record[1]["divisibility"] == 1  # n is not assumed divisible by 32
+
+
+@pytest.mark.parametrize("kernel,name,why", [("not_at_all", "n", "do_not_specialize"),
+                                             ("on_alignment", "n", "do_not_specialize_on_alignment"),
+                                             ("not_at_all", "scale", "fp32")])
+def test_divisibility_for_an_argument_the_jit_gives_none_is_refused_not_ignored(cli, tmp_path, kernel, name, why):
+    path = _write(tmp_path, "dns.py", NOT_SPECIALISED)
+    argv = ["compile", f"{path}:{kernel}", "--arg", "x_ptr=*fp32", "--arg", "n=4096", "--constexpr", "BLOCK=16",
+            "--divisibility", f"{name}=16", "--no-layouts"]
+    if kernel == "not_at_all":
+        argv += ["--arg", "scale=0.5"]
+    code, out, err = cli(*argv)
+    first, _ = _error(err)
+    assert code == 2 and f"--divisibility {name}=16" in first and why in first
+    assert not (tmp_path / "irscope-snapshots").exists()
+    argv[argv.index(f"{name}=16")] = f"{name}=1"  # what a capture asks of a misaligned argument: nothing to refuse
+    code, out, err = cli(*argv)
+    assert code == 0, err

@@ -235,7 +235,9 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
             entry["value"] = str(resolved.args[p.name]) if is_ptr else jsonable(resolved.args[p.name])
             if key in attrs:
                 d = per_arg.get(p.name)
-                if d is None and global_div and not p.do_not_specialize:
+                if (d or 1) > 1 and p.do_not_specialize_on_alignment:
+                    _no_divisibility(spec, p, entry, d)
+                if d is None and global_div and not p.do_not_specialize and not p.do_not_specialize_on_alignment:
                     d = global_div[-1]
                     typical = TYPICAL_POINTER_ALIGNMENT if is_ptr else value
                     if isinstance(typical, int) and not isinstance(typical, bool) and typical % d:
@@ -248,8 +250,23 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
                 extra = {a[0]: a[1] for a in attrs[key] if a[0] != "tt.divisibility"}
                 if extra:
                     entry["attrs"] = extra
+        if per_arg.get(p.name, 1) > 1 and "divisibility" not in entry:
+            _no_divisibility(spec, p, entry, per_arg[p.name])
         record.append(entry)
     return backend, options, signature, constexprs, attrs, record
+
+
+def _no_divisibility(spec: KernelSpec, p, entry: dict, d: int) -> None:
+    """`--divisibility NAME=D` for an argument the JIT gives no divisibility attribute: refused, since it
+    would change nothing, silently (the variant's folder name would still say `NAME.divD`)."""
+    why = ("it is marked do_not_specialize" if p.do_not_specialize else
+           "it is marked do_not_specialize_on_alignment" if p.do_not_specialize_on_alignment else
+           "an integer equal to 1 is compiled in as a constant" if entry["kind"] == "constant" else
+           "a tensor descriptor is specialised on its dtype and block shape only" if entry["kind"] == "descriptor"
+           else f"it is {entry['type']}, and only pointers and integers get one")
+    raise UsageError(f"--divisibility {p.name}={d}: {spec.fn_name}'s {p.name} gets no divisibility attribute from "
+                     f"Triton's JIT ({why}), so there is nothing to assume",
+                     "give --divisibility NAME=D for a pointer or integer argument the JIT specialises")
 
 
 def target_option_fields(target: Target) -> dict[str, OptionField]:
