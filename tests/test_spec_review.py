@@ -166,3 +166,12 @@ def test_divisibility_for_an_argument_the_jit_gives_none_is_refused_not_ignored(
     argv[argv.index(f"{name}=16")] = f"{name}=1"  # what a capture asks of a misaligned argument: nothing to refuse
     code, out, err = cli(*argv)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("folder", ["runs:2024", "with space"])
+def test_a_kernel_file_in_a_folder_with_a_colon_or_space_is_found_with_and_without_its_name(cli, tmp_path, folder):
+    path = _write(tmp_path, f"{folder}/k.py", KERNEL)
+    for ref in (str(path), f"{path}:k"):
+        code, out, err = cli("kernels", ref, "--json")
+        assert code == 0, err
+        assert json.loads(out)["function"] == "k"

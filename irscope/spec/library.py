@@ -134,7 +134,9 @@ def builtin_specs() -> list[KernelSpec]:
 def load_kernel(ref: str) -> KernelSpec:
     """`matmul`, `blur.row`, `path/to/file.py:my_kernel` or `path/to/file.py` -> its KernelSpec."""
     path_part, sep, name = ref.rpartition(":")
-    if sep and path_part and not (len(path_part) == 1 and path_part.isalpha()):  # not a Windows drive letter
+    # `runs:2024/k.py` is a file in a folder with a colon in its name, not the kernel `2024/k.py` of `runs`
+    is_name = "/" not in name and os.sep not in name and not name.endswith(".py")
+    if sep and path_part and is_name and not (len(path_part) == 1 and path_part.isalpha()):  # not a drive letter
         return _user_kernel(Path(path_part), name)
     if ref.endswith(".py") or os.sep in ref:
         return _user_kernel(Path(ref), None)
