@@ -175,3 +175,28 @@ def test_a_kernel_file_in_a_folder_with_a_colon_or_space_is_found_with_and_witho
         code, out, err = cli("kernels", ref, "--json")
         assert code == 0, err
         assert json.loads(out)["function"] == "k"
+
+
+DEFAULTS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, scale=2.0, flag=True, BLOCK: tl.constexpr = 128):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, scale if flag else 0.0, mask=offs < n)
+'''
+
+
+def test_a_parameter_left_out_takes_its_default_as_the_jits_binder_does(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    from irscope.spec.kernel import Tensor
+    path = _write(tmp_path, "defaults.py", DEFAULTS)
+    _, _, signature, constexprs, attrs, record = _specialise(f"{path}:k",
+                                                             args=(("x_ptr", Tensor("fp32")), ("n", 4096)))
+    assert (signature, constexprs, attrs) == _jit(f"{path}:k", "sm_90a", x_ptr=torch.empty(16), n=4096)
+    assert signature["scale"] == "fp32" and signature["flag"] == "u1"
+    assert [(e["name"], e["value"]) for e in record[2:4]] == [("scale", 2.0), ("flag", True)]
+    code, out, err = cli("compile", f"{path}:k", "--arg", "x_ptr=*fp32", "--arg", "n=4096", "--no-layouts")
+    assert code == 0, err

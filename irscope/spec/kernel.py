@@ -609,7 +609,8 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     for name, _ in opts.divisibility:
         if name is not None:
             _check_name(spec, name, [p for p in param_names if p not in constexpr_names], "argument", "--divisibility")
-    missing = [p for p in param_names if p not in constexpr_names and p not in args]
+    # A parameter with a default (`scale=2.0`) the launch may leave out: the JIT's binder then takes the default
+    missing = [p for p in param_names if p not in constexpr_names and p not in args and not _has_default(spec.fn, p)]
     if missing:
         names = ", ".join(f"'{m}'" for m in missing)
         raise UsageError(f"kernel '{spec.name}' needs a typical value for argument{'s' if len(missing) > 1 else ''} "
@@ -618,6 +619,9 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
                          f"file `set: {{arg.{missing[0]}: VALUE}}`; in the pytest fixture args={{'{missing[0]}': "
                          "VALUE, ...}), or declare them in the kernel's KernelSpec(args=...)")
     heuristics = _heuristics(spec, cfg, opts, args, constexprs, constexpr_names)
+    for p in getattr(spec.fn, "params", ()):  # after the heuristics: Triton hands them only what the launch passed
+        if not p.is_constexpr and p.name not in args and p.has_default:
+            args[p.name] = p.default
     missing = [p for p in constexpr_names if p not in constexprs and not _has_default(spec.fn, p)]
     if missing:
         raise UsageError(f"kernel '{spec.name}' needs a value for constexpr '{missing[0]}'",
