@@ -25,3 +25,12 @@ def test_snapshot_check_keep_naming_a_file_is_a_usage_error_that_leaves_the_file
         assert "internal error" not in err and "irscope: error: " in err and "--keep" in err
         assert "irscope: hint: " in err
     assert keep.read_text() == "mine"
+
+
+def test_compare_config_or_divisibility_of_no_value_is_a_usage_error_not_an_empty_table(cli, tmp_path):
+    for flag in ("--config", "--divisibility"):
+        code, out, err = cli("compare", "add", flag, ",", "--out", tmp_path / "out")
+        assert code == 2, (flag, out, err)
+        assert f"irscope: error: no " in err and flag in err and "irscope: hint: " in err
+        assert not (tmp_path / "out").exists()
+

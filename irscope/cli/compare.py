@@ -61,6 +61,9 @@ def axes_from_args(args) -> list[tuple[str, list]]:
     axes: list[tuple[str, list]] = [("target", [t.name for t in parse_targets(args.target)])]
     if args.config:
         configs = [c.strip() for c in args.config.split(",") if c.strip()]
+        if not configs:
+            raise UsageError(f"no config in --config '{args.config}'", "give config names, comma-separated: "
+                             "--config NAME,NAME (irscope kernels KERNEL lists them), or all")
         if configs == ["all"]:  # the kernels' whole menus (an autotuned kernel's: its autotune space)
             from ..spec.library import config_choices
             configs = list(dict.fromkeys(c for k in args.kernels for c in config_choices(k, "all")))
@@ -76,6 +79,9 @@ def axes_from_args(args) -> list[tuple[str, list]]:
             divs += [f"{names}={v.strip()}" for v in values.split(",") if v.strip()]
         else:
             divs += [d.strip() for d in item.split(",") if d.strip()]
+    if args.divisibility and not divs:
+        raise UsageError(f"no value in --divisibility '{','.join(args.divisibility)}'",
+                         "give powers of two, comma-separated: --divisibility 1,16 (or x_ptr=4,x_ptr=16)")
     if divs:
         axes.append(("divisibility", divs))
     for flag, items, prefix in (("constexpr", args.constexpr, ""), ("argument", args.arg, "arg."),
