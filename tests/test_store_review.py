@@ -27,6 +27,22 @@ def test_snapshot_check_keep_naming_a_file_is_a_usage_error_that_leaves_the_file
     assert keep.read_text() == "mine"
 
 
+def _compare_axes(*argv):
+    from irscope.cli import build_parser
+    from irscope.cli.compare import axes_from_args
+    return dict(axes_from_args(build_parser().parse_args(["compare", *argv])))
+
+
+def test_compare_axis_values_given_twice_are_one_point_not_two_identical_columns():
+    assert _compare_axes("add", "--num-warps", "4,4,8")["num_warps"] == [4, 8]
+    assert _compare_axes("add", "--arg", "n_elements=1,1,2")["arg.n_elements"] == [1, 2]
+
+
+def test_compare_constexpr_given_twice_is_one_axis_of_every_value_not_the_last_one():
+    axes = _compare_axes("add", "--constexpr", "BLOCK_SIZE=256", "--constexpr", "BLOCK_SIZE=512,256")
+    assert axes["BLOCK_SIZE"] == [256, 512]
+
+
 def test_compare_config_or_divisibility_of_no_value_is_a_usage_error_not_an_empty_table(cli, tmp_path):
     for flag in ("--config", "--divisibility"):
         code, out, err = cli("compare", "add", flag, ",", "--out", tmp_path / "out")

@@ -94,11 +94,17 @@ def axes_from_args(args) -> list[tuple[str, list]]:
                 raise UsageError(f"malformed --{flag} '{item}'", f"write NAME=VALUE or NAME=V1,V2 for an axis")
             if prefix == "arg.":
                 vals = [str(v) if not isinstance(v, (int, float, bool)) else v for v in vals]
-            axes.append((prefix + name.strip(), vals))
+            axis = prefix + name.strip()
+            given = next((values for n, values in axes if n == axis), None)
+            if given is not None:  # --constexpr B=1 --constexpr B=2: one axis of both, not two that overwrite
+                given.extend(vals)
+            else:
+                axes.append((axis, vals))
     if getattr(args, "triton", None):  # last, so that each version's column sits beside the other's
         from ..harness.envs import parse_versions
         axes.append(("triton", parse_versions(args.triton)))
-    return axes
+    # a value given twice (--num-warps 4,4) is one point, not two identical columns; 1 and true stay two
+    return [(name, list({(type(v), v): v for v in values}.values())) for name, values in axes]
 
 
 def points_from_args(args):
