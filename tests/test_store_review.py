@@ -50,3 +50,14 @@ def test_compare_config_or_divisibility_of_no_value_is_a_usage_error_not_an_empt
         assert f"irscope: error: no " in err and flag in err and "irscope: hint: " in err
         assert not (tmp_path / "out").exists()
 
+
+def test_compile_with_a_relative_out_from_inside_a_golden_root_is_refused_without_update_goldens(
+        cli, tmp_path, monkeypatch):
+    root = tmp_path / "goldens"
+    (root / "add").mkdir(parents=True)
+    (root / ".irscope-goldens").write_text("committed goldens\n")
+    monkeypatch.chdir(root / "add")  # `--out .` from a folder inside the root: its parents stop at the cwd
+    code, out, err = cli("compile", "add", "--target", "sm_90a", "--out", ".")
+    assert code == 2, out + err
+    assert "holds committed golden snapshots" in err and str(root) in err
+    assert list((root / "add").iterdir()) == []

@@ -24,6 +24,7 @@ def snapshot_dir(root: Path, kernel: str, variant: str, target: str) -> Path:
 
 def check_writable(dest: Path, allow_goldens: bool) -> None:
     """Refuse to write under a golden root unless asked, so a stray --out never rewrites the goldens."""
+    dest = Path(dest).resolve()  # a relative --out's parents stop at the cwd, which may lie inside the root
     for parent in [dest, *dest.parents]:
         if (parent / GOLDEN_MARKER).is_file() and not allow_goldens:
             raise UsageError(f"'{parent}' holds committed golden snapshots; not writing into it",
