@@ -136,34 +136,80 @@ class BankConflicts:
                 f"{self.lanes_per_wavefront} lanes a wavefront)")
 
 
+def _rank(vecs) -> int:
+    """The dimension of the span of integers seen as GF(2) vectors."""
+    pivots: dict[int, int] = {}
+    for x in vecs:
+        while x:
+            top = x.bit_length() - 1
+            if top not in pivots:
+                pivots[top] = x
+                break
+            x ^= pivots[top]
+    return len(pivots)
+
+
+def _vectorisation(regs: list[int], others: list[int], max_elems: int) -> int:
+    """Triton's largestVectorisation: the most elements v (a power of two, at most `max_elems`) such that,
+    with the registers reordered, v registers are at offsets 1, 2, 4, ... and no other register, lane
+    or warp moves an offset within such a vector. `regs` and `others` are the offsets each basis reaches."""
+    v = max_elems
+    while v > 1:
+        bits = v.bit_length() - 1
+        if all(1 << i in regs for i in range(bits)):
+            rest = list(regs)
+            for i in range(bits):
+                rest.remove(1 << i)
+            if all(o & (v - 1) == 0 for o in rest + others):
+                return v
+        v //= 2
+    return 1
+
+
 def bank_conflicts(dist: LinearLayout, shared: LinearLayout, elem_bits: int, banks: int = 32,
                    padding: tuple[tuple[int, int], ...] = ()) -> BankConflicts | None:
-    """Triton's count for ld/st.shared of `dist`'s registers into `shared` (4-byte banks, 128 bytes a
-    wavefront). The tensor may be a sub-tile of the buffer (a subslice): its elements are taken at the
-    buffer's origin. `padding` (padded_shared's (interval, padding) pairs) moves an offset o to
-    o + sum((o // interval) * padding), as Triton's lowering does. None when an element of `dist` is not
-    in the buffer."""
+    """Triton's count (bankConflictsMemDesc) for ld/st.shared of `dist`'s registers into `shared`: 4-byte
+    banks, 128 bytes a wavefront. The tensor may be a sub-tile of the buffer (a subslice): its elements
+    are taken at the buffer's origin. `padding` (padded_shared's (interval, padding) pairs, which Triton
+    has no linear layout for) moves an offset o to o + sum((o // interval) * padding), as Triton's
+    lowering does, and the words of each wavefront are counted instead. None when an element of `dist`
+    is not in the buffer."""
     offsets = shared.offsets
+
+    def offset_of(e) -> int | None:
+        return offsets.get(tuple(e))
+
+    regs = [offset_of(v) for v in dist.bases.get("register", ()) if any(v)]  # broadcast registers dropped
+    lanes = [offset_of(v) for v in dist.bases.get("lane", ())]
+    others = lanes + [offset_of(v) for d in ("warp", "block") for v in dist.bases.get(d, ())]
+    if offset_of((0,) * len(dist.shape)) is None or None in regs or None in others:
+        return None
+    vec = _vectorisation(regs, others, max(1, 128 // elem_bits))
+    bytes_per_lane = max(1, vec * elem_bits // 8)
+    # A wavefront is 128 bytes: lanes past it (the last lane bits) go to the next one.
+    wave_bits = min(len(lanes), (banks * 4 // max(4, bytes_per_lane)).bit_length() - 1)
+    per_wave = 1 << wave_bits
+    if padding:
+        return _counted(dist, offsets, elem_bits, banks, padding, vec, per_wave)
+    # Lanes conflict when their offsets differ only above one bank row (vec x bank elements): the
+    # extra wavefronts are 2 ** dim(span(lanes) & span(offsets above it)) - 1 (bankConflicts).
+    row = max(1, banks * 32 // (vec * elem_bits)) * vec
+    low = row - 1
+    wave = lanes[:wave_bits]
+    conflicts = (1 << (_rank(wave) - _rank(o & low for o in wave))) - 1
+    return BankConflicts(conflicts, vec, per_wave, (dist.size("lane") // per_wave) * (1 + conflicts))
+
+
+def _counted(dist, offsets, elem_bits, banks, padding, vec, per_wave) -> BankConflicts | None:
+    """Padded buffers: the most distinct 4-byte words in one bank a wavefront, minus one."""
     lanes = dist.size("lane")
-    nreg = dist.size("register")
 
     def off(r: int, l: int) -> int | None:
-        e = dist.apply(register=r, lane=l)
-        o = offsets.get(e)
-        if o is None or not padding:
-            return o
-        return o + sum((o // interval) * pad for interval, pad in padding)
+        o = offsets.get(dist.apply(register=r, lane=l))
+        return None if o is None else o + sum((o // interval) * pad for interval, pad in padding)
 
-    o0 = off(0, 0)
-    if o0 is None:
-        return None
-    vec = 1
-    while vec < nreg and vec * elem_bits < 128 and all(off(r, 0) == o0 + r for r in range(2 * vec)):
-        vec *= 2
-    bytes_per_lane = max(1, vec * elem_bits // 8)
-    per_wave = max(1, min(lanes, banks * 4 // max(4, bytes_per_lane)))
     worst, waves = 0, 0
-    for r0 in range(0, nreg, vec):
+    for r0 in range(0, dist.size("register"), vec):
         group = 0
         for g0 in range(0, lanes, per_wave):
             words: dict[int, set[int]] = {}
