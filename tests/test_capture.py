@@ -28,7 +28,7 @@ def small_capture(tmp_path_factory):
     out = tmp_path_factory.mktemp("capture")
     code, stdout, stderr = _irscope("capture", "--no-compile", "--out", str(out), "--", "python", str(SMALL))
     assert code == 0, stderr
-    return out, read_launches(out / "launches.json"), stdout
+    return out, read_launches(out / "launches.json"), stderr  # irscope's lines: stdout is the program's
 
 
 def _args(launch):
@@ -36,11 +36,11 @@ def _args(launch):
 
 
 def test_each_specialisation_is_recorded_once_with_its_launch_count(small_capture):
-    _, data, stdout = small_capture
+    _, data, lines = small_capture
     adds = [launch for launch in data["launches"] if launch["kernel"].endswith(":add")]
     assert len(adds) == 2  # three identical launches are one specialisation; the odd-offset view another
     assert sorted(launch["count"] for launch in adds) == [1, 3]
-    assert "4 specialisations of 2 kernels" in stdout
+    assert "4 specialisations of 2 kernels" in lines
 
 
 def test_odd_offset_views_lose_divisibility_and_none_and_stride_one_become_constants(small_capture):
@@ -164,13 +164,13 @@ def test_liger_kernel_ops_capture_and_compile_for_the_seven_core_targets(tmp_pat
     code, stdout, stderr = _irscope("capture", "--target", targets, "--out", str(tmp_path), "--", "python",
                                     str(PROGRAMS / "liger_ops.py"))
     assert code == 0, stderr
-    assert "FAILED" not in stdout
+    assert "FAILED" not in stderr
     data = read_launches(tmp_path / "launches.json")
     names = {k["function"] for k in data["kernels"].values()}
     assert {"_rms_norm_forward_kernel", "_rms_norm_backward_kernel", "_swiglu_forward_kernel",
             "_swiglu_backward_kernel", "liger_cross_entropy_kernel", "_layer_norm_forward_kernel",
             "_triton_rope"} <= names
-    compiled = [line for line in stdout.splitlines() if line.split()[1:2] == ["ok"]]
+    compiled = [line for line in stderr.splitlines() if line.split()[1:2] == ["ok"]]
     not_compiled = [line for line in stderr.splitlines() if "not compiled:" in line]
     # Every launch compiles for every target, except where the target cannot run it at all (Liger's
     # CUDA choice of 32 warps exceeds an AMD block of 64-wide waves): those are reported, not hidden.

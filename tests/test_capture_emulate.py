@@ -28,7 +28,7 @@ def as_sm80(tmp_path_factory):
     out = tmp_path_factory.mktemp("as-sm80")
     code, stdout, stderr = _irscope("capture", "--as", "sm_80", "--out", str(out), "--", "python", str(ASKS_CUDA))
     assert code == 0, stderr
-    return read_launches(out / "launches.json"), stdout
+    return read_launches(out / "launches.json"), stderr  # irscope's lines: stdout is the program's
 
 
 def _args(launch):
@@ -36,7 +36,7 @@ def _args(launch):
 
 
 def test_a_program_that_needs_cuda_runs_under_as_and_sees_that_targets_device(as_sm80):
-    data, stdout = as_sm80
+    data, lines = as_sm80
     (launch,) = data["launches"]
     assert launch["grid"] == [108, 1, 1]  # an A100's SM count, from torch.cuda.get_device_properties
     args = _args(launch)
@@ -45,8 +45,8 @@ def test_a_program_that_needs_cuda_runs_under_as_and_sees_that_targets_device(as
                               "strides": [32, 1], "block_shape": [32, 32], "padding": "zero",
                               "specialised": "tensordesc<fp16[32, 32]>"}
     assert args["out_ptr"]["specialised"] == "*fp16:D16"  # a "cuda" tensor, made on the CPU, aligned as on a GPU
-    assert "for emulated sm_80" in stdout
-    assert f"{launch['id']}/sm_80  ok" in stdout  # compiled for the target --as named (no --target given)
+    assert "for emulated sm_80" in lines
+    assert f"{launch['id']}/sm_80  ok" in lines  # compiled for the target --as named (no --target given)
 
 
 def test_the_launch_file_says_the_gpu_was_emulated_and_what_it_answered(as_sm80):
@@ -74,7 +74,7 @@ def test_as_sm90a_takes_the_hopper_path_and_the_capture_compiles_back_with_tma(t
     assert code == 0, stderr
     (launch,) = read_launches(tmp_path / "launches.json")["launches"]
     assert launch["grid"] == [132, 1, 1] and _args(launch)["BLOCK"]["value"] == 64
-    assert f"{launch['id']}/sm_90a  ok" in stdout
+    assert f"{launch['id']}/sm_90a  ok" in stderr
     folder = tmp_path / launch["id"] / "sm_90a"
     assert "async_tma_copy_global_to_local" in next(folder.glob("*.ttgir")).read_text()
     # compiling it back emulated the GPU in this process only while the kernel's module was imported
@@ -96,8 +96,8 @@ def test_as_with_execute_runs_the_kernels_in_the_interpreter_so_a_program_checki
     assert "Triton's interpreter ran the kernels" in data["emulation"]["what"]
     (launch,) = data["launches"]
     assert launch["grid"] == [132, 1, 1] and _args(launch)["BLOCK"]["value"] == 128 and launch["count"] == 1
-    assert "(interpret mode, for emulated sm_90a)" in stdout
-    assert f"{launch['id']}/sm_90a  ok" in stdout
+    assert "(interpret mode, for emulated sm_90a)" in stderr
+    assert f"{launch['id']}/sm_90a  ok" in stderr
 
     code, _, stderr = _irscope("capture", "--as", "sm_90a", "--no-compile", "--out", str(recorded), "--",
                                "python", str(ASKS_CUDA_CHECKED))

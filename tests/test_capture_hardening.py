@@ -31,7 +31,7 @@ def test_modules_in_the_users_folder_do_not_shadow_irscope_or_triton(cli, tmp_pa
     child = capfd.readouterr()
     assert code == 0, err + child.err
     assert "SHADOW" not in child.out and "small program done" in child.out
-    assert "4 specialisations of 2 kernels" in out
+    assert "4 specialisations of 2 kernels" in err
 
 
 def test_a_module_run_with_dash_m_is_still_found_in_the_current_folder(cli, tmp_path, capfd):
@@ -81,7 +81,7 @@ def test_an_earlier_capture_is_replaced_by_the_next(cli, tmp_path):
     for _ in range(2):
         code, out, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", str(SMALL))
         assert code == 0, err
-        assert "4 specialisations" in out
+        assert "4 specialisations" in err
 
 
 def _capture_a_sleeping_program(tmp_path, on_interrupt: str = "") -> subprocess.Popen:
@@ -209,8 +209,8 @@ def test_a_captured_compile_that_fails_says_why_not_only_how_many(cli, tmp_path)
     code, out, err = cli("capture", "--as", "sm_90a", "--target", "sm_80,sm_90a", "--out", "o", "--",
                          "python", "prog.py")
     assert code == 3, err
-    assert "1 specialisation of 1 kernel, 1 launch (" in out
-    assert "error    at source: type fp8e4nv not supported in this architecture" in out
+    assert "1 specialisation of 1 kernel, 1 launch (" in err
+    assert "error    at source: type fp8e4nv not supported in this architecture" in err
     assert "1 captured compile failed; first: fp8_copy/" in err and "/sm_80 at stage source: type fp8e4nv" in err
     assert "irscope show o/fp8_copy/" in err
     code, out, err = cli("compile", "o/launches.json", "--target", "sm_80", "-o", "o2")  # the same words
@@ -235,3 +235,17 @@ def test_a_launch_files_argument_missing_the_fields_of_its_kind_is_refused_namin
         read_launches(bad)
     code, out, err = cli("compile", bad, "--target", "sm_90a")
     assert code == 4 and "is damaged" in err
+
+
+def test_stdout_is_the_programs_alone(tmp_path):
+    # `irscope capture -- python prog.py > out.txt` put irscope's summary and one line a compile into the
+    # program's output; they go to stderr now, and the program's stdout comes through unchanged.
+    out_txt = tmp_path / "out.txt"
+    with out_txt.open("w") as stdout:
+        proc = subprocess.run([sys.executable, "-m", "irscope", "capture", "--target", "sm_80", "--out", "snaps",
+                               "--", "python", str(SMALL)], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert out_txt.read_text() == "small program done\n"
+    assert "captured  4 specialisations of 2 kernels" in proc.stderr
+    assert sum("/sm_80  ok" in line for line in proc.stderr.splitlines()) == 4

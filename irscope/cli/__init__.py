@@ -55,6 +55,11 @@ class UI:
         self.color = wants_color(out, color_mode)
         self.style = Style(self.color)
         self.err_style = Style(wants_color(err, color_mode))
+        self._raw_err = err
+
+    def on_stderr(self) -> "UI":
+        """This UI with its results on stderr too: for a command whose stdout belongs to a program it runs."""
+        return UI(self._raw_err, self._raw_err, self.color_mode)
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")

@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, ui) -> int:
+    # stdout is the program's: `irscope capture -- python prog.py > out.txt` leaves out.txt as the program
+    # wrote it, so irscope's own lines (the summary, one a compile) go to stderr.
+    ui = ui.on_stderr()
     from ..store.launches import read_launches, write_launches
     from ..store.roots import default_out, ensure_root
     from ..targets import parse_targets
