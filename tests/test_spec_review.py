@@ -200,3 +200,47 @@ def test_a_parameter_left_out_takes_its_default_as_the_jits_binder_does(cli, tmp
     assert [(e["name"], e["value"]) for e in record[2:4]] == [("scale", 2.0), ("flag", True)]
     code, out, err = cli("compile", f"{path}:k", "--arg", "x_ptr=*fp32", "--arg", "n=4096", "--no-layouts")
     assert code == 0, err
+
+
+OPTIONAL = '''
+import triton
+import triton.language as tl
+from irscope.spec import KernelSpec, Tensor
+
+
+@triton.jit
+def k(x_ptr, bias_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n)
+    if bias_ptr is not None:
+        v += tl.load(bias_ptr + offs, mask=offs < n)
+    if ACT is not None:
+        v = v * 3
+    tl.store(x_ptr + offs, v, mask=offs < n)
+
+
+SPEC = KernelSpec(name="k", fn=k, args={"x_ptr": Tensor("fp32"), "bias_ptr": None, "n": 4096},
+                  constexprs={"ACT": "double", "BLOCK": 64})
+'''
+
+
+def test_none_on_the_command_line_is_none_as_a_launch_passes_it(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    from irscope.spec.kernel import CompileOptions, Tensor, parse_value
+    assert parse_value("None") is None and parse_value("none") == "none"
+    path = _write(tmp_path, "optional.py", OPTIONAL)
+    _, _, signature, constexprs, attrs, record = _specialise(
+        f"{path}:k", args=(("bias_ptr", parse_value("None")),), constexprs=(("ACT", parse_value("None")),))
+    assert (signature, constexprs, attrs) == _jit(f"{path}:k", "sm_90a", x_ptr=torch.empty(16), bias_ptr=None,
+                                                  n=4096, ACT=None, BLOCK=64)
+    assert "None" in record[1]["why"] and "equal to 1" not in record[1]["why"]
+    code, out, err = cli("compile", str(path), "--constexpr", "ACT=None", "--no-layouts")
+    assert code == 0, err
+    ttir = next((tmp_path / "irscope-snapshots/k/default.ACT=None/sm_90a").glob("*.ttir")).read_text()
+    assert "arith.mulf" not in ttir  # `ACT is not None` was false, as under the JIT (the word "None" made it true)
+    # a typical value of None says nothing of the kind: a tensor may take its place
+    code, out, err = cli("compile", str(path), "--arg", "bias_ptr=*fp32", "--no-layouts")
+    assert code == 0, err
+    # and a request that recorded None reads back as None
+    assert dict(CompileOptions.from_dict(CompileOptions(constexprs=(("ACT", None),)).to_dict()).constexprs) == \
+        {"ACT": None}

@@ -225,7 +225,8 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
             entry.update(kind="constexpr", value=jsonable(value))
         elif ty == "constexpr":
             entry.update(kind="constant", value=jsonable(value),
-                         why="an integer equal to 1 is specialised into the kernel as a constant")
+                         why="None is passed to the kernel as a constexpr" if value is None else
+                         "an integer equal to 1 is specialised into the kernel as a constant")
         elif ty.startswith("tensordesc"):
             entry.update(kind="descriptor", value=str(resolved.args[p.name]),
                          why="a descriptor is specialised on its dtype and block shape only")
@@ -261,6 +262,7 @@ def _no_divisibility(spec: KernelSpec, p, entry: dict, d: int) -> None:
     would change nothing, silently (the variant's folder name would still say `NAME.divD`)."""
     why = ("it is marked do_not_specialize" if p.do_not_specialize else
            "it is marked do_not_specialize_on_alignment" if p.do_not_specialize_on_alignment else
+           "it is None, a constexpr" if entry["kind"] == "constant" and entry["value"] is None else
            "an integer equal to 1 is compiled in as a constant" if entry["kind"] == "constant" else
            "a tensor descriptor is specialised on its dtype and block shape only" if entry["kind"] == "descriptor"
            else f"it is {entry['type']}, and only pointers and integers get one")

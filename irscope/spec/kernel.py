@@ -300,7 +300,7 @@ class CompileOptions:
 
 
 def parse_value(text: str) -> Any:
-    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `*fp16` -> Tensor("fp16"),
+    """`128` -> 128, `0.5` -> 0.5, `true` -> True, `None` -> None, `*fp16` -> Tensor("fp16"),
     `desc:fp16[4096,4096]/[64,64]` -> TensorDesc, anything else -> the string."""
     text = text.strip()
     if text.startswith("desc:"):
@@ -318,7 +318,9 @@ def parse_value(text: str) -> Any:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
-    return value if isinstance(value, (int, float, str, bool)) else text
+    # None as Python writes it: a launch passes None for an optional pointer or constexpr (`bias_ptr=None`,
+    # `ACTIVATION=None`), and the kernel's `is None` tests must see None, not the word "None"
+    return value if isinstance(value, (int, float, str, bool)) or value is None else text
 
 
 # The bits of an element of each dtype (a Gluon descriptor takes 8-, 16- and 32-bit elements only).
@@ -373,7 +375,9 @@ _OPTION_EXAMPLES = {"integer": "128", "number": "0.5", "boolean": "true", "word"
 
 
 def kind_of(value: Any) -> str:
-    """What a parsed value is, in the words a message uses: tensor, boolean, integer, number or word."""
+    """What a parsed value is, in the words a message uses: tensor, boolean, integer, number, none or word."""
+    if value is None:
+        return "none"
     if isinstance(value, Tensor):
         return "tensor"
     if isinstance(value, TensorDesc):
@@ -408,6 +412,8 @@ def _fits(value: Any, kind: str) -> bool:
 
 
 def _a(kind: str) -> str:
+    if kind == "none":
+        return "None"
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
@@ -428,17 +434,20 @@ def check_arg_value(spec: KernelSpec, name: str, value: Any, annotation: str = "
     Triton annotation (`n: tl.int32`); with neither, any number, boolean or tensor will do, not a word.
     """
     typical = spec.args.get(name)
-    kind = kind_of(typical) if name in spec.args else kind_of_annotation(annotation)
+    if value is None:  # the JIT takes None for any argument (it becomes a constexpr): the kernel decides
+        return
+    declared = name in spec.args and typical is not None  # a None typical value says nothing of the kind
+    kind = kind_of(typical) if declared else kind_of_annotation(annotation)
     given = given or f"--arg {name}={_shown(value)}"
     if kind is None:
         if kind_of(value) == "word":
-            raise UsageError(f"{given}: a typical value is a number, true/false or a tensor, not a word",
+            raise UsageError(f"{given}: a typical value is a number, true/false, None or a tensor, not a word",
                              f"e.g. --arg {name}=4096 or --arg {name}=*fp16")
         return
     if _fits(value, kind):
         return
-    why = f"its typical value is {_shown(typical)}" if name in spec.args else f"annotated {annotation}"
-    example = _shown(typical) if name in spec.args else _KIND_EXAMPLES[kind]
+    why = f"its typical value is {_shown(typical)}" if declared else f"annotated {annotation}"
+    example = _shown(typical) if declared else _KIND_EXAMPLES[kind]
     what = "a tensor pointer" if kind == "tensor" else _a(kind)
     raise UsageError(f"{given}: {spec.fn_name}'s {name} is {what} ({why}), not {_a(kind_of(value))}",
                      f"give {_a(kind)}, e.g. --arg {name}={example}")
