@@ -244,3 +244,15 @@ def test_none_on_the_command_line_is_none_as_a_launch_passes_it(cli, tmp_path):
     # and a request that recorded None reads back as None
     assert dict(CompileOptions.from_dict(CompileOptions(constexprs=(("ACT", None),)).to_dict()).constexprs) == \
         {"ACT": None}
+
+
+@pytest.mark.parametrize("argv,message,hint", [
+    (["--arg", "n=99999999999999999999999"], "too large", "--arg"),  # past 64 bits: Triton's OverflowError
+    (["--arg", "n=4096", "--arg", "BLOCK=64"], "no argument 'BLOCK'", "--constexpr BLOCK=VALUE"),
+    (["--arg", "n=4096", "--constexpr", "n=64"], "no constexpr 'n'", "--arg n=VALUE"),
+])
+def test_launch_values_of_the_wrong_size_or_kind_are_usage_errors(cli, tmp_path, argv, message, hint):
+    path = _write(tmp_path, "k.py", KERNEL)
+    code, out, err = cli("compile", f"{path}:k", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=16", *argv)
+    first, second = _error(err)
+    assert code == 2 and message in first and hint in second

@@ -209,7 +209,7 @@ def specialise(spec: KernelSpec, target: Target, opts: CompileOptions):
         known = sorted(option_fields(backend))
         raise UsageError(f"Triton refused an option for {target.name}: {e.args[0] if e.args else e}",
                          f"options Triton knows for {target.name}: {', '.join(known)}") from None
-    except (TypeError, AssertionError, ValueError) as e:
+    except (TypeError, AssertionError, ValueError, OverflowError) as e:  # Overflow: an integer past 64 bits
         raise UsageError(f"cannot specialise {spec.fn_name} for {target.name}: {e}",
                          "check the --arg, --constexpr and --option values") from None
 

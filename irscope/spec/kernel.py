@@ -692,6 +692,10 @@ def _check_name(spec: KernelSpec, name: str, known: Sequence[str], what: str, fl
         return
     close = difflib.get_close_matches(name, known, n=3)
     hint = f"did you mean {', '.join(close)}? " if close else ""
+    params = [p.name for p in getattr(spec.fn, "params", ())]
+    if name in params and flag in ("--arg", "--constexpr"):  # --arg for a constexpr, or --constexpr for an argument
+        other = "--arg" if flag == "--constexpr" else "--constexpr"
+        hint = f"{name} is {'not ' if other == '--arg' else ''}a tl.constexpr: give it with {other} {name}=VALUE; "
     raise UsageError(f"{spec.fn_name} has no {what} '{name}'",
                      hint + f"{what}s of {spec.fn_name}: {', '.join(known) or '(none)'} ({flag})")
 
