@@ -207,6 +207,12 @@ def test_a_damaged_or_hostile_timeline_is_one_line_exit_4(with_passes, cli, tmp_
     index["steps"][0]["after"] = 10 ** 6
     (snap / "passes" / "index.json").write_text(json.dumps(index))
     cases[snap] = "a step names IR 1000000"
+    snap = copy("numbers-out-of-order")  # every step numbered 0: the table's numbers were not what --diff takes
+    index = json.loads((snap / "passes" / "index.json").read_text())
+    for step in index["steps"]:
+        step["n"] = 0
+    (snap / "passes" / "index.json").write_text(json.dumps(index))
+    cases[snap] = "step 1 is numbered 0"
     snap = copy("bomb")
     bomb = lzma.LZMACompressor()
     data = b"".join(bomb.compress(b"a" * (64 << 20)) for _ in range(9)) + bomb.flush()

@@ -271,4 +271,9 @@ def load_timeline(snap) -> Timeline:
         if ref is not None and ref >= irs:
             raise SnapshotError(f"{index_path} is damaged: a step names IR {ref} of {irs}",
                                 "recompile with irscope compile --passes")
+    for i, step in enumerate(index["steps"]):  # a step's number is what --diff takes and diffs count back from
+        if step["n"] != i or (step.get("since") is not None and step["since"] >= i):
+            raise SnapshotError(f"{index_path} is damaged: step {i} is numbered {step['n']}"
+                                + ("" if step["n"] != i else f", since step {step['since']}"),
+                                "recompile with irscope compile --passes")
     return Timeline(folder, index, snap.label)
