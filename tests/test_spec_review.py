@@ -256,3 +256,28 @@ def test_launch_values_of_the_wrong_size_or_kind_are_usage_errors(cli, tmp_path,
     code, out, err = cli("compile", f"{path}:k", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=16", *argv)
     first, second = _error(err)
     assert code == 2 and message in first and hint in second
+
+
+CONST = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr: tl.const, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(y_ptr + offs))
+'''
+
+
+def test_read_only_pointers_come_from_the_annotation_as_in_the_jit_not_from_star_k(tmp_path):
+    """docs/kernel-spec.md: `*kfp16` compiles as `*fp16`; the `*k` comes from a `tl.const` annotation."""
+    torch = pytest.importorskip("torch")
+    from irscope.spec.kernel import parse_value
+    path = _write(tmp_path, "const.py", CONST)
+    _, _, signature, constexprs, attrs, _ = _specialise(
+        f"{path}:k", args=(("x_ptr", parse_value("*kfp32")), ("y_ptr", parse_value("*fp32"))),
+        constexprs=(("BLOCK", 16),))
+    assert signature["x_ptr"] == "*fp32" and signature["y_ptr"] == "*kfp32"
+    assert (signature, constexprs, attrs) == _jit(f"{path}:k", "sm_90a", x_ptr=torch.empty(16),
+                                                  y_ptr=torch.empty(16), BLOCK=16)
