@@ -80,3 +80,14 @@ def test_a_swizzle_within_the_vector_leaves_one_element_vectors():
     # By hand, Triton's rule: a 128-byte bank row is 64 f16; the lanes' offsets are 64*i + (i % 8) and
     # they differ within one row of banks for the lanes 1, 2, 4 only: rows 8 and 16 conflict, 2**2 - 1.
     assert bc.conflicts == 3
+
+
+def test_a_shape_triton_would_abort_on_is_explained_once():
+    pytest.importorskip("triton._C.libtriton")
+    from irscope.harness.layouts import compute_layouts
+    ttgir = ('#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>\n'
+             'module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", '
+             '"ttg.threads-per-warp" = 32 : i32} {\n  tt.func public @k() {\n'
+             '    %c = arith.constant dense<0.0> : tensor<3x5xf32, #b>\n    tt.return\n  }\n}\n')
+    sl = compute_layouts(ttgir).encodings[0].layouts[0]
+    assert sl.layout is None and sl.note.count("not a power of two") == 1, sl.note

@@ -117,8 +117,8 @@ def _fallback(u: EncodingUse, shape: tuple[int, ...], why: str, context=None) ->
         return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=big)
     try:
         ll, note = fallback.convert_noted(u.attr, shape, context)
-    except fallback.Unsupported as e:
-        return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=f"{why}; {e}")
+    except fallback.Unsupported as e:  # said once where irscope refuses it for the reason Triton would abort on
+        return ShapedLayout(shape, LayoutStatus.NOT_AVAILABLE, note=why if str(e) in why else f"{why}; {e}")
     return ShapedLayout(shape, LayoutStatus.OK, "irscope", f"{why}; irscope's own conversion" + (f": {note}" if note else ""),
                         ll)
 
