@@ -61,3 +61,13 @@ def test_compile_with_a_relative_out_from_inside_a_golden_root_is_refused_withou
     assert code == 2, out + err
     assert "holds committed golden snapshots" in err and str(root) in err
     assert list((root / "add").iterdir()) == []
+
+
+def test_snapshot_update_keep_into_a_golden_root_not_yet_marked_is_refused_not_taken_for_a_match(cli, tmp_path):
+    goldens = tmp_path / "goldens"  # no .irscope-goldens yet: its first update writes it
+    for keep in (goldens, goldens / "fresh"):
+        code, out, err = cli("snapshot", "update", "add", "--goldens", goldens, "--keep", keep)
+        assert code == 2, out + err
+        assert "golden root" in err and "irscope: hint: " in err
+        assert not goldens.exists()
+

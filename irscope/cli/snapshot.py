@@ -82,7 +82,7 @@ def run(args, ui) -> int:
     s = ui.style
     rows: list[dict] = []
     versions = set()
-    with _fresh_root(args.keep) as tmp:
+    with _fresh_root(args.keep, root.path) as tmp:
         try:
             outcomes = compile_points(points, Path(tmp), workers=args.jobs,
                                       on_progress=lambda p: progress.update(f"[{p.done}/{p.total}] compiling"))
@@ -187,7 +187,7 @@ def one_per_point(goldens: list) -> list:
             or g.path.with_name(g.path.name.split(VERSION_MARK)[0]) not in plain]
 
 
-def _fresh_root(keep: str | None):
+def _fresh_root(keep: str | None, goldens: Path):
     if keep is None:
         return tempfile.TemporaryDirectory(prefix="irscope-snapshot-")
     from contextlib import nullcontext
@@ -195,6 +195,11 @@ def _fresh_root(keep: str | None):
     from ..errors import UsageError
     path = Path(keep)
     check_writable(path.resolve(), False)
+    # a golden root not yet marked (its first update) is still the goldens: a fresh compile written there
+    # would be taken for the golden it is compared with, and pass
+    if path.resolve() == goldens.resolve() or goldens.resolve() in path.resolve().parents:
+        raise UsageError(f"--keep '{keep}' is the golden root '{goldens}' or a folder inside it",
+                         "keep the fresh compiles in another folder: --keep fresh/")
     hint = "give --keep a folder you can write (or leave --keep out: a temporary folder is used)"
     if path.exists() and not path.is_dir():
         raise UsageError(f"--keep '{keep}' is a file, not a folder", hint)
