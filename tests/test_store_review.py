@@ -71,3 +71,17 @@ def test_snapshot_update_keep_into_a_golden_root_not_yet_marked_is_refused_not_t
         assert "golden root" in err and "irscope: hint: " in err
         assert not goldens.exists()
 
+
+def test_a_stage_file_that_is_a_fifo_or_a_folder_is_named_as_such_not_as_missing(goldens, tmp_path):
+    import os
+    import shutil
+
+    import pytest
+
+    from irscope.errors import SnapshotError
+    for kind in ("fifo", "folder"):
+        snap = shutil.copytree(goldens / "add" / "default" / "sm_90a", tmp_path / kind)
+        (snap / "add_kernel.ptx").unlink()
+        os.mkfifo(snap / "add_kernel.ptx") if kind == "fifo" else (snap / "add_kernel.ptx").mkdir()
+        with pytest.raises(SnapshotError, match="stage file add_kernel.ptx is not a regular file"):
+            load_snapshot(snap)

@@ -275,7 +275,9 @@ def _load_irscope(path: Path) -> Snapshot:
         inside(path, triton_json, triton_json.name)
     missing = [s for s in (recorded or {}) if s not in files]
     if missing:
-        raise SnapshotError(f"{path} is damaged: stage file {fn}.{missing[0]} is missing",
+        # there but no file (a FIFO, a folder): said so, not called missing
+        what = "is not a regular file" if os.path.lexists(path / f"{fn}.{missing[0]}") else "is missing"
+        raise SnapshotError(f"{path} is damaged: stage file {fn}.{missing[0]} {what}",
                             "recompile it with irscope compile")
     return Snapshot(path=path, meta=meta, stage_files=files, origin="irscope", extra=_extra_files(path))
 
