@@ -329,7 +329,8 @@ def test_the_timeline_says_a_gluon_wgmma_was_there_before_the_first_pass(gluon_s
 
 def test_a_gluon_kernels_buffer_ops_are_its_sources_and_no_triton_switch_is_probed(gluon_snaps):
     from irscope.analyze import analyze
-    from irscope.explain.decisions import gather, read_decisions
+    from irscope.explain.decisions import read_decisions
+    from irscope.explain.facts import gather
     from irscope.explain.whatif import plan_whatifs
     from irscope.store import load_snapshot
 
@@ -348,7 +349,8 @@ def test_a_gluon_kernels_buffer_ops_are_its_sources_and_no_triton_switch_is_prob
 
 def test_no_num_warps_what_if_is_planned_for_a_gluon_wgmma(gluon_snaps):
     from irscope.analyze import analyze
-    from irscope.explain.decisions import gather, read_decisions
+    from irscope.explain.decisions import read_decisions
+    from irscope.explain.facts import gather
     from irscope.explain.whatif import plan_whatifs
     from irscope.store import load_snapshot
 

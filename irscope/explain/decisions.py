@@ -10,12 +10,11 @@ No Triton import: snapshots copied from elsewhere are explained the same way.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from ..analyze import Analysis
-from ..analyze.vectors import AccessGroup, access_groups
 from ..store.snapshot import Snapshot
 from ..targets import CORE, TARGETS, Target
+from .facts import Decision, Facts, is_gluon, per_stage_bytes, pick, shapes
+from .gluon import AMD_GLUON_DECIDING_PASS, GLUON_DECIDING_PASS, gluon_matrix, gluon_stages
 
 TOPICS = ("matrix", "pipelining", "vectors", "shared", "registers", "tma", "buffer_ops", "warp_specialize")
 
@@ -31,12 +30,6 @@ DECIDING_PASS = {
 AMD_DECIDING_PASS = {"matrix": "tritonamdgpu-accelerate-matmul", "pipelining": "tritonamdgpu-pipeline",
                      "vectors": "tritongpu-coalesce (layouts from the axis analysis), convert-triton-amdgpu-to-llvm "
                                 "(instructions)"}
-# Gluon's pipeline (gluon_to_ttgir) runs none of the passes above: the source writes the MMA, the buffers,
-# the TMA copies, the buffer ops and the partitions. Only the lowering still picks the instructions, from
-# the layouts the source wrote.
-GLUON_DECIDING_PASS = {"vectors": "convert-triton-gpu-to-llvm (instructions from the layouts the source wrote)"}
-AMD_GLUON_DECIDING_PASS = {"vectors": "convert-triton-amdgpu-to-llvm (instructions from the layouts the source "
-                                      "wrote)"}
 
 
 def deciding_pass(topic: str, vendor: str | None, gluon: bool = False) -> str:
@@ -61,57 +54,6 @@ _DOT = re.compile(r"(?:tt\.dot|ttng\.warp_group_dot|ttng\.tc_gen5_mma)\s+(%[\w.$
                   r"(?:tensor|!ttg\.memdesc)<[\dx]+x(\w+)")
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One choice the compiler made, as the snapshot shows it."""
-
-    topic: str  # one of TOPICS
-    subject: str  # what it is about: "tt.dot", "main loop", "load of a_ptr at line 36", "kernel"
-    value: str  # what was decided: "wgmma m64n256k16", "3 buffers, cp.async 16 B", "16 B per thread"
-    good: bool | None  # the fast path was taken (None: a fact, neither taken nor missed)
-    evidence: tuple[tuple[str, int], ...] = ()  # the counters (or resources) that show it
-    why: str = ""  # what decides it, in this compile
-    stage: str = ""  # the stage the evidence is read from
-    by_hand: bool = False  # the kernel's source made it (Gluon), not a pass of Triton's pipeline
-
-    @property
-    def key(self) -> str:
-        return f"{self.topic}:{self.subject}"
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What the decisions are read from: the snapshot, its analysis and its load/store groups."""
-
-    snapshot: Snapshot
-    analysis: Analysis
-    groups: tuple[AccessGroup, ...]
-    divisibility: dict  # argument name -> the divisibility the compile assumed
-    arg_values: dict  # argument name -> typical launch value
-    pointer_range: dict  # argument name -> tt.pointer_range (AMD buffer ops)
-    num_warps: int | None
-    num_stages: int | None
-    backend_options: dict
-
-
-def gather(snapshot: Snapshot, analysis: Analysis) -> Facts:
-    asm = "ptx" if "ptx" in snapshot.stage_files else "amdgcn" if "amdgcn" in snapshot.stage_files else ""
-    ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else ""
-    groups = access_groups(ttgir, snapshot.read(asm), asm) if asm else ()
-    spec = snapshot.meta.get("specialisation") or []
-    div = {e["name"]: e.get("divisibility", 1) for e in spec if e.get("kind") in ("tensor", "scalar")}
-    values = {e["name"]: e.get("value") for e in spec if e.get("kind") in ("tensor", "scalar", "constant")}
-    ranges = {e["name"]: (e.get("attrs") or {}).get("tt.pointer_range") for e in spec if e.get("kind") == "tensor"}
-    copts = snapshot.meta.get("compile_options") or {}
-    bopts = snapshot.meta.get("backend_options") or {}
-    extra = {k: v for k, v in copts.items() if k not in ("num_warps", "num_stages", "constexprs")}
-    if bopts.get("maxnreg"):  # Triton's parsed options: what the compile ran with, set by a config or --option
-        extra.setdefault("maxnreg", bopts["maxnreg"])
-    return Facts(snapshot, analysis, groups, div, values, {k: v for k, v in ranges.items() if v},
-                 copts.get("num_warps") or analysis.resources.num_warps,
-                 copts.get("num_stages") or bopts.get("num_stages"), extra)
-
-
 def read_decisions(facts: Facts) -> tuple[Decision, ...]:
     """Every decision the snapshot shows, in TOPICS order."""
     a = facts.analysis
@@ -121,15 +63,6 @@ def read_decisions(facts: Facts) -> tuple[Decision, ...]:
     for reader in (_matrix, _pipelining, _vectors, _shared, _registers, _tma, _buffer_ops, _warp_specialize):
         out.extend(reader(facts))
     return tuple(out)
-
-
-def _pick(counters: dict, prefix: str) -> tuple[tuple[str, int], ...]:
-    return tuple((k, v) for k, v in counters.items() if k == prefix or k.startswith(prefix + "."))
-
-
-def _shapes(counters: dict, prefix: str) -> str:
-    shapes = [k[len(prefix) + 1:] for k in counters if k.startswith(prefix + ".") and not k.endswith("B")]
-    return " ".join(shapes)
 
 
 _DOT_RESULT = re.compile(r"->\s*tensor<(\d+)x(\d+)x")
@@ -167,62 +100,28 @@ def _matrix(f: Facts) -> list[Decision]:
         (f", input precision {precision}" if precision and dtype == "f32" else "") + f", {t.name}"
     arch = int(t.arch) if t.vendor == "nvidia" and str(t.arch).isdigit() else 0
     if is_gluon(f.snapshot):
-        return [_gluon_matrix(f, why, arch)]
+        return [gluon_matrix(f, why, arch)]
     if t.vendor == "nvidia":
         if c.get("ptx.tcgen05.mma"):
-            return [Decision("matrix", "tt.dot", "tcgen05.mma", True, _pick(c, "ptx.tcgen05.mma") +
-                             _pick(c, "ttgir.tcgen05_mma"), why, "ptx")]
+            return [Decision("matrix", "tt.dot", "tcgen05.mma", True, pick(c, "ptx.tcgen05.mma") +
+                             pick(c, "ttgir.tcgen05_mma"), why, "ptx")]
         if c.get("ptx.wgmma"):
-            return [Decision("matrix", "tt.dot", f"wgmma {_shapes(c, 'ptx.wgmma')}".strip(), True,
-                             _pick(c, "ptx.wgmma") + _pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
+            return [Decision("matrix", "tt.dot", f"wgmma {shapes(c, 'ptx.wgmma')}".strip(), True,
+                             pick(c, "ptx.wgmma") + pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
         if c.get("ptx.mma.sync"):
             best = arch in (80, 86, 87, 89, 120, 121)
             if arch == 90 and (f.num_warps or 0) < 4:
                 why += ": wgmma needs a warpgroup (num_warps >= 4)"
-            return [Decision("matrix", "tt.dot", f"mma.sync {_shapes(c, 'ptx.mma.sync')}".strip(), best,
-                             _pick(c, "ptx.mma.sync") + _pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
-        return [Decision("matrix", "tt.dot", "FMA (no tensor-core instruction)", False, _pick(c, "ttgir.dot"),
+            return [Decision("matrix", "tt.dot", f"mma.sync {shapes(c, 'ptx.mma.sync')}".strip(), best,
+                             pick(c, "ptx.mma.sync") + pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
+        return [Decision("matrix", "tt.dot", "FMA (no tensor-core instruction)", False, pick(c, "ttgir.dot"),
                          why + (": fp32 operands with input_precision='ieee' never use tensor cores"
                                 if dtype == "f32" else ""), "ptx")]
     for kind in ("v_mfma", "v_wmma"):
         if c.get(f"amdgcn.{kind}"):
-            return [Decision("matrix", "tt.dot", f"{kind[2:]} {_shapes(c, 'amdgcn.' + kind)}".strip(), True,
-                             _pick(c, f"amdgcn.{kind}"), why, "amdgcn")]
-    return [Decision("matrix", "tt.dot", "FMA (no matrix instruction)", False, _pick(c, "ttgir.dot"), why, "amdgcn")]
-
-
-# Gluon's MMA ops, by what TTGIR and the final code show: the source names the instruction itself.
-_GLUON_MMA = {"tcgen05.mma": "blackwell.tcgen05_mma", "wgmma": "hopper.warpgroup_mma", "mma.sync": "ampere.mma_v2",
-              "mfma": "amd.cdna3.mfma", "wmma": "amd.rdna4.wmma"}
-_GLUON_BEST = {80: "ampere.mma_v2", 86: "ampere.mma_v2", 89: "ampere.mma_v2", 90: "hopper.warpgroup_mma",
-               100: "blackwell.tcgen05_mma", 103: "blackwell.tcgen05_mma", 120: "ampere.mma_v2",
-               121: "ampere.mma_v2"}
-
-
-def _gluon_matrix(f: Facts, why: str, arch: int) -> Decision:
-    """A Gluon kernel's MMA is the op its source calls: no pass picks it, and no other num_warps or target
-    rewrites it (a what-if of either only fails or changes nothing)."""
-    c, t = f.analysis.counters, f.snapshot.target
-    found = [(k, counter) for k, counter in (("tcgen05.mma", "ptx.tcgen05.mma"), ("wgmma", "ptx.wgmma"),
-                                             ("mma.sync", "ptx.mma.sync"), ("mfma", "amdgcn.v_mfma"),
-                                             ("wmma", "amdgcn.v_wmma")) if c.get(counter)]
-    best = _GLUON_BEST.get(arch, "")
-    if found:
-        kind, counter = found[0]
-        value = f"{kind} {_shapes(c, counter)}".strip()
-        good = t.vendor == "amd" or _GLUON_MMA[kind] == best or not best
-        ev = _pick(c, counter) + _pick(c, "ttgir.nvidia_mma.version") + _pick(c, "ttgir.warp_group_dot") + \
-            _pick(c, "ttgir.tcgen05_mma")
-        why += f"; the source's {_GLUON_MMA[kind]}"
-        if not good:
-            why += f"; {t.name}'s fastest is {best}"
-    else:
-        value, good, ev = "FMA (no matrix instruction)", False, _pick(c, "ttgir.dot")
-        why += "; the source's gl.dot_fma: a matrix instruction is the target's own op, " + \
-            (best if best else "amd.cdna3.mfma or amd.rdna4.wmma" if t.vendor == "amd" else "ampere.mma_v2")
-    why += "; written by hand, so no num_warps or target what-if changes it"
-    return Decision("matrix", "tt.dot", value, good, ev, why, "ptx" if t.vendor == "nvidia" else "amdgcn",
-                    by_hand=True)
+            return [Decision("matrix", "tt.dot", f"{kind[2:]} {shapes(c, 'amdgcn.' + kind)}".strip(), True,
+                             pick(c, f"amdgcn.{kind}"), why, "amdgcn")]
+    return [Decision("matrix", "tt.dot", "FMA (no matrix instruction)", False, pick(c, "ttgir.dot"), why, "amdgcn")]
 
 
 def _loop_inputs(f: Facts) -> list[str]:
@@ -369,34 +268,12 @@ def _vectors(f: Facts) -> list[Decision]:
     return out
 
 
-def per_stage_bytes(f: Facts) -> tuple[int, int]:
-    """(bytes one more pipeline stage costs, buffers now): the multi-buffered tiles' size per buffer."""
-    allocs = [x for x in f.analysis.allocations if x.space == "shared" and not x.barrier and x.buffers > 1]
-    return sum(x.bytes // x.buffers for x in allocs), max((x.buffers for x in allocs), default=0)
-
-
 def largest_stages(f: Facts, target: Target) -> int | None:
     """The largest num_stages whose shared memory (estimated: one buffer per stage more or less) fits."""
     shared, stage_bytes = f.analysis.resources.shared, per_stage_bytes(f)[0]
     if not shared or not stage_bytes or not f.num_stages or is_gluon(f.snapshot):  # Gluon ignores num_stages
         return None
     return max(1, f.num_stages + (target.shared_per_block - shared) // stage_bytes)
-
-
-def gluon_stages(f: Facts, target: Target) -> tuple[str, int] | None:
-    """(the constexpr that sets a Gluon kernel's buffer count, the largest value estimated to fit): a Gluon
-    kernel ignores num_stages, its multi-buffered allocations take their depth from a constexpr of its own
-    (STAGES, NUM_BUFFERS). None when no constexpr so named equals the buffer count, or nothing needs fewer."""
-    shared = f.analysis.resources.shared
-    stage_bytes, buffers = per_stage_bytes(f)
-    if not shared or not stage_bytes or buffers < 2 or shared <= target.shared_per_block:
-        return None
-    consts = (f.snapshot.meta.get("compile_options") or {}).get("constexprs") or {}
-    names = [k for k, v in consts.items() if v == buffers and not isinstance(v, bool) and
-             any(w in str(k).upper() for w in ("STAGE", "BUF"))]
-    if len(names) != 1:
-        return None
-    return names[0], max(1, buffers + (target.shared_per_block - shared) // stage_bytes)
 
 
 def _shared(f: Facts) -> list[Decision]:
@@ -490,11 +367,6 @@ _REQUESTED = re.compile(r"requestedRegisters = array<i32: ([\d, ]+)>")
 _WORKER_WARPS = re.compile(r"^[ \t]*partition\d+\(.*num_warps\((\d+)\)", re.M)
 
 
-def is_gluon(snapshot: Snapshot) -> bool:
-    """A Gluon kernel's compile has no TTIR: it is written in Triton's GPU dialect (docs/gluon.md)."""
-    return "ttir" not in snapshot.stage_files and "ttgir" in snapshot.stage_files
-
-
 def _partitions(snapshot: Snapshot) -> tuple[list[int], list[int]] | None:
     """The worker partitions' warps and requested registers of the first ttg.warp_specialize, from the TTGIR."""
     if "ttgir" not in snapshot.stage_files:
@@ -523,7 +395,7 @@ def _warp_specialize(f: Facts) -> list[Decision]:
             if ws[1]:
                 value += f", setmaxnreg {', '.join(map(str, ws[1]))} registers"
         why = "gl.warp_specialize in the Gluon source" if is_gluon(f.snapshot) else "tl.range(..., warp_specialize=True)"
-        ev = _pick(c, "ttgir.warp_specialize") + tuple((k, c[k]) for k in ("ptx.setmaxnreg",) if k in c)
+        ev = pick(c, "ttgir.warp_specialize") + tuple((k, c[k]) for k in ("ptx.setmaxnreg",) if k in c)
         return [Decision("warp_specialize", "kernel", value, True, ev, why, "ttgir", by_hand=is_gluon(f.snapshot))]
     if is_gluon(f.snapshot):
         return [Decision("warp_specialize", "kernel", "not warp-specialised", None, (("ttgir.warp_specialize", 0),),

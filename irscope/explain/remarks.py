@@ -12,7 +12,8 @@ from typing import Callable, Sequence
 
 from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, refused_recorded_option
-from .decisions import TIMELINE_PATTERN, Decision, deciding_pass, gather, is_gluon, read_decisions
+from .decisions import TIMELINE_PATTERN, deciding_pass, read_decisions
+from .facts import Decision, gather, is_gluon
 from .whatif import WhatIf, WhatIfResult, plan_whatifs, run_whatifs
 
 DEFAULT_BUDGET = 4

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..spec.kernel import CompileOptions, Tensor
-from .decisions import Decision, Facts, gluon_stages, is_gluon, largest_stages
+from .decisions import largest_stages
+from .facts import Decision, Facts, is_gluon
+from .gluon import gluon_stages
 
 
 @dataclass(frozen=True)
