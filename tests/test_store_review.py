@@ -85,3 +85,22 @@ def test_a_stage_file_that_is_a_fifo_or_a_folder_is_named_as_such_not_as_missing
         os.mkfifo(snap / "add_kernel.ptx") if kind == "fifo" else (snap / "add_kernel.ptx").mkdir()
         with pytest.raises(SnapshotError, match="stage file add_kernel.ptx is not a regular file"):
             load_snapshot(snap)
+
+
+def test_recompiling_into_a_folder_holding_a_fifo_is_refused_and_the_fifo_is_kept(tmp_path):
+    import os
+    import stat
+
+    import pytest
+
+    from irscope.errors import UsageError
+    from irscope.store.folder import write_folder
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, {"add_kernel.ttir": "module {}\n", "irscope.json": "{}\n"})
+    for name in ("mine.fifo", "runs.json"):  # runs.json a FIFO: refused, never read (a read would block)
+        os.mkfifo(dest / name)
+        with pytest.raises(UsageError, match=f"holds {name} "):
+            write_folder(dest, {"add_kernel.ttir": "module { }\n", "irscope.json": "{}\n"})
+        assert stat.S_ISFIFO((dest / name).lstat().st_mode)
+        assert (dest / "add_kernel.ttir").read_text() == "module {}\n"
+        (dest / name).unlink()

@@ -88,14 +88,14 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
     other's. A file irscope never writes there is refused, naming it, before anything is written."""
     if not dest.is_dir() or dest.is_symlink():
         return {}
-    old = [p for p in sorted(dest.rglob("*")) if p.is_file() or p.is_symlink()]
+    old = [p for p in sorted(dest.rglob("*")) if not p.is_dir() or p.is_symlink()]  # FIFOs too: never read
     names = {p.relative_to(dest).as_posix(): p for p in old}
     stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES}
     binaries = [n for n in files if Path(n).suffix in BINARIES]
     same_binary = bool(binaries) and all(
-        n in names and not names[n].is_symlink() and names[n].read_bytes() == _bytes(files[n]) for n in binaries)
+        n in names and _plain(names[n]) and names[n].read_bytes() == _bytes(files[n]) for n in binaries)
     was = next((names[n] for n in sorted(names) if "/" not in n and Path(n).suffix in BINARIES
-                and not names[n].is_symlink()), None)
+                and _plain(names[n])), None)
     old_sha = hashlib.sha256(was.read_bytes()).hexdigest()[:12] if was is not None else "nobinary0000"
     carried, lost = {}, []
     for name, path in names.items():
@@ -104,6 +104,8 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
             continue
         if path.is_symlink():
             lost.append(f"{name} (a link, not written by irscope)")
+        elif not path.is_file():
+            lost.append(f"{name} (a FIFO, socket or device, not written by irscope)")
         elif name in RECORDS:
             kept = name if same_binary else f"{Path(name).stem}.{old_sha}.json"
             carried[kept] = path.read_bytes()
@@ -121,6 +123,11 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
                          f"{'it' if len(lost) == 1 else 'them'}",
                          "move those files out of the folder (or the folder aside), or compile into another --out")
     return carried
+
+
+def _plain(path: Path) -> bool:
+    """A regular file, not a link: one whose bytes can be read without blocking or leaving the folder."""
+    return path.is_file() and not path.is_symlink()
 
 
 def _bytes(data: bytes | str) -> bytes:
