@@ -281,3 +281,16 @@ def test_read_only_pointers_come_from_the_annotation_as_in_the_jit_not_from_star
     assert signature["x_ptr"] == "*fp32" and signature["y_ptr"] == "*kfp32"
     assert (signature, constexprs, attrs) == _jit(f"{path}:k", "sm_90a", x_ptr=torch.empty(16),
                                                   y_ptr=torch.empty(16), BLOCK=16)
+
+
+def test_kernels_json_says_which_parameters_are_descriptors_and_which_it_cannot_know(cli, tmp_path):
+    code, out, err = cli("kernels", "attention_ws", "--json")
+    assert code == 0, err
+    kinds = {p["name"]: p["kind"] for p in json.loads(out)["parameters"]}
+    assert kinds["q_desc"] == "descriptor" and kinds["sm_scale"] == "scalar"  # a descriptor was called a scalar
+    path = _write(tmp_path, "k.py", KERNEL)
+    code, out, err = cli("kernels", f"{path}:k", "--json", "--arg", "n=4096")
+    assert code == 0, err
+    kinds = {p["name"]: p["kind"] for p in json.loads(out)["parameters"]}
+    # without a spec, a pointer is not known to be one: it was called a scalar
+    assert kinds == {"x_ptr": "unknown", "n": "scalar", "BLOCK": "constexpr"}

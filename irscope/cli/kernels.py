@@ -105,10 +105,8 @@ def kernel_as_dict(spec, args: dict | None = None, constexprs: dict | None = Non
     """The JSON form of a KernelSpec (`irscope kernels --json`); keys documented in docs/cli.md."""
     report = _prune_report(spec, args, constexprs)
     pruned = report.pruned if report else {}
-    params = []
-    for p in getattr(spec.fn, "params", ()):
-        kind = "constexpr" if p.is_constexpr else ("tensor" if _is_tensor(spec.args.get(p.name)) else "scalar")
-        params.append({"name": p.name, "kind": kind})
+    launch = {**spec.args, **(args or {})}
+    params = [{"name": p.name, "kind": _param_kind(p, launch)} for p in getattr(spec.fn, "params", ())]
     return {
         "name": spec.name, "function": spec.fn_name, "path": str(spec.path), "description": spec.description,
         "parameters": params,
@@ -136,6 +134,19 @@ def _tuning_dict(spec, report) -> dict:
                         "kept": [c.name for c in spec.configs if not report or c.name not in report.pruned],
                         "notes": list(report.notes) if report else []}
     return out
+
+
+def _param_kind(param, launch: dict) -> str:
+    """constexpr, tensor, descriptor or scalar: from the typical launch value, else from the parameter's
+    annotation (`x_ptr: "*fp32"`); `unknown` for a kernel without a spec whose parameter has neither."""
+    from ..spec.kernel import TensorDesc, kind_of_annotation
+    if param.is_constexpr:
+        return "constexpr"
+    value = launch.get(param.name)
+    if value is None:
+        annotated = kind_of_annotation(getattr(param, "annotation_type", "") or "")
+        return "unknown" if annotated is None else "tensor" if annotated == "tensor" else "scalar"
+    return "tensor" if _is_tensor(value) else "descriptor" if isinstance(value, TensorDesc) else "scalar"
 
 
 def _is_tensor(value) -> bool:
