@@ -446,3 +446,21 @@ def test_a_one_element_shared_buffer_is_laid_out_not_reported_unavailable(tmp_pa
     assert all("mbarrier" in sl.note for _, sl in ones)
     write_layouts(tmp_path, ls.to_json())
     assert read_layouts(SimpleNamespace(path=tmp_path))["encodings"]
+
+
+def test_the_overview_gives_an_unavailable_layouts_reason_once_below_the_table(snaps, tmp_path, capsys):
+    # The reason sat in the "per layout" column: one long reason made every row of the table that wide
+    # (about 250 columns on gfx942). It is now a numbered note under the table, each reason once.
+    copy = tmp_path / "snap"
+    shutil.copytree(snaps["sm_80"].path, copy)
+    data = json.loads((copy / "layouts.json").read_text())
+    reason = "Triton gives nothing for it: " + "a long reason " * 12
+    for enc in data["encodings"][:2]:
+        enc["layouts"] = [{"shape": sl["shape"], "status": "not-available", "note": reason} for sl in enc["layouts"]]
+    (copy / "layouts.json").write_text(json.dumps(data))
+    assert main(["layouts", str(copy), "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    rows = [ln for ln in out.splitlines() if "not available [1]" in ln]
+    assert len(rows) >= 2 and all(reason.strip() not in ln for ln in rows)
+    assert max(len(ln) for ln in out.splitlines() if re.match(r"\s*\d+\s+#", ln)) < 120
+    assert [ln.strip() for ln in out.splitlines() if ln.strip().startswith("[")] == [f"[1] {reason.strip()}"]

@@ -107,15 +107,18 @@ def _overview(snap, ls, args, ui) -> int:
     ui.print(f"{s(snap.label, 'bold')}  layouts computed by {ls.computed_by or '?'}")
     if ls.note:
         ui.print(f"  note: {ls.note}")
-    rows = []
+    rows, notes = [], {}  # a layout's reason for being unavailable is a footnote: a long one made every row wide
     for i, e in enumerate(ls.encodings):
         for sl in e.layouts:
             ll = sl.layout
             what = (f"reg {ll.size('register')} lane {ll.size('lane')} warp {ll.size('warp')}" if ll and not ll.is_shared
-                    else f"offsets {ll.size('offset')}" if ll else s(f"not available: {sl.note}", "yellow"))
+                    else f"offsets {ll.size('offset')}" if ll else
+                    s(f"not available [{notes.setdefault(sl.note, len(notes) + 1)}]", "yellow"))
             rows.append([str(i), e.name if len(e.name) < 48 else e.name[:45] + "...", e.kind, _dims(sl.shape), what,
                          sl.by])
     ui.print(table(["#", "encoding", "kind", "shape", "per layout", "by"], rows, right=[0], style=s))
+    for note, n in notes.items():
+        ui.print(s(f"  [{n}] {note}", "yellow"))
     if cvts:
         ui.print("")
         ui.print(s("convert_layout", "bold"))
