@@ -105,6 +105,37 @@ def test_swizzled_shared_offsets_xor_the_row_into_the_column(snaps):
     assert ll == fallback.convert(load_layouts(snaps["sm_80"]).find("shared").attr, (128, 64))
 
 
+@pytest.mark.parametrize("vec,per_phase,max_phase,shape", [(4, 1, 16, (64, 256)), (8, 2, 4, (128, 64)),
+                                                          (1, 1, 8, (32, 32)), (4, 4, 2, (64, 16))])
+def test_amd_rotating_shared_rotates_the_phase_per_block_of_rows(vec, per_phase, max_phase, shape):
+    # Triton 3.9's bindings cannot read #ttg.amd_rotating_shared (the B operand of every gfx942/gfx950
+    # matmul), so its layout, its bank conflicts and the accesses through it were "not available". Checked
+    # element by element against the rule written out per element: the column group is XORed with the
+    # phase, and the phase with the block of maxPhase*perPhase rows it lies in.
+    attr = (f"#ttg.amd_rotating_shared<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, "
+            f"order = [1, 0]}}>")
+    ll = fallback.convert(attr, shape)
+    rows, cols = shape
+    for row in range(rows):
+        phase = (row // per_phase) % max_phase
+        block = (row // per_phase // max_phase) % max_phase
+        for col in range(cols):
+            group = (col // vec) ^ ((phase ^ block) % (cols // vec))
+            assert ll.offsets[(row, col)] == row * cols + group * vec + col % vec
+    plain = fallback.convert(attr.replace("amd_rotating_shared", "swizzled_shared"), shape)
+    assert (ll == plain) == (rows <= per_phase * max_phase)  # they differ once a second block of rows starts
+
+
+def test_the_gfx942_matmuls_rotating_b_operand_has_a_layout_and_a_conflict_count(snaps):
+    enc = load_layouts(snaps["gfx942"]).find("shared1")
+    assert enc.kind == "amd_rotating_shared"
+    sl = enc.at((64, 256))
+    assert sl.layout is not None and sl.by == "irscope", sl.note
+    reports = access_reports(snaps["gfx942"].read("ttgir"), load_layouts(snaps["gfx942"]))
+    through = [r for r in reports if r.access.shared_name == "#shared1"]
+    assert through and all(r.conflicts is not None for r in through)
+
+
 def test_nvmma_128b_swizzle_equals_swizzled_8_1_8(snaps):
     nv = layout(snaps, "sm_90a", "shared", (128, 64))
     assert nv.bases == fallback.swizzled("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",

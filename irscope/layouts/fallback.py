@@ -1,5 +1,6 @@
 """irscope's own conversion of the common encodings to linear layouts, for where Triton's bindings are
-missing or crashed: blocked, slice (of blocked or linear), linear, 2-D swizzled_shared, and the offset
+missing or crashed: blocked, slice (of blocked or linear), linear, 2-D swizzled_shared and
+amd_rotating_shared (Triton 3.9's bindings cannot read the latter at all), and the offset
 bases padded_shared spells out (Triton has no linear layout for it). It follows
 Triton's rules (BlockedEncodingAttr::toLinearLayout and combineCtaCgaWithShape: a tile built fastest
 dim first, repeated over the shape by more registers in `order`, bases beyond the shape zeroed for
@@ -57,7 +58,7 @@ def module_context(ttgir: str) -> ModuleContext:
     return ModuleContext(attr("threads-per-warp"), None if specialised else attr("num-warps"))
 
 
-KINDS = "blocked, slice, linear, padded_shared and swizzled_shared"
+KINDS = "blocked, slice, linear, padded_shared, swizzled_shared and amd_rotating_shared"
 
 
 def convert(attr: str, shape: tuple[int, ...], context: ModuleContext | None = None) -> LinearLayout:
@@ -81,6 +82,8 @@ def convert_noted(attr: str, shape: tuple[int, ...],
         return slice_of(attr, shape, context), ""
     if kind == "swizzled_shared":
         return swizzled(attr, shape), ""
+    if kind == "amd_rotating_shared":
+        return swizzled(attr, shape, rotating=True), ""
     if kind == "padded_shared":
         return padded(attr, shape), (f"the offset bases the attribute spells out; offsets are before padding "
                                      f"({padding_text(attr)})")
@@ -196,17 +199,21 @@ def slice_of(attr: str, shape: tuple[int, ...], context: ModuleContext | None = 
     return LinearLayout.of({k: [v[:dim] + v[dim + 1:] for v in vs] for k, vs in p.bases.items()}, shape)
 
 
-def swizzled(attr: str, shape: tuple[int, ...]) -> LinearLayout:
+def swizzled(attr: str, shape: tuple[int, ...], rotating: bool = False) -> LinearLayout:
     """#ttg.swizzled_shared on a 2-D tile: offset -> (row, col) with col = c XOR ((row/perPhase % maxPhase) * vec),
-    rows and columns taken along `order` (its first entry is the contiguous dim)."""
+    rows and columns taken along `order` (its first entry is the contiguous dim). With `rotating`, AMD's
+    #ttg.amd_rotating_shared (Triton's sharedToLinearLayoutAMDRotating): the phase is XORed with the
+    block of rows it lies in, (row/perPhase/maxPhase) % maxPhase, so each block of maxPhase*perPhase rows
+    uses the phases in another order."""
+    kind = "amd_rotating_shared" if rotating else "swizzled_shared"
     vec, per_phase, max_phase = _int(attr, "vec"), _int(attr, "perPhase"), _int(attr, "maxPhase")
     order = _ints(attr, "order")
-    _permutation(order, len(order), "swizzled_shared")
+    _permutation(order, len(order), kind)
     for name, x in (("vec", vec), ("perPhase", per_phase), ("maxPhase", max_phase)):
         if not _pow2(x):
-            raise Unsupported(f"invalid encoding: swizzled_shared {name} = {x} is not a power of two")
+            raise Unsupported(f"invalid encoding: {kind} {name} = {x} is not a power of two")
     if len(shape) != 2 or len(order) != 2:
-        raise Unsupported("irscope converts 2-D swizzled_shared layouts only")
+        raise Unsupported(f"irscope converts 2-D {kind} layouts only")
     fast, slow = order
     cols, rows = shape[fast], shape[slow]
     bases = []
@@ -218,7 +225,10 @@ def swizzled(attr: str, shape: tuple[int, ...]) -> LinearLayout:
         r = 1 << bit
         v = [0, 0]
         v[slow] = r
-        v[fast] = (((r // per_phase) % max_phase) * vec) % cols
+        phase = (r // per_phase) % max_phase
+        if rotating:
+            phase ^= (r // per_phase // max_phase) % max_phase
+        v[fast] = (phase * vec) % cols
         bases.append(v)
     return LinearLayout.of({"offset": bases, "block": []}, shape)
 
