@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import IrscopeError, SnapshotError
+from ..errors import IrscopeError, SnapshotError, UsageError
 from ..harness.batch import CompileStatus
 from ..store.schema import loads
 from ..spec.kernel import variant_name
@@ -184,7 +184,28 @@ def plan_points(points: Sequence[SweepPoint], out: Path, *, force: bool = False,
             stale_seen()
         if on_progress and (i + 1) % 25 == 0:
             on_progress(SweepProgress("planning", i + 1, len(points)))
+    _check_one_compile_a_folder(planned, Path(out))
     return planned
+
+
+def _check_one_compile_a_folder(planned: Sequence[PlannedPoint], out: Path) -> None:
+    """Two points whose compiles differ must not share a folder: the run compiles a folder once, so one
+    point's row showed the other's compile (two FILE.py kernels of one name, `a/k.py:kern` and `b/k.py:kern`)."""
+    first: dict[Path, PlannedPoint] = {}
+    for pp in planned:
+        other = first.setdefault(pp.folder, pp)
+        if other.key != pp.key:
+            label = pp.folder.relative_to(out).as_posix()
+            where = f"{other.point.where}: " if other.point.where else ""
+            raise UsageError(f"{where}{_describe(other.point)} and {_describe(pp.point)} would both be written to "
+                             f"{label}, yet they compile differently",
+                             "a folder is named by the kernel's name and its options: give one kernel another name "
+                             "(KernelSpec(name=...) in its file), or compile them into different --out folders")
+
+
+def _describe(p: SweepPoint) -> str:
+    axes = ", ".join(f"{n}={v!r}" for n, v in p.axes)
+    return p.kernel + (f" ({axes})" if axes else "")
 
 
 def serve_fresh(planned: list[PlannedPoint], out: Path) -> dict[int, "SweepRow"]:
