@@ -303,3 +303,16 @@ def test_pytest_irscope_update_rewrites_a_damaged_golden_json_with_its_test(tmp_
     assert done.returncode == 0 and "1 written" in done.stdout and "damaged" not in done.stdout, done.stdout
     assert json.loads(record_path.read_text()) == record == {**record, "test": "test_codegen.py::test_x"}
     assert pytest_run().returncode == 0
+
+
+@pytest.mark.parametrize("action", ["check", "update"])
+def test_a_golden_root_that_is_a_file_is_refused_before_anything_compiles(cli, tmp_path, action):
+    # check called every golden "missing" and suggested an update; update compiled first and then named the
+    # pytest option in its hint.
+    (tmp_path / "G").write_text("not goldens")
+    code, out, err = cli("snapshot", action, "add", "--goldens", "G")
+    assert code == 2, err
+    assert "irscope: error: 'G' is a file, not a folder of golden snapshots" in err
+    assert "irscope snapshot --goldens DIR" in err
+    assert "missing" not in out and "kernels to import" not in err  # refused before importing or compiling
+    assert (tmp_path / "G").read_text() == "not goldens"

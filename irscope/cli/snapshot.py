@@ -57,6 +57,8 @@ def run(args, ui) -> int:
     from ..targets import parse_targets
 
     root = GoldenRoot(Path(args.goldens))
+    if root.path.exists() and not root.path.is_dir():  # before anything compiles: check called it "missing"
+        root.refuse_a_file()
     # every golden recompiled from what it records (a golden of a kernel without a KernelSpec has no other way)
     refresh = shlex.join(["irscope", "snapshot", "update", "--goldens", str(root.path)])
     if args.kernels:

@@ -100,11 +100,15 @@ class GoldenRoot:
                                 "with a folder, or remove it")
         return folder
 
+    def refuse_a_file(self) -> None:
+        raise UsageError(f"'{self.path}' is a file, not a folder of golden snapshots",
+                         "move it aside, or keep the goldens elsewhere (pytest --irscope-goldens DIR, "
+                         "irscope snapshot --goldens DIR)")
+
     def mark(self) -> None:
         """Make the folder a golden root, so `irscope compile --out` refuses to write there by accident."""
         if self.path.exists() and not self.path.is_dir():
-            raise UsageError(f"'{self.path}' is a file, not a folder of golden snapshots",
-                             "move it aside, or keep the goldens elsewhere: --irscope-goldens DIR")
+            self.refuse_a_file()
         marker = self.path / GOLDEN_MARKER
         with _writing(self.path):
             self.path.mkdir(parents=True, exist_ok=True)
