@@ -44,3 +44,48 @@ def test_two_kernels_of_one_name_that_would_share_a_folder_are_refused_not_shown
     sweep = _write(tmp_path / "one.yaml", "kernels: [a/k.py:kern, a/k.py:kern]\ntargets: [sm_80]\nout: o\n" + SET)
     code, out, err = cli("sweep", sweep, "--list")
     assert code == 0, err
+
+
+def _cluster_env(**extra) -> dict:
+    import os
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra}
+
+
+def test_a_worker_started_without_the_clients_codegen_variables_is_named_before_anything_is_sent(tmp_path):
+    # The content key holds the client's AMDGCN_USE_BUFFER_OPS=0, but the worker compiled with buffer ops:
+    # the rows showed buffer loads under the key of a compile without them (and the next run compiled again).
+    import os
+    import subprocess
+    import sys
+    import pytest
+    distributed = pytest.importorskip("distributed")
+    sweep = _write(tmp_path / "env.yaml", "kernels: [add]\ntargets: [gfx942]\nout: o\n")
+    scheduler = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None)
+    worker = None
+    try:
+        address = scheduler.scheduler_address
+        env = {k: v for k, v in _cluster_env().items() if k != "AMDGCN_USE_BUFFER_OPS"}
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                                   "--no-dashboard"], env=env, cwd=tmp_path,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run = [sys.executable, "-m", "irscope", "sweep", str(sweep), "--scheduler", address]
+        proc = subprocess.run(run, env=_cluster_env(AMDGCN_USE_BUFFER_OPS="0"), capture_output=True, text=True,
+                              timeout=180)
+        same = subprocess.run(run + ["--json"], env=env, capture_output=True, text=True, timeout=180)
+    finally:
+        if worker is not None:
+            worker.kill()
+            worker.wait()
+        scheduler.close()
+    error, hint = proc.stderr.strip().splitlines()
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert error.startswith("irscope: error: worker tcp://") and "AMDGCN_USE_BUFFER_OPS unset" in error
+    assert "this client with AMDGCN_USE_BUFFER_OPS=0" in error and "TRITON_*/AMDGCN_*" in hint
+    # the same environment on both sides compiles on the worker as before
+    assert same.returncode == 0, same.stderr
+    import json
+    assert json.loads(same.stdout)["points"][0]["where"].startswith("tcp://")
+    assert os.path.isfile(tmp_path / "o" / "add" / "default" / "gfx942" / "irscope.json")
+

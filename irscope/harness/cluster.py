@@ -145,7 +145,8 @@ class DaskCluster:
         problem = version_mismatch(self.versions, answers)
         if problem:
             raise EnvironmentProblem(problem, "install the same irscope and Triton on every worker as on this "
-                                              "machine, or stop that worker")
+                                              "machine and start it with the same TRITON_*/AMDGCN_* variables, or "
+                                              "stop that worker")
 
     def workers(self) -> list[str]:
         return sorted(self.client.scheduler_info().get("workers", {}))

@@ -129,7 +129,10 @@ def probe():
         tr = triton.__version__
     except Exception as e:
         tr = "missing (" + type(e).__name__ + ")"
-    return {"irscope": ir, "triton": tr, "python": platform.python_version()}
+    import os
+    env = {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "AMDGCN_", "DISABLE_", "NVPTX_", "ROCM_",
+                                                                 "HIP_"))}
+    return {"irscope": ir, "triton": tr, "python": platform.python_version(), "environment": env}
 '''
 
 
@@ -144,7 +147,8 @@ def local_versions() -> dict:
 
 
 def version_mismatch(mine: dict, theirs: dict[str, dict]) -> str | None:
-    """The first worker whose irscope, Triton or Python (major.minor: pickles cross it) differs, in words."""
+    """The first worker whose irscope, Triton or Python (major.minor: pickles cross it) differs, or whose
+    environment changes what Triton emits (AMDGCN_USE_BUFFER_OPS=0...), in words."""
     for where, v in sorted(theirs.items()):
         for key in ("irscope", "triton", "python"):
             a, b = str(mine.get(key)), str(v.get(key))
@@ -152,7 +156,26 @@ def version_mismatch(mine: dict, theirs: dict[str, dict]) -> str | None:
                 a, b = ".".join(a.split(".")[:2]), ".".join(b.split(".")[:2])
             if a != b:
                 return f"worker {where} has {key} {v.get(key)}, this client has {key} {mine.get(key)}"
+        # The content key holds this client's code-generating variables, but a worker compiles with its own:
+        # a worker without the client's AMDGCN_USE_BUFFER_OPS=0 returned buffer loads under the client's key.
+        here, there = _codegen(mine.get("environment")), _codegen(v.get("environment"))
+        for name in sorted(set(here) | set(there)):
+            if here.get(name) != there.get(name):
+                def said(env):
+                    return f"{name}={env[name]}" if name in env else f"{name} unset"
+                return f"worker {where} compiles with {said(there)}, this client with {said(here)} (a variable " \
+                       "that changes what Triton emits)"
     return None
+
+
+def _codegen(env) -> dict:
+    """The variables of `env` that change a compile (specialise.codegen_environment's rule)."""
+    from .specialise import _CODEGEN_ENV_PREFIXES, _NOT_CODEGEN
+    out = {k: str(v) for k, v in (env if isinstance(env, dict) else {}).items()
+           if k.startswith(_CODEGEN_ENV_PREFIXES) and k not in _NOT_CODEGEN and not k.startswith("TRITON_DUMP")}
+    if out.get("TRITON_DEFAULT_FP_FUSION") == "1":
+        del out["TRITON_DEFAULT_FP_FUSION"]
+    return out
 
 
 def allow_children() -> None:
