@@ -37,7 +37,7 @@ LIGHT_DEPENDENCIES = ("pyyaml>=6",)
 # The oldest release the harness compiles with (docs/versions.md): 3.4 lacks what harness/specialise.py
 # drives (JITFunction._pack_args), 3.0-3.3 lack triton.knobs altogether.
 MINIMUM = "3.5.0"
-_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.post|\.dev)\d+)?$")
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?((?:a|b|rc|\.post|\.dev)\d+)?$")
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,14 @@ def normalise_version(text: str) -> str:
     v = text.strip()
     if v.startswith(("triton==", "triton-")):
         v = v[7:] if v.startswith("triton-") else v[8:]
-    if not _VERSION.match(v):
+    m = _VERSION.match(v)
+    if not m:
         raise UsageError(f"'{text}' is not a Triton version", "write it like 3.6.0; `irscope envs available` lists them")
-    if v.count(".") == 1:
-        v += ".0"
-    return v
+    # As pip reads it (PEP 440): 03.6 and 3.06.0 are 3.6.0, 3.6rc1 is 3.6.0rc1. Kept as typed, one
+    # release would get two folders (an env named triton-03.6.0 that "runs 3.6.0, not 03.6.0").
+    major, minor, patch, suffix = m.groups()
+    suffix = re.sub(r"\d+$", lambda d: str(int(d.group())), suffix or "")
+    return f"{int(major)}.{int(minor)}.{int(patch or 0)}{suffix}"
 
 
 def supported_version(text: str) -> str:
@@ -155,9 +158,12 @@ def list_envs() -> list[TritonEnv]:
     for child in children:
         if child.name.startswith("triton-") and child.is_dir():
             try:
-                env = find_env(child.name[len("triton-"):])
+                version = normalise_version(child.name[len("triton-"):])
             except UsageError:  # a folder whose name is no version: not irscope's
                 continue
+            if child.name != f"triton-{version}":  # (triton-03.6.0 is not the folder of 3.6.0: not irscope's)
+                continue
+            env = find_env(version)
             if env is not None:
                 found.append(env)
     return sorted(found, key=lambda e: _sort_key(e.version))
