@@ -89,3 +89,29 @@ def test_a_worker_started_without_the_clients_codegen_variables_is_named_before_
     assert json.loads(same.stdout)["points"][0]["where"].startswith("tcp://")
     assert os.path.isfile(tmp_path / "o" / "add" / "default" / "gfx942" / "irscope.json")
 
+
+def test_a_worker_that_compiles_another_version_of_the_kernel_file_is_not_shown_as_this_one(tmp_path):
+    # A FILE.py kernel is imported by the worker's compile child from the worker's disk: another version there
+    # (another machine's checkout, or the file edited while the sweep ran) was written and shown under the key
+    # this machine planned.
+    import pytest
+    pytest.importorskip("distributed")
+    from irscope.harness.cluster import DaskCluster
+    from irscope.sweep import expand, load_sweep, run_points
+    kernel = _write(tmp_path / "k.py", KERNEL)
+    sweep = _write(tmp_path / "s.yaml", "kernels: [k.py:kern]\ntargets: [sm_80]\n" + SET)
+    executor = DaskCluster.local(1)
+    start = executor.start
+
+    def edit_then_start():  # called once planning meets the first stale point, after its key is made
+        kernel.write_text(KERNEL.replace("* 2.0", "+ 100.0"))
+        start()
+
+    executor.start = edit_then_start
+    try:
+        result = run_points(expand(load_sweep(sweep)), tmp_path / "o", executor=executor)
+    finally:
+        executor.close()
+    row = result.rows[0]
+    assert row.status == "crashed" and row.analysis is None and row.where.startswith("tcp://"), row
+    assert "another kernel file, environment or Triton than planned here" in row.reason, row.reason

@@ -315,6 +315,14 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
     # is not the compiler's answer about this kernel: compiled again, as a crash is.
     if outcome is None and not snap.ok and environmental_failure(snap.error):
         raise SnapshotError(f"{label}: {environmental_failure(snap.error)}", "compiled again")
+    # A compile elsewhere (a Dask worker whose FILE.py differs from this machine's) is not the compile the
+    # key was planned for: its row would show another kernel's counters under this point's key.
+    recorded = snap.meta.get("content_key")
+    if outcome is not None and key and isinstance(recorded, str) and recorded != key:
+        on = f" on {where}" if where not in (None, "local") else ""
+        return SweepRow(p, CompileStatus.CRASHED, False, None, label, key, where=where, error={
+            "type": CompileStatus.CRASHED.value, "message": f"compiled{on} from another kernel file, environment or "
+            f"Triton than planned here (content key {recorded[:12]}, not {key[:12]}): not used"})
     status = CompileStatus.OK if snap.ok else CompileStatus.FAILED
     return SweepRow(p, status, fresh, folder, label, key, analyze(snap), dict(snap.meta.get("times_ms") or {}),
                     snap.error, where)
