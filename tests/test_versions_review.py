@@ -41,3 +41,54 @@ def test_a_folder_not_named_as_irscope_names_it_is_not_listed_twice(cache):
     code, out, err = run_cli("envs", "list", "--color", "never")
     assert code == 0, err
     assert [ln.split()[0] for ln in out.splitlines()[2:]] == [NAMED]
+
+
+# -- a compile process that is not irscope's ----------------------------------------------------------
+
+def _fake_python(cache, script: str):
+    """The env of NAMED, with a marker, whose bin/python is a shell script (argv: -I -c BOOT PKG JOB RESULT)."""
+    path = make_env(cache, NAMED, triton_from=None)
+    python = path / "bin" / "python"
+    python.unlink()
+    python.write_text("#!/bin/sh\n" + script + "\n")
+    python.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("script,why", [
+    (r"printf '\377\376 not text\n' >&2; exit 3", "exited with status 3"),
+    ("echo '[1]' > \"$6\"", "wrote a result irscope cannot read"),
+    ("echo '{\"status\": 7}' > \"$6\"", "wrote a result irscope cannot read"),
+])
+def test_a_compile_process_that_prints_junk_or_writes_no_result_is_a_broken_env(cache, tmp_path, script, why):
+    # Bytes that are no UTF-8 on its stderr, or a result.json that is no object, were internal errors
+    # (UnicodeDecodeError, AttributeError: exit 70).
+    _fake_python(cache, script)
+    code, out, err = run_cli("compile", "add", "--triton", NAMED, "-o", str(tmp_path / "out"))
+    assert code == 5, err
+    error, hint = one_error(err)
+    assert f"the Triton {NAMED} environment is broken" in error and why in error
+    assert hint == f"irscope: hint: irscope envs remove {NAMED} && irscope envs add {NAMED}"
+
+
+def test_a_compile_result_missing_its_folder_is_a_crash_not_an_internal_error(cache, tmp_path):
+    # It passes the check (status ok, the right release) and then answers the compile without a path:
+    # that was KeyError: 'path' reported as the kernel's error.
+    _fake_python(cache, f"echo '{{\"status\": \"ok\", \"triton\": \"{NAMED}\"}}' > \"$6\"")
+    code, out, err = run_cli("compile", "add", "--triton", NAMED, "-o", str(tmp_path / "out"))
+    assert code == 3, err
+    assert "the compiler process wrote a result irscope cannot read" in out
+    assert "KeyError" not in out + err
+
+
+def test_a_compile_process_output_is_read_from_its_end_only(cache, tmp_path):
+    """200 MB on stdout and stderr before dying: only the last line is kept, not the whole output."""
+    import resource
+    _fake_python(cache, "head -c 100000000 /dev/zero; head -c 100000000 /dev/zero >&2; printf '\\nlast words\\n' >&2; exit 9")
+    from irscope.harness.remote import run_remote
+    env = envs.TritonEnv(NAMED, cache / "envs" / f"triton-{NAMED}", cache / "envs" / f"triton-{NAMED}" / "bin" / "python")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = run_remote(env.python, envs.child_environment(env), {"mode": "check"}, timeout=120, workdir=tmp_path)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert r["status"] == "crashed" and r["message"] == "the compiler process exited with status 9: last words"
+    assert grown_mb < 50, f"reading the output grew this process by {grown_mb:.0f} MB"

@@ -99,28 +99,71 @@ def check_triton(python: Path, env_vars: dict[str, str]) -> dict:
 def run_remote(python: Path, env_vars: dict[str, str], job: dict, *, timeout: float | None, workdir: Path) -> dict:
     """Run one job in the env's interpreter and return its result dict; a crash or timeout is a result
     too ({"status": "crashed"|"timeout", "message": ...})."""
-    job_file, result_file = workdir / "job.json", workdir / "result.json"
+    job_file, result_file, log_file = workdir / "job.json", workdir / "result.json", workdir / "stderr.log"
     job_file.write_text(json.dumps(job, default=str))
     started = time.monotonic()
-    try:
-        proc = subprocess.run(child_command(python, str(job_file), str(result_file)),
-                              env=env_vars, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "message": f"killed after {timeout:g} s"}
-    try:
-        return json.loads(result_file.read_text())
-    except (OSError, ValueError):
-        pass
+    # Its output goes to a file, of which only the end is read: a process that prints megabytes, or bytes
+    # that are no text, costs no memory here and is no decoding error.
+    with open(log_file, "wb") as log:
+        try:
+            proc = subprocess.run(child_command(python, str(job_file), str(result_file)), env=env_vars,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "message": f"killed after {timeout:g} s"}
+    result = _read_result(result_file, job)
+    if result is not None:
+        return result
     if proc.returncode < 0:
         try:
             what = f"was killed by signal {signal.Signals(-proc.returncode).name}"
         except ValueError:
             what = f"was killed by signal {-proc.returncode}"
+    elif result_file.exists():
+        what = "wrote a result irscope cannot read"
     else:
         what = f"exited with status {proc.returncode}"
-    tail = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()][-1:]
+    tail = [ln for ln in _tail(log_file).splitlines() if ln.strip()][-1:]
     return {"status": "crashed", "message": f"the compiler process {what}" + (f": {tail[0][:300]}" if tail else ""),
             "seconds": time.monotonic() - started}
+
+
+_RESULT_LIMIT = 64 << 20  # a plan of a huge sweep is a few MB of keys
+_STATUSES = ("ok", "failed", "usage", "crashed", "timeout", "broken")
+
+
+def _read_result(path: Path, job: dict) -> dict | None:
+    """The child's result, or None when it wrote none, or one that is not what main() writes (a python
+    at the env's place that is not the env's, a child killed while writing)."""
+    try:
+        if path.stat().st_size > _RESULT_LIMIT:
+            return None
+        result = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(result, dict) or result.get("status") not in _STATUSES:
+        return None
+    for key in ("message", "hint", "triton"):
+        if key in result and not isinstance(result[key], str):
+            return None
+    if result["status"] not in ("ok", "failed") and "message" not in result:
+        return None
+    if job.get("mode") in (None, "compile") and result["status"] in ("ok", "failed"):
+        if not all(isinstance(result.get(k), str) for k in ("path", "variant", "label")):
+            return None
+        if not all(isinstance(result.get(k, 0), (int, float)) for k in ("seconds", "cpu_seconds")):
+            return None
+        if not isinstance(result.get("error"), (dict, type(None))):
+            return None
+    return result
+
+
+def _tail(path: Path, size: int = 8192) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - size))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def plan_keys(version: str, points: list[tuple[str, str, CompileOptions]]) -> list[str | None]:
