@@ -115,3 +115,25 @@ def test_a_worker_that_compiles_another_version_of_the_kernel_file_is_not_shown_
     row = result.rows[0]
     assert row.status == "crashed" and row.analysis is None and row.where.startswith("tcp://"), row
     assert "another kernel file, environment or Triton than planned here" in row.reason, row.reason
+
+
+def test_a_cached_irscope_json_that_is_a_fifo_or_a_link_outside_is_stale_not_a_hang(tmp_path):
+    # Planning read each cached folder's irscope.json with read_text(): a FIFO there held `sweep` and
+    # `sweep --list` forever, and a link was followed outside the snapshot folder.
+    import os
+    import subprocess
+    import sys
+    folder = tmp_path / "o" / "add" / "default" / "sm_80"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "irscope.json")
+    sweep = _write(tmp_path / "f.yaml", "kernels: [add]\ntargets: [sm_80]\nout: o\n")
+    proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep), "--list"], env=_cluster_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "to compile" in proc.stdout and "0 fresh" in proc.stdout
+    from irscope.sweep.run import _recorded_key
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"content_key": "abc"}')
+    (folder / "irscope.json").unlink()
+    (folder / "irscope.json").symlink_to(outside)
+    assert _recorded_key(folder / "irscope.json") is None

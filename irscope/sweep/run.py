@@ -329,9 +329,12 @@ def _row(pp: PlannedPoint, outcome, out: Path) -> SweepRow:
 
 
 def _recorded_key(meta_file: Path) -> str | None:
+    """The content key a cached folder's irscope.json records; None (stale) for anything else. The folder is
+    untrusted: an irscope.json that is a FIFO held planning forever, a link read outside the folder."""
+    from ..store.schema import MAX_JSON_BYTES, inside
     try:
-        return loads(meta_file.read_text()).get("content_key")
-    except (OSError, ValueError, AttributeError):
+        return loads(inside(meta_file.parent, meta_file, meta_file.name, MAX_JSON_BYTES).read_text()).get("content_key")
+    except (OSError, ValueError, AttributeError, SnapshotError):
         return None
 
 
