@@ -173,7 +173,10 @@ def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
     os.killpg(proc.pid, sig)
     out, err = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
-        assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+        # 130, or (under `python -m`) death by SIGINT, which a shell shows as 130 too: CPython's `-m` ends a
+        # process by SIGINT when a KeyboardInterrupt once escaped an exec() of a string, even one irscope
+        # caught further up (dataclasses builds methods with exec: the interrupt landed in an import).
+        assert proc.returncode in (130, -signal.SIGINT) and "interrupted" in err and "Traceback" not in err, err
     root = tmp_path / "irscope-snapshots"
     for folder in root.rglob("*") if root.exists() else []:
         assert not folder.name.startswith("."), f"left behind: {folder}"
