@@ -92,3 +92,40 @@ def test_a_compile_process_output_is_read_from_its_end_only(cache, tmp_path):
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert r["status"] == "crashed" and r["message"] == "the compiler process exited with status 9: last words"
     assert grown_mb < 50, f"reading the output grew this process by {grown_mb:.0f} MB"
+
+
+# -- links in the cache -------------------------------------------------------------------------------
+
+def test_an_env_folder_that_is_a_link_is_left_alone_not_an_internal_error(cache, tmp_path):
+    # `envs remove` of a link (to an env of the user's elsewhere) was OSError: Cannot call rmtree on a
+    # symbolic link (exit 70); `envs add` of a link to a half-made install deleted nothing but said
+    # "cannot use the environment cache".
+    elsewhere = make_env(tmp_path / "mine", NAMED, triton_from=None)
+    (elsewhere / "keep").write_text("mine")
+    (cache / "envs").mkdir(parents=True)
+    link = cache / "envs" / f"triton-{NAMED}"
+    link.symlink_to(elsewhere)
+    code, out, err = run_cli("envs", "remove", NAMED)
+    assert code == 2, err
+    error, hint = one_error(err)
+    assert f"it is a link to {elsewhere}" in error and f"rm {link}" in hint
+    assert link.is_symlink() and (elsewhere / "keep").read_text() == "mine"
+    (elsewhere / envs.MARKER).unlink()
+    (elsewhere / envs.STARTED).write_text("1\n")  # an install irscope started there, elsewhere
+    code, out, err = run_cli("envs", "add", NAMED)
+    assert code == 5, err
+    error, _ = one_error(err)
+    assert f"it is a link to {elsewhere}" in error and "not made by irscope" in error
+    assert link.is_symlink() and (elsewhere / "keep").read_text() == "mine" and (elsewhere / "bin").exists()
+
+
+def test_a_lock_file_that_is_a_link_is_neither_followed_nor_truncated(cache, tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine")
+    (cache / "envs").mkdir(parents=True)
+    (cache / "envs" / f"triton-{NAMED}.lock").symlink_to(precious)
+    code, out, err = run_cli("envs", "add", NAMED)
+    assert code == 5, err
+    error, hint = one_error(err)
+    assert "lock file" in error and "is a link" in error
+    assert precious.read_text() == "mine"  # open(lock, "w") used to empty it

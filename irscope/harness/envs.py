@@ -16,6 +16,7 @@ waits on it would let a third lock a new file beside it).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -185,8 +186,14 @@ def _locked(version: str, *, wait: bool) -> Iterator[None]:
     root = cache_root()
     try:
         root.mkdir(parents=True, exist_ok=True)
-        lock = open(root / f"triton-{version}.lock", "w")  # noqa: SIM115 - closed below
+        # Never truncated, never followed: a link there to a file of the user's is not ours to write.
+        fd = os.open(root / f"triton-{version}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        lock = os.fdopen(fd, "r+")  # noqa: SIM115 - closed below
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise EnvironmentProblem(f"cannot use the environment cache {root}: its lock file {e.filename} is a link, "
+                                     "which irscope does not follow", f"remove the link (rm {shlex.quote(str(e.filename))})"
+                                     " or set IRSCOPE_CACHE to another folder") from None
         raise _cache_problem(e) from None
     with lock:
         try:
@@ -197,8 +204,14 @@ def _locked(version: str, *, wait: bool) -> Iterator[None]:
         yield
 
 
-def _made_by_irscope(path: Path) -> bool:
-    return (path / MARKER).exists() or (path / STARTED).exists()
+def _not_made_by_irscope(path: Path) -> str:
+    """Why irscope did not make the folder at `path` (so never deletes it), or "" when it did. A link
+    is never irscope's, whatever the folder it leads to holds."""
+    if path.is_symlink():
+        return f"it is a link to {os.readlink(path)}"
+    if (path / MARKER).exists() or (path / STARTED).exists():
+        return ""
+    return f"it has no {MARKER}"
 
 
 def remove_env(version: str) -> Path:
@@ -207,12 +220,16 @@ def remove_env(version: str) -> Path:
     if is_running(version):
         raise UsageError(f"Triton {version} is the running Triton (this irscope's own), not an environment irscope "
                          "made", "remove it with pip if you mean to; `irscope envs list` shows the installed ones")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise UsageError(f"no environment for Triton {version} under {cache_root()}",
                          "`irscope envs list` shows the installed ones")
     with _locked(version, wait=False):
-        if not _made_by_irscope(path):
-            raise UsageError(f"{path} was not made by irscope (it has no {MARKER}): irscope leaves it alone",
+        why = _not_made_by_irscope(path)
+        if why.startswith("it is a link"):
+            raise UsageError(f"{path} was not made by irscope ({why}): irscope leaves it alone",
+                             f"remove the link yourself if you mean to (rm {shlex.quote(str(path))})")
+        if why:
+            raise UsageError(f"{path} was not made by irscope ({why}): irscope leaves it alone",
                              f"delete it yourself if you mean to (rm -rf {shlex.quote(str(path))}); an install an "
                              "earlier irscope left unfinished looks the same")
         shutil.rmtree(path)
@@ -280,8 +297,9 @@ def create_env(version: str, on_progress: Callable[[str], None] | None = None) -
                 raise broken(env, env.problem)
             check_env(env)
             return env
-        if path.exists() and not _made_by_irscope(path):
-            return _adopt(version, path, say)
+        why = _not_made_by_irscope(path) if path.exists() or path.is_symlink() else ""
+        if why:
+            return _adopt(version, path, say, why)
         try:
             if path.exists():
                 shutil.rmtree(path)  # an install irscope started and did not finish: start again
@@ -314,11 +332,11 @@ def create_env(version: str, on_progress: Callable[[str], None] | None = None) -
     return env
 
 
-def _adopt(version: str, path: Path, say: Callable[[str], None]) -> TritonEnv:
+def _adopt(version: str, path: Path, say: Callable[[str], None], why: str) -> TritonEnv:
     """A folder made by hand at the env's place: used (its marker written) when its python runs
     triton==version, else an error that leaves it as it is."""
     refused = EnvironmentProblem(
-        f"{path} was not made by irscope (it has no {MARKER}) and cannot be used, so irscope leaves it alone",
+        f"{path} was not made by irscope ({why}) and cannot be used, so irscope leaves it alone",
         f"make it a virtual environment holding triton=={version} and pyyaml (python -m venv {path}; {path}/bin/pip "
         f"install triton=={version} pyyaml) and run `irscope envs add {version}` again to use it; if it is an "
         f"install an earlier irscope left unfinished, remove it (rm -rf {shlex.quote(str(path))}) and add it again")
