@@ -137,3 +137,22 @@ def test_a_cached_irscope_json_that_is_a_fifo_or_a_link_outside_is_stale_not_a_h
     (folder / "irscope.json").unlink()
     (folder / "irscope.json").symlink_to(outside)
     assert _recorded_key(folder / "irscope.json") is None
+
+
+def test_a_sweep_file_that_is_a_named_pipe_nothing_writes_to_is_an_error_not_a_hang(tmp_path):
+    # open() of a FIFO waits for a writer: `irscope sweep pipe.yaml` hung before reading a byte. A pipe with a
+    # writer (`irscope sweep <(...)`) still reads.
+    import os
+    import subprocess
+    import sys
+    os.mkfifo(tmp_path / "pipe.yaml")
+    proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", "pipe.yaml", "--list"], cwd=tmp_path,
+                          env=_cluster_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    error, hint = proc.stderr.strip().splitlines()
+    assert error == "irscope: error: sweep file 'pipe.yaml' is a named pipe that nothing writes to"
+    assert hint.startswith("irscope: hint: ")
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} -m irscope sweep <(printf 'kernels: [add]\\ntargets: "
+                           "[sm_80]\\n') --list --out o"], cwd=tmp_path, env=_cluster_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "add/default/sm_80" in proc.stdout, proc.stderr
