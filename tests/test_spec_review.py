@@ -294,3 +294,17 @@ def test_kernels_json_says_which_parameters_are_descriptors_and_which_it_cannot_
     kinds = {p["name"]: p["kind"] for p in json.loads(out)["parameters"]}
     # without a spec, a pointer is not known to be one: it was called a scalar
     assert kinds == {"x_ptr": "unknown", "n": "scalar", "BLOCK": "constexpr"}
+
+
+@pytest.mark.parametrize("arg, why", [
+    ("q_desc=desc:fp16[128,4096,100]/[1,64,64]", "strides [409600, 100, 1] of fp16"),  # a row of 200 B
+    ("q_desc=desc:fp16[128,4096,128]/[1,64,64]/strides[524288,128,2]", "strides [524288, 128, 2] of fp16"),
+])
+def test_a_descriptor_no_launch_could_make_is_refused(cli, tmp_path, arg, why):
+    # It compiled: TensorDescriptor asserts a 16-byte-aligned row and a contiguous last dimension when a
+    # program makes one, so no launch could have had it.
+    code, out, err = cli("compile", "attention_ws", "--target", "sm_100a", "--arg", arg, "--out", "o")
+    assert code == 2, err
+    assert why in _error(err)[0] and "multiple of 16 B" in _error(err)[0]
+    assert "irscope: hint: give a contiguous last dimension and rows of a multiple of 8 fp16 elements" in err
+    assert not (tmp_path / "o").exists()

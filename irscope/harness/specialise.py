@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import math
 import os
 from typing import Any
 
@@ -90,7 +91,19 @@ _GLUON_DTYPES = {"fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "floa
 def _check_descriptor(spec: KernelSpec, name: str, desc: TensorDesc, gluon: bool) -> None:
     """What Triton's own descriptor classes would refuse at the launch, refused here as a usage error:
     a Gluon descriptor of elements other than 8, 16 or 32 bits (TensorDescriptor asserts it), or a
-    shared layout asked for a @triton.jit kernel's descriptor, which has none (it would be ignored)."""
+    shared layout asked for a @triton.jit kernel's descriptor, which has none (it would be ignored); and
+    strides no launch could have: TensorDescriptor asserts, when it is made, that the last stride is 1
+    and every other is a multiple of 16 bytes (the compiled code does not depend on them)."""
+    strides = desc.strides or desc.contiguous_strides
+    elem = max(1, (DTYPE_BITS.get(desc.dtype) or 8) // 8)
+    if strides[-1] != 1 or any(st * elem % 16 for st in strides[:-1]):
+        row = 16 // math.gcd(16, elem)
+        raise UsageError(f"{spec.fn_name}'s {name}: strides {list(strides)} of {desc.dtype} ({elem} B an element) "
+                         "cannot be a tensor descriptor's: the last must be 1 and every other a multiple of 16 B "
+                         "(Triton's TensorDescriptor asserts it when it is made)",
+                         f"give a contiguous last dimension and rows of a multiple of {row} {desc.dtype} elements, "
+                         f"e.g. desc:{desc.dtype}[{','.join(map(str, desc.shape[:-1] + (-(-desc.shape[-1] // row) * row,)))}]"
+                         f"/[{','.join(map(str, desc.block_shape))}]")
     if gluon:
         bits = DTYPE_BITS.get(desc.dtype)
         if bits not in (8, 16, 32):
