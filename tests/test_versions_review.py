@@ -129,3 +129,43 @@ def test_a_lock_file_that_is_a_link_is_neither_followed_nor_truncated(cache, tmp
     error, hint = one_error(err)
     assert "lock file" in error and "is a link" in error
     assert precious.read_text() == "mine"  # open(lock, "w") used to empty it
+
+
+# -- upgrade-check's verdicts -------------------------------------------------------------------------
+
+def _analysis(counters: dict, target: str = "sm_90a"):
+    from irscope.analyze import Analysis
+    from irscope.analyze.limits import Launch, Occupancy
+    from irscope.ir.resources import Resources
+    return Analysis("k", "", "k", "default", target, "ok", (), dict(counters), (), (),
+                    Resources(num_warps=4, registers=128, shared=65536, spill_stores=0, spill_loads=0),
+                    Occupancy("blocks/SM", 2, 8, 64, "registers", {}), Launch(True))
+
+
+CP_ASYNC = {"ttgir.async_copy": 6, "ptx.cp.async": 36, "sass.LDGSTS": 36}
+TMA_LOADS = {"ttgir.tma_load": 6, "ptx.cp.async.bulk.tensor": 6, "ptx.cp.async.bulk.tensor.load": 6,
+             "sass.UTMALDG": 6}
+TMA_STORES = {"ttgir.tma_store": 2, "ptx.cp.async.bulk.tensor": 2, "ptx.cp.async.bulk.tensor.store": 2,
+              "sass.UTMASTG": 2}
+
+
+def _pipelining(old: dict, new: dict) -> dict[str, str]:
+    from irscope.cli.upgrade import compare_analyses
+    return {f.text.split()[0]: str(f.kind) for f in compare_analyses(_analysis(old), _analysis(new))
+            if f.category == "pipelining"}
+
+
+def test_upgrade_check_calls_cp_async_replaced_by_tma_a_change_not_a_regression():
+    # Each of cp.async's counters lost was a regression (exit 1) although the loads are still
+    # asynchronous, only through TMA.
+    kinds = _pipelining(CP_ASYNC, TMA_LOADS)
+    assert kinds == {"ttgir.async_copy": "change", "ttgir.tma_load": "change", "ptx.cp.async": "change",
+                     "ptx.cp.async.bulk.tensor.load": "change", "sass.LDGSTS": "change", "sass.UTMALDG": "change"}
+
+
+def test_upgrade_check_still_calls_losing_every_async_load_a_regression_even_beside_tma_stores():
+    kinds = _pipelining({**CP_ASYNC, **TMA_STORES}, TMA_STORES)
+    assert kinds == {"ttgir.async_copy": "regression", "ptx.cp.async": "regression", "sass.LDGSTS": "regression"}
+    assert _pipelining({}, TMA_LOADS)["ttgir.tma_load"] == "improvement"
+    # (TMA was not judged at all in TTGIR: the key looked for, ttgir.async_tma_copy_global_to_local, is no counter)
+    assert _pipelining(TMA_LOADS, {})["ttgir.tma_load"] == "regression"
