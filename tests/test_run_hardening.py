@@ -58,6 +58,25 @@ def test_runs_of_one_snapshot_at_the_same_time_lose_no_record(add_snap):
     assert not list(add_snap.glob(".runs.json.tmp-*")) and not list(add_snap.glob("*.lock"))
 
 
+def test_a_run_of_a_golden_is_reported_but_not_written_into_the_golden_root(tmp_path):
+    # `irscope run --snapshot snapshots/add/default/sm_90a` appended runs.json to the committed golden: a
+    # change in the repository that only an update may make. The golden root (its marker) is left as it was.
+    from irscope.store.snapshot import GOLDEN_MARKER
+    root = tmp_path / "snapshots"
+    shutil.copytree(GOLDEN_ADD, root / "add" / "default" / "sm_90a")
+    (root / GOLDEN_MARKER).write_text("goldens\n")
+    snap = load_snapshot(root / "add" / "default" / "sm_90a")
+    before = sorted(p.name for p in snap.path.iterdir())
+    for name in (results.RUNS_FILE, results.VERIFY_FILE):
+        assert session.record(snap, name, {"source": "snapshot", "ok": True}) is None
+    assert sorted(p.name for p in snap.path.iterdir()) == before
+    assert "add/default/sm_90a is a golden snapshot" in session.not_recorded_because(snap)
+    outside = tmp_path / "mine" / "add" / "default" / "sm_90a"
+    shutil.copytree(snap.path, outside)  # the same snapshot copied out of the root is recorded as before
+    assert session.not_recorded_because(load_snapshot(outside)) == ""
+    assert session.record(load_snapshot(outside), results.RUNS_FILE, {"source": "snapshot", "ok": True}) is not None
+
+
 def test_a_runs_json_that_cannot_be_written_is_a_snapshot_error_not_an_oserror(add_snap):
     (add_snap / results.RUNS_FILE).mkdir()  # root writes through permissions: a folder in its place refuses
     with pytest.raises(SnapshotError, match="cannot record the result in .*runs.json") as e:

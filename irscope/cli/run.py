@@ -226,6 +226,8 @@ def _run_jobs(args, ui, jobs, ceilings, target, payload: list, unrecorded: list)
         else:
             if where is not None:
                 ui.print(f"  recorded in {where}")
+            elif session.not_recorded_because(job.snapshot):
+                ui.print(f"  not recorded: {session.not_recorded_because(job.snapshot)}")
 
 
 def check_json_path(path: str | None) -> None:

@@ -69,6 +69,8 @@ def run(args, ui) -> int:
         else:
             if where is not None:
                 ui.print(f"  recorded in {where}")
+            elif session.not_recorded_because(snap):
+                ui.print(f"  not recorded: {session.not_recorded_because(snap)}")
     _write_json(args.json, payload)
     if unrecorded:
         raise unrecorded[0]

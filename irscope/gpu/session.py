@@ -89,6 +89,18 @@ def readable_records(snapshot, name: str) -> None:
             results.verifications(snapshot)
 
 
+def not_recorded_because(snapshot) -> str:
+    """Why a result of `snapshot` is not written beside it ("" when it is): irscope records results only in
+    folders of its own, never in committed goldens (a run would change the repository, which only an
+    update may do), a Triton cache entry or a kernel-dump folder."""
+    from ..store.snapshot import keeps_caches
+    if snapshot is None or keeps_caches(snapshot):
+        return ""
+    what = ("a golden snapshot (irscope writes into goldens only when updating them)" if snapshot.origin == "irscope"
+            else "a folder irscope did not write (a Triton cache entry or a kernel dump)")
+    return f"{snapshot.label} is {what}; the result is in the output above and in --json"
+
+
 def record(snapshot, name: str, result: dict) -> Path | None:
     """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records.
 
@@ -99,7 +111,7 @@ def record(snapshot, name: str, result: dict) -> Path | None:
     import os
 
     from ..store import results
-    if snapshot is None:
+    if snapshot is None or not_recorded_because(snapshot):
         return None
     try:
         fd = os.open(snapshot.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
