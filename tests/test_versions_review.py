@@ -169,3 +169,26 @@ def test_upgrade_check_still_calls_losing_every_async_load_a_regression_even_bes
     assert _pipelining({}, TMA_LOADS)["ttgir.tma_load"] == "improvement"
     # (TMA was not judged at all in TTGIR: the key looked for, ttgir.async_tma_copy_global_to_local, is no counter)
     assert _pipelining(TMA_LOADS, {})["ttgir.tma_load"] == "regression"
+
+
+# -- the package index --------------------------------------------------------------------------------
+
+def test_a_package_index_that_never_answers_is_one_error_not_an_internal_error(cache, monkeypatch):
+    # `irscope envs available` against an index that accepts connections and says nothing was
+    # TimeoutExpired, an internal error (exit 70), after 120 s.
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    for name in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.getsockname()[1]}/simple")
+    monkeypatch.setattr(envs, "INDEX_TIMEOUT", 3.0)
+    try:
+        code, out, err = run_cli("envs", "available")
+    finally:
+        server.close()
+    assert code == 5, err
+    error, hint = one_error(err)
+    assert "no answer from the package index in 3 s" in error and "pip" in hint

@@ -409,10 +409,19 @@ def _last_line(text: str) -> str:
     return (errors or lines or ["no output"])[-1][:200]
 
 
+INDEX_TIMEOUT = 120.0  # seconds for `pip index versions`: an index that accepts and never answers
+
+
 def available_versions() -> list[str]:
     """What pip can install for this Python (`pip index versions triton`)."""
-    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "triton", "--disable-pip-version-check"],
-                          capture_output=True, text=True, timeout=120)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "triton",
+                               "--disable-pip-version-check"], capture_output=True, text=True, errors="replace",
+                              timeout=INDEX_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(f"pip found no answer from the package index in {INDEX_TIMEOUT:g} s "
+                                 "(`pip index versions triton`)",
+                                 "check the network and pip's index (pip config list), then try again") from None
     m = re.search(r"Available versions:\s*(.+)", proc.stdout)
     if proc.returncode != 0 or not m:
         raise _pip_problem("(any)", proc.stderr + proc.stdout)
