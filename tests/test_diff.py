@@ -131,3 +131,26 @@ def test_a_side_that_did_not_compile_and_two_different_kernels_are_said_before_t
     assert json.loads(out)["notes"] == ["A is add_kernel, B is matmul_kernel: two different kernel functions"]
     code, out, err = cli("diff", _snap(compiled, "add", "sm_90a"), _snap(compiled, "add", "sm_80"), "--json")
     assert json.loads(out)["notes"] == []
+
+
+def test_two_compiles_that_failed_differently_are_not_equal(cli, tmp_path):
+    # Both failed at source, so both have the same few stages: diff said "every common stage is the same"
+    # and exited 0, as if nothing told them apart.
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr, MODE: tl.constexpr):\n"
+        "    tl.static_assert(MODE != 1, 'mode one is refused')\n    tl.static_assert(MODE != 2, 'mode two is refused')\n"
+        "    tl.store(x_ptr, 1.0)\n")
+    for mode, name in ((1, "m1"), (2, "m2"), (2, "m2b")):
+        code, _, err = cli("compile", "k.py:k", "--constexpr", f"MODE={mode}", "--arg", "x_ptr=*fp32", "--out", "s",
+                           "--name", name)
+        assert code == 3, err
+    one, two, again = (str(tmp_path / "s" / "k" / v / "sm_90a") for v in ("m1", "m2", "m2b"))
+    code, out, err = cli("diff", one, two)
+    assert code == 1, err
+    assert "note: A did not compile (failed at source: mode one is refused)" in out
+    assert "but the compiles ended differently" in out
+    code, out, _ = cli("diff", one, two, "--json")
+    assert code == 1 and json.loads(out)["outcome"] == {"a": "failed at source: mode one is refused",
+                                                        "b": "failed at source: mode two is refused"}
+    code, out, _ = cli("diff", two, again, "--json")  # the same failure twice: equal
+    assert code == 0 and json.loads(out)["outcome"] is None and json.loads(out)["equal"] is True

@@ -71,7 +71,8 @@ def run(args, ui) -> int:
     if d.differing_stages:
         ui.print(f"stages that differ: {', '.join(d.differing_stages)}")
     elif not (d.only_in_a or d.only_in_b):
-        ui.print("every common stage is the same" + ("" if d.raw else " (after normalisation)"))
+        ui.print("every common stage is the same" + ("" if d.raw else " (after normalisation)")
+                 + (", but the compiles ended differently (the notes above)" if d.outcome else ""))
     if d.stage is not None and not args.stat:
         mode = "raw" if d.raw else "normalised (--raw shows everything)"
         ui.print(f"stage {s(d.stage, 'bold')}, {mode}" + (": identical" if not d.unified else ""))
@@ -97,6 +98,7 @@ def diff_as_dict(d, *, with_lines: bool = True) -> dict:
             "counters": deltas(d.counters), "resources": deltas(d.resources),
             "differing_stages": list(d.differing_stages), "only_in_a": list(d.only_in_a),
             "only_in_b": list(d.only_in_b), "stage": d.stage, "normalisation": list(d.normalisation),
+            "outcome": {"a": d.outcome[0], "b": d.outcome[1]} if d.outcome else None,
             "unified": list(d.unified) if with_lines else None}
 
 
@@ -132,13 +134,10 @@ def _notes(a, b) -> list[str]:
     """What the tables would not say: a side that did not compile (its counters are all `-`), and two
     different kernel functions set side by side."""
     notes = []
+    from ..diff.snapshots import outcome_of
     for name, snap in (("A", a), ("B", b)):
         if not snap.ok:
-            err = snap.error if isinstance(snap.error, dict) else {}
-            # (Triton's message ends with the error, after the source lines it quotes)
-            first = ([ln.strip() for ln in str(err.get("message") or "").splitlines() if ln.strip()] or [""])[-1]
-            first = first if len(first) <= 160 else first[:159] + "…"
-            notes.append(f"{name} did not compile (failed at {err.get('stage') or '?'}{': ' + first if first else ''})")
+            notes.append(f"{name} did not compile ({outcome_of(snap)})")
     fa, fb = (snap.meta.get("function") for snap in (a, b))
     if isinstance(fa, str) and isinstance(fb, str) and fa != fb:
         notes.append(f"A is {fa}, B is {fb}: two different kernel functions")

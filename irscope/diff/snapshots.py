@@ -46,7 +46,8 @@ class SnapshotDiff:
     only_in_b: tuple[str, ...]
     unified: tuple[str, ...]  # the unified diff of `stage`, one line per item
     normalisation: tuple[str, ...]  # what normalising removed from `stage`, e.g. "debug locations: 412 in A, 398 in B"
-    equal: bool  # the compared text is the same (the stage asked for, else every text stage)
+    equal: bool  # the compared text is the same (the stage asked for, else every text stage and the outcome)
+    outcome: tuple[str, str] | None = None  # how each compile ended, when that differs: ("ok", "failed at source: ...")
 
 
 def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool = False,
@@ -85,10 +86,29 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
                                          f"B/{chosen} ({b.label})", context))
         if not raw:
             notes = _normalisation_notes(chosen, a.read(chosen), b.read(chosen), ta == tb)
-    equal = (not unified) if stage is not None else (not differing and not only_a and not only_b)
+    ends = (_ending(a), _ending(b))
+    outcome = (outcome_of(a), outcome_of(b)) if ends[0] != ends[1] else None
+    # Two compiles that failed differently have the same (few) stages: their outcome tells them apart.
+    equal = (not unified) if stage is not None else (not differing and not only_a and not only_b and not outcome)
     aa, ab = analyze(a), analyze(b)
     return SnapshotDiff(aa, ab, chosen, raw, counter_deltas(aa, ab), resource_deltas(aa, ab), differing, only_a,
-                        only_b, unified, notes, equal)
+                        only_b, unified, notes, equal, outcome)
+
+
+def _ending(snap: Snapshot) -> tuple:
+    error = snap.error if isinstance(snap.error, dict) else {}
+    return (snap.ok, snap.meta.get("status"), error.get("stage"), error.get("message"))
+
+
+def outcome_of(snap: Snapshot) -> str:
+    """How a snapshot's compile ended: "ok", or "STATUS at STAGE: the error" (Triton's message ends with
+    the error, after the source lines it quotes: its last line, cut at 160 characters)."""
+    if snap.ok:
+        return "ok"
+    error = snap.error if isinstance(snap.error, dict) else {}
+    last = ([ln.strip() for ln in str(error.get("message") or "").splitlines() if ln.strip()] or [""])[-1]
+    last = last if len(last) <= 160 else last[:159] + "…"
+    return f"{snap.meta.get('status') or 'failed'} at {error.get('stage') or '?'}" + (f": {last}" if last else "")
 
 
 def counter_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
