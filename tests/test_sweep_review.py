@@ -156,3 +156,46 @@ def test_a_sweep_file_that_is_a_named_pipe_nothing_writes_to_is_an_error_not_a_h
                            "[sm_80]\\n') --list --out o"], cwd=tmp_path, env=_cluster_env(), capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and "add/default/sm_80" in proc.stdout, proc.stderr
+
+
+def test_a_scheduler_that_goes_away_mid_sweep_is_one_line_exit_5_not_tracebacks_and_crashed_points(tmp_path):
+    # Every unfinished point read `crashed: the Dask task failed: FutureCancelledError ...` (exit 3, with a
+    # hint to compile it alone), under 30 lines of Dask's reconnect traceback.
+    import socket
+    import subprocess
+    import sys
+    import time
+    import pytest
+    pytest.importorskip("distributed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": _cluster_env(), "cwd": tmp_path}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--dashboard-address", ":0"], **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                               "--no-dashboard"], **quiet)
+    sweep = _write(tmp_path / "many.yaml", "kernels: [add]\ntargets: [sm_80, gfx942]\nout: o\ngrid:\n"
+                   "  BLOCK_SIZE: [64, 128, 256, 512, 1024, 2048]\n  num_warps: [1, 2, 4]\n")
+    proc = None
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--scheduler", address],
+                                cwd=tmp_path, env=_cluster_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / "o").glob("add/*/*/irscope.json")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        scheduler.kill()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        for p in (proc, worker, scheduler):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert proc.returncode == 5, out + err
+    error, hint = err.strip().splitlines()
+    assert error.startswith(f"irscope: error: lost the connection to the Dask scheduler at {address}"), err
+    assert "written and cached" in error and hint.startswith("irscope: hint: ") and "Traceback" not in err
+    assert list((tmp_path / "o").glob("add/*/*/irscope.json"))  # what finished stays

@@ -181,6 +181,7 @@ class DaskCluster:
             for future, value in _completed(distributed.as_completed(futures, loop=client.loop, with_results=True,
                                                                      raise_errors=False), watch):
                 group = index[future.key]
+                _check_scheduler(future, value, self.name)
                 for i, placed in zip(group, self._results(future, value, [jobs[i] for i in group])):
                     placed = on_result(placed) if on_result else placed
                     results[i] = placed
@@ -190,7 +191,8 @@ class DaskCluster:
         except BaseException:
             # Ctrl-C (or anything else): nothing more is started; what runs now finishes on its worker (or
             # hits the timeout there) and its result is dropped.
-            client.cancel([f for f in futures if any(results[i] is None for i in index[f.key])], force=True)
+            if client.status == "running":  # (a client that lost its scheduler has nobody to tell)
+                client.cancel([f for f in futures if any(results[i] is None for i in index[f.key])], force=True)
             raise
         return [r for r in results if r is not None]
 
@@ -262,6 +264,17 @@ class _WorkerWatch:
                 f"start workers with `dask worker {self.name}` (irscope installed on each) and {again}")
 
 
+def _check_scheduler(future, value, name: str) -> None:
+    """A task Dask cancelled because the client lost its scheduler is no compile's failure: the run ends with
+    one line (exit 5), as when no worker is left, instead of every unfinished point reading `crashed`."""
+    e = value[1] if isinstance(value, tuple) and len(value) == 3 else value
+    if future.status == "cancelled" and getattr(e, "reason", None) == "scheduler-connection-lost":
+        raise EnvironmentProblem(f"lost the connection to the Dask scheduler at {name} during the run; the points "
+                                 "that finished are written and cached",
+                                 "check that the scheduler is still running (`dask scheduler`) and reachable, then "
+                                 "run again: only the points that did not finish are compiled")
+
+
 def _completed(results, watch: _WorkerWatch):
     """`as_completed`'s (future, value) pairs, checking between them that the cluster still has a worker."""
     condition = getattr(results, "thread_condition", None)  # notified by Dask as each task ends
@@ -292,6 +305,10 @@ def chunks(n: int, threads: int, most: int = MOST_PER_TASK) -> list[range]:
 
 def _client(address: str, timeout: float):
     distributed = _distributed()
+    # Dask's client logs a lost scheduler as tracebacks on stderr (its reconnect, cancelled as it closes);
+    # irscope says it in one line (_check_scheduler).
+    import logging
+    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
     try:
         return distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, or not a scheduler's address
