@@ -192,3 +192,30 @@ def test_a_package_index_that_never_answers_is_one_error_not_an_internal_error(c
     assert code == 5, err
     error, hint = one_error(err)
     assert "no answer from the package index in 3 s" in error and "pip" in hint
+
+
+def test_a_second_install_of_the_same_release_says_that_it_waits(cache):
+    # It used to wait in silence for as long as the other's pip took (minutes, on a slow network).
+    import fcntl
+    import threading
+    import time
+    (cache / "envs").mkdir(parents=True)
+    said, errors = [], []
+
+    def second():
+        try:
+            envs.create_env(NAMED, said.append)
+        except Exception as e:  # noqa: BLE001 - the env made below runs another release: refused, as it should
+            errors.append(e)
+
+    with open(cache / "envs" / f"triton-{NAMED}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first install, as create_env holds it while pip runs
+        thread = threading.Thread(target=second)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.05)
+        make_env(cache, NAMED, triton_from=running_triton())  # what the first install leaves
+    thread.join(60)
+    assert said[:1] == [f"waiting for another irscope that is installing Triton {NAMED}"]
+    assert len(errors) == 1 and "environment is broken" in str(errors[0])  # it found the first's, not pip

@@ -180,8 +180,9 @@ def _cache_problem(e: OSError) -> EnvironmentProblem:
 
 
 @contextmanager
-def _locked(version: str, *, wait: bool) -> Iterator[None]:
-    """The install lock of `version`; without `wait`, a usage error while another irscope holds it."""
+def _locked(version: str, *, wait: bool, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """The install lock of `version`; without `wait`, a usage error while another irscope holds it; with
+    it, `on_wait` hears that this one waits (pip may take minutes: silence would look like a hang)."""
     import fcntl
     root = cache_root()
     try:
@@ -197,10 +198,14 @@ def _locked(version: str, *, wait: bool) -> Iterator[None]:
         raise _cache_problem(e) from None
     with lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"another irscope is installing Triton {version} right now",
-                             "wait for it to finish, then try again") from None
+            if not wait:
+                raise UsageError(f"another irscope is installing Triton {version} right now",
+                                 "wait for it to finish, then try again") from None
+            if on_wait:
+                on_wait(f"waiting for another irscope that is installing Triton {version}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
@@ -290,7 +295,7 @@ def create_env(version: str, on_progress: Callable[[str], None] | None = None) -
     version = supported_version(version)
     path = env_path(version)
     say = on_progress or (lambda _line: None)
-    with _locked(version, wait=True):  # a second irscope waits here, then finds the env made
+    with _locked(version, wait=True, on_wait=say):  # a second irscope waits here, then finds the env made
         env = find_env(version)
         if env is not None:
             if env.problem:
