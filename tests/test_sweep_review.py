@@ -199,3 +199,16 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_one_line_exit_5_not_tracebacks_
     assert error.startswith(f"irscope: error: lost the connection to the Dask scheduler at {address}"), err
     assert "written and cached" in error and hint.startswith("irscope: hint: ") and "Traceback" not in err
     assert list((tmp_path / "o").glob("add/*/*/irscope.json"))  # what finished stays
+
+
+def test_an_argument_value_past_64_bits_is_reported_at_its_own_line_in_the_files_words(cli, tmp_path):
+    # It was refused only while planning: at the `kernels:` line, with a hint about --arg flags a sweep has not.
+    sweep = _write(tmp_path / "big.yaml", "kernels: [add]\ntargets: [sm_80]\ngrid:\n  BLOCK_SIZE: [1024]\n"
+                   "  arg.n_elements:\n    - 4096\n    - 99999999999999999999999999\n")
+    code, out, err = cli("sweep", sweep, "--list")
+    assert code == 2, err
+    error, hint = err.strip().splitlines()
+    assert error.startswith(f"irscope: error: {sweep}:7: `arg.n_elements: 99999999999999999999999999`"), err
+    assert "past 64 bits" in error and "--arg" not in hint
+    sweep.write_text(sweep.read_text().replace("99999999999999999999999999", str(2**64 - 1)))
+    assert cli("sweep", sweep, "--list")[0] == 0

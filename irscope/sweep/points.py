@@ -125,6 +125,10 @@ def _check_values(spec, entry: KernelEntry, sweep: Sweep) -> None:
             elif name.startswith("arg."):
                 arg = name[4:]
                 parsed = parse_value(value) if isinstance(value, str) else value
+                if isinstance(parsed, int) and not isinstance(parsed, bool) and not -2**63 <= parsed < 2**64:
+                    # else refused later by Triton's specialisation, at the entry's line, in --arg's words
+                    raise UsageError(f"{given}: {arg} is past 64 bits, more than a launch can pass",
+                                     "give an integer a kernel argument can hold (at most 2**64 - 1)")
                 check_arg_value(spec, arg, parsed, getattr(params.get(arg), "annotation_type", "") or "", given)
             elif name.startswith("option."):
                 for t in targets:
