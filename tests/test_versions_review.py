@@ -219,3 +219,15 @@ def test_a_second_install_of_the_same_release_says_that_it_waits(cache):
     thread.join(60)
     assert said[:1] == [f"waiting for another irscope that is installing Triton {NAMED}"]
     assert len(errors) == 1 and "environment is broken" in str(errors[0])  # it found the first's, not pip
+
+
+def test_upgrade_check_compares_a_point_named_twice_once():
+    # `upgrade-check add add --target sm_90a,sm_90a` compiled, listed and counted add four times.
+    from irscope.cli import build_parser
+    from irscope.cli.upgrade import _points
+    args = build_parser().parse_args(["upgrade-check", "--from", "3.6.0", "--to", "3.9.0", "add", "softmax", "add",
+                                      "--target", "sm_90a,gfx942,sm_90a"])
+    pairs = _points(args, "3.6.0", "3.9.0")
+    assert [(old.kernel, old.target) for old, _ in pairs] == [("add", "sm_90a"), ("add", "gfx942"),
+                                                              ("softmax", "sm_90a"), ("softmax", "gfx942")]
+    assert all((old.triton, new.triton) == ("3.6.0", "3.9.0") for old, new in pairs)

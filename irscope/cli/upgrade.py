@@ -118,6 +118,8 @@ def _points(args, old: str, new: str):
         kernels = args.kernels or [s.name for s in builtin_specs()]
         base = [SweepPoint(k, t.name, options.with_(config=c)) for k in kernels
                 for c in config_choices(k, options.config) for t in parse_targets(args.target)]
+    # A kernel or target named twice is one point (it was compared, listed and counted twice).
+    base = list({(p.kernel, p.target, p.options): p for p in base}.values())
     pairs = [(SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=old),
               SweepPoint(p.kernel, p.target, p.options, p.axes, p.where, triton=new)) for p in base]
     return pairs
