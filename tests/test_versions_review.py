@@ -231,3 +231,16 @@ def test_upgrade_check_compares_a_point_named_twice_once():
     assert [(old.kernel, old.target) for old, _ in pairs] == [("add", "sm_90a"), ("add", "gfx942"),
                                                               ("softmax", "sm_90a"), ("softmax", "gfx942")]
     assert all((old.triton, new.triton) == ("3.6.0", "3.9.0") for old, new in pairs)
+
+
+@pytest.mark.parametrize("command", ["compile", "sweep"])
+def test_an_empty_triton_option_is_refused_not_read_as_the_running_release(cache, tmp_path, command):
+    # `--triton "$RELEASE"` with the variable unset compiled under the running release without a word.
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kernels: [add]\ntargets: [sm_90a]\n")
+    what = "add" if command == "compile" else str(sweep)
+    code, out, err = run_cli(command, what, "--triton", "", "-o", str(tmp_path / "out"))
+    assert code == 2, err
+    error, _ = one_error(err)
+    assert "--triton needs a version" in error
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("irscope.json"))

@@ -36,7 +36,7 @@ def triton_versions(args) -> list[str]:
     """The --triton versions, with their environments made (this process's own Triton needs none)."""
     from ..harness.envs import parse_versions
     text = getattr(args, "triton", None)
-    return parse_versions(text) if text else []
+    return parse_versions(text) if text is not None else []  # (--triton "" is no release: refused)
 
 
 def prepare(versions, ui) -> None:
