@@ -3,6 +3,7 @@
 The interpreter runs in one child process for the whole module (TRITON_INTERPRET=1 must be set before
 Triton is imported); each (kernel, config) is then its own test, so a failure names what broke.
 """
+import json
 import math
 
 import pytest
@@ -125,3 +126,18 @@ def test_size_derived_constexprs_are_in_the_call():
     calls = []
     execute(Request("attention", size="ragged.d128"), "cpu", run=calls.append)
     assert calls[0].constexprs["HEAD_DIM"] == 128 and calls[0].grid == (1, 1)
+
+
+def test_kernels_checks_arg_and_constexpr_as_compile_does_and_json_shows_them(cli):
+    # `kernels add --arg n=17` listed n=17 in add's typical launch (add has no n), and --json left every
+    # --arg out of its `launch`.
+    code, out, err = cli("kernels", "add", "--arg", "n=17")
+    assert code == 2 and out == ""
+    assert "irscope: error: add_kernel has no argument 'n'" in err
+    code, _, err = cli("kernels", "add", "--constexpr", "BLOCK_SIZE=abc")
+    assert code == 2 and "BLOCK_SIZE" in err
+    code, _, err = cli("kernels", "--arg", "n_elements=1")
+    assert code == 2 and "need a KERNEL" in err
+    code, out, err = cli("kernels", "add", "--arg", "n_elements=17", "--json")
+    assert code == 0, err
+    assert json.loads(out)["launch"]["n_elements"] == 17

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from ..errors import UsageError
 from ..render.terminal import table
 
 
@@ -24,6 +25,11 @@ def run(args, ui) -> int:
     from ..spec import library
 
     launch = _launch(args)
+    if (launch[0] or launch[1]) and not args.kernel:
+        raise UsageError("--arg and --constexpr need a KERNEL", "irscope kernels KERNEL --arg NAME=VALUE")
+    if args.kernel and (launch[0] or launch[1]):  # checked as a compile checks them: a typo is not shown as fine
+        from ..spec.kernel import check_overrides
+        check_overrides(library.load_kernel(args.kernel), *launch)
     if args.json:
         specs = [library.load_kernel(args.kernel)] if args.kernel else library.builtin_specs()
         data = [kernel_as_dict(s, *launch) for s in specs]
@@ -110,7 +116,7 @@ def kernel_as_dict(spec, args: dict | None = None, constexprs: dict | None = Non
     return {
         "name": spec.name, "function": spec.fn_name, "path": str(spec.path), "description": spec.description,
         "parameters": params,
-        "launch": {k: _arg(v) for k, v in spec.args.items()},
+        "launch": {k: _arg(v) for k, v in launch.items()},
         "constexprs": dict(spec.constexprs),
         "configs": [{"name": c.name, "constexprs": {**spec.constexprs, **c.constexprs}, "num_warps": c.num_warps,
                      "num_stages": c.num_stages, "options": dict(c.options), "note": c.note,

@@ -687,6 +687,22 @@ def _has_default(fn: Any, name: str) -> bool:
     return False
 
 
+def check_overrides(spec: KernelSpec, args: Mapping[str, Any], constexprs: Mapping[str, Any]) -> None:
+    """Each --arg and --constexpr names a parameter of the kernel and gives a value of its kind, as a
+    compile checks them (for a command that shows the kernel with them, compiling nothing)."""
+    params = list(getattr(spec.fn, "params", ()))
+    constexpr_names = [p.name for p in params if p.is_constexpr]
+    arg_names = [p.name for p in params if not p.is_constexpr]
+    defaults = {**spec.constexprs, **spec.config(None).constexprs}
+    for name, value in constexprs.items():
+        _check_name(spec, name, constexpr_names, "constexpr", "--constexpr")
+        check_constexpr_value(spec, name, value, defaults.get(name))
+    annotations = {p.name: getattr(p, "annotation_type", "") or "" for p in params}
+    for name, value in args.items():
+        _check_name(spec, name, arg_names, "argument", "--arg")
+        check_arg_value(spec, name, value, annotations.get(name, ""))
+
+
 def _check_name(spec: KernelSpec, name: str, known: Sequence[str], what: str, flag: str) -> None:
     if name in known:
         return
