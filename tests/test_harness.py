@@ -1,5 +1,6 @@
 """The compile harness on real kernels and real targets (no GPU)."""
 import re
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,23 @@ def test_large_tensors_drop_amds_pointer_range_assumption():
     assert ptr["attrs"]["tt.pointer_range"] == 32
     assert "tt.pointer_range" not in ({e["name"]: e for e in large}["x_ptr"].get("attrs") or {})
     assert CompileOptions.from_dict(CompileOptions(large_tensors=True).to_dict()).large_tensors
+
+
+def test_the_content_key_follows_the_ptxas_release_not_its_folder(monkeypatch, tmp_path):
+    # The key held the Triton version but not the assembler: a CUDA toolkit's ptxas named by
+    # TRITON_PTXAS_PATH (another release, another cubin and SASS) reused the cached snapshots of the
+    # bundled one. Its folder is not in the key: the same ptxas elsewhere (another venv, a worker) is equal.
+    import triton
+    spec = library.load_kernel("add")
+    base = harness.plan(spec, get_target("sm_80"), CompileOptions())[0]
+    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    elsewhere = tmp_path / "toolkit" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "ptxas").symlink_to(bundled / "ptxas")
+    monkeypatch.setenv("TRITON_PTXAS_PATH", str(elsewhere / "ptxas"))
+    assert harness.plan(spec, get_target("sm_80"), CompileOptions())[0] == base
+    newer = tmp_path / "newer" / "bin"
+    newer.mkdir(parents=True)
+    (newer / "ptxas").symlink_to(bundled / "ptxas-blackwell")  # another release (13.x, the bundled one 12.x)
+    monkeypatch.setenv("TRITON_PTXAS_PATH", str(newer / "ptxas"))
+    assert harness.plan(spec, get_target("sm_80"), CompileOptions())[0] != base

@@ -370,7 +370,9 @@ _NOT_CODEGEN = {"TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OV
                 "TRITON_ALWAYS_COMPILE", "TRITON_PRINT_AUTOTUNING", "TRITON_INTERPRET", "TRITON_CACHE_MANAGER",
                 "TRITON_REMOTE_CACHE_BACKEND", "TRITON_KERNEL_OVERRIDE", "TRITON_STORE_BINARY_ONLY",
                 "TRITON_ENABLE_LLVM_DEBUG", "TRITON_LLVM_DEBUG_ONLY", "TRITON_DEBUG", "TRITON_FRONT_END_DEBUGGING",
-                "DISABLE_LLVM_OPT_PRINT", "TRITON_DEFAULT_FP_FUSION_WARNED"}
+                "DISABLE_LLVM_OPT_PRINT", "TRITON_DEFAULT_FP_FUSION_WARNED",
+                # which ptxas runs is in the key as its release (assembler_identity), not as where it lies
+                "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH"}
 
 
 def codegen_environment() -> dict[str, str]:
@@ -387,12 +389,30 @@ def content_key(spec: KernelSpec, target: Target, compile_options: dict, record:
                 backend_options: dict | None = None, environment: dict | None = None) -> str:
     """A hash of everything that decides a compile's output: the kernel's source (with the jit functions
     it calls), the target, the options (Triton's whole parsed option set: maxnreg, fp fusion...), the
-    specialisation, the code-generating environment and the Triton version."""
+    specialisation, the code-generating environment, the Triton version, the assembler that makes the
+    binary (ptxas: a CUDA toolkit's ptxas named by TRITON_PTXAS_PATH, or one upgraded in place, changes
+    the cubin and SASS under the same Triton) and the snapshot format irscope writes."""
+    from ..store.snapshot import FORMAT
     payload = json.dumps({"fn": spec.fn.cache_key, "target": target.as_dict(), "options": compile_options,
                           "backend_options": backend_options or {}, "environment": environment or {},
-                          "specialisation": record, "triton": triton_version(), "line_info": line_info},
+                          "specialisation": record, "triton": triton_version(), "line_info": line_info,
+                          "assembler": assembler_identity(target), "format": FORMAT},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def assembler_identity(target: Target) -> str:
+    """The ptxas an NVIDIA target's compile runs, as its file name and release ("" for AMD, whose assembler is
+    inside Triton's own LLVM, covered by the Triton version). Not its folder: the same ptxas in another
+    virtual environment, or on a cluster's worker, makes the same binary. Triton caches the answer per path."""
+    if target.vendor != "nvidia":
+        return ""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        tool = get_ptxas(target.arch)
+        return f"{os.path.basename(tool.path)} {tool.version}"
+    except Exception:  # noqa: BLE001 - a missing ptxas fails the compile itself, with its own message
+        return "unavailable"
 
 
 def backend_options_of(options) -> dict:
