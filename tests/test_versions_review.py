@@ -233,12 +233,12 @@ def test_upgrade_check_compares_a_point_named_twice_once():
     assert all((old.triton, new.triton) == ("3.6.0", "3.9.0") for old, new in pairs)
 
 
-@pytest.mark.parametrize("command", ["compile", "sweep"])
+@pytest.mark.parametrize("command", ["compile", "sweep", "compare", "explain"])
 def test_an_empty_triton_option_is_refused_not_read_as_the_running_release(cache, tmp_path, command):
     # `--triton "$RELEASE"` with the variable unset compiled under the running release without a word.
     sweep = tmp_path / "s.yaml"
     sweep.write_text("kernels: [add]\ntargets: [sm_90a]\n")
-    what = "add" if command == "compile" else str(sweep)
+    what = str(sweep) if command == "sweep" else "add"
     code, out, err = run_cli(command, what, "--triton", "", "-o", str(tmp_path / "out"))
     assert code == 2, err
     error, _ = one_error(err)

@@ -100,9 +100,9 @@ def axes_from_args(args) -> list[tuple[str, list]]:
                 given.extend(vals)
             else:
                 axes.append((axis, vals))
-    if getattr(args, "triton", None):  # last, so that each version's column sits beside the other's
-        from ..harness.envs import parse_versions
-        axes.append(("triton", parse_versions(args.triton)))
+    if getattr(args, "triton", None) is not None:  # last, so that each version's column sits beside the other's
+        from .envs import triton_versions  # (--triton "" is no release: refused, not the running one)
+        axes.append(("triton", triton_versions(args)))
     # a value given twice (--num-warps 4,4) is one point, not two identical columns; 1 and true stay two
     return [(name, list({(type(v), v): v for v in values}.values())) for name, values in axes]
 

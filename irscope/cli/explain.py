@@ -83,12 +83,12 @@ def run(args: argparse.Namespace, ui) -> int:
                          "leave them out, or explain the kernel with them: irscope explain KERNEL --target T ...")
     options = options_from_args(args)
     if snapshot is None and split_ref(args.kernel):  # a captured launch: its own options are the base
-        if options != CompileOptions(line_info=args.line_info) or args.triton:
+        if options != CompileOptions(line_info=args.line_info) or args.triton is not None:
             raise UsageError(f"compile options with a captured launch ({args.kernel}): the launch's own are the base",
                              "leave them out, or explain the kernel's file with them: irscope explain FILE.py:NAME")
         options = _launch_options(args.kernel, target, None if args.line_info else False)
     triton = ""
-    if args.triton:
+    if args.triton is not None:  # (--triton "" is no release: refused by triton_versions)
         from .envs import prepare, triton_versions
         versions = triton_versions(args)
         if len(versions) != 1:
