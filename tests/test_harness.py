@@ -138,3 +138,24 @@ def test_the_content_key_follows_the_ptxas_release_not_its_folder(monkeypatch, t
     (newer / "ptxas").symlink_to(bundled / "ptxas-blackwell")  # another release (13.x, the bundled one 12.x)
     monkeypatch.setenv("TRITON_PTXAS_PATH", str(newer / "ptxas"))
     assert harness.plan(spec, get_target("sm_80"), CompileOptions())[0] != base
+
+
+def test_a_ctrl_c_in_the_instant_after_a_workers_fork_kills_it_quietly(tmp_path):
+    # Between its fork and _child setting SIGINT's default, a worker still had the parent's Python
+    # handler: a Ctrl-C there raised KeyboardInterrupt inside multiprocessing's bootstrap (a traceback
+    # printed, the job run anyway or called crashed with status 1). Workers now start with SIGINT held.
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "window.py"
+    script.write_text(
+        "import os, signal\nfrom irscope.harness.workers import run_jobs\n\n\ndef work(job):\n    return job * 2\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGINT))  # the instant\n"
+        "    (r,) = run_jobs([1], work, workers=1)\n"
+        "    print(r.status, r.message)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "crashed the compiler process was killed by signal SIGINT"
+    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr

@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable, Generic, Sequence, TypeVar
@@ -100,6 +101,8 @@ def _child(conn, work: Callable, job: Any, parent: int | None = None) -> None:
         # KeyboardInterrupt, reports the interruption. A parent that ignores SIGINT (started with
         # nohup or in the background) keeps its children ignoring it too.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Forked with SIGINT blocked (_sigint_held): one that came since is delivered now, to the default.
+    _unblock_sigint()
     faulthandler.disable()  # a crash is reported by the parent from the exit status, not as a stack dump
     try:
         value = work(job)
@@ -115,6 +118,28 @@ def _child(conn, work: Callable, job: Any, parent: int | None = None) -> None:
             conn.send((JobStatus.ERROR, None, f"{type(e).__name__}: {e}", t.user + t.system))
     finally:
         conn.close()
+
+
+@contextmanager
+def _sigint_held():
+    """SIGINT blocked in this thread while a worker is started: the child inherits the mask, so a Ctrl-C
+    in the instant between its fork and its _child setting SIGINT's default stays pending until then,
+    instead of raising KeyboardInterrupt in a copy of the parent's stack (multiprocessing's bootstrap
+    printed a traceback, the job ran on or was called crashed, and the child could act on the parent's
+    objects). The parent gets its own KeyboardInterrupt when the block ends."""
+    held = hasattr(signal, "pthread_sigmask")
+    if held:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if held and signal.SIGINT not in old:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _unblock_sigint() -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None = None, timeout: float | None = None,
@@ -154,9 +179,10 @@ def run_jobs(jobs: Sequence[J], work: Callable[[J], R], *, workers: int | None =
                 i = pending.pop(0)
                 parent, child = ctx.Pipe(duplex=False)
                 proc = ctx.Process(target=_child, args=(child, work, jobs[i], parent_pid), daemon=True)
-                proc.start()
-                child.close()
-                running[i] = (proc, parent, time.monotonic())
+                with _sigint_held():
+                    proc.start()
+                    child.close()
+                    running[i] = (proc, parent, time.monotonic())  # before a held Ctrl-C: it is stopped too
                 if on_progress:
                     on_progress(Progress(done, len(jobs), tuple(jobs[k] for k in running)))
             now = time.monotonic()
