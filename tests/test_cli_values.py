@@ -38,6 +38,8 @@ def _run(argv, out_dir):
     (["--option", "bogus=1"], "bogus", ["unknown backend option 'bogus' for sm_90a"]),
     (["--num-warps", "64"], "--num-warps", ["at most 32 warps"]),
     (["--num-warps", "3"], "--num-warps", ["not a power of two"]),
+    # compiled, then its own snapshot was refused as damaged (exit 4): more than Triton's 32-bit int
+    (["--num-stages", "99999999999999999999"], "--num-stages", ["at most 2147483647"]),
     (["--jobs", "0"], "--jobs", ["positive integer"]),
     (["--timeout", "0"], "--timeout", ["positive number of seconds"]),
     (["--timeout", "-5"], "--timeout", ["positive number of seconds"]),

@@ -646,6 +646,9 @@ def resolve(spec: KernelSpec, opts: CompileOptions, param_names: Sequence[str],
     num_stages = opts.num_stages if opts.num_stages is not None else heuristics.get("num_stages", cfg.num_stages)
     if num_stages is not None and (not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1):
         raise UsageError(f"bad --num-stages {num_stages}", "--num-stages takes a positive integer")
+    if num_stages is not None and num_stages > MAX_NUM_STAGES:  # the snapshot it wrote was then refused as damaged
+        raise UsageError(f"--num-stages {num_stages} is more than Triton's passes take (a 32-bit int: at most "
+                         f"{MAX_NUM_STAGES})", "give a pipeline depth such as 2, 3 or 4")
     if num_warps is not None:
         check_warps(num_warps, warp_size=warp_size, max_threads=max_threads, target=target)
     for name, value in list(args.items()):
@@ -685,6 +688,9 @@ def _has_default(fn: Any, name: str) -> bool:
         if p.name == name:
             return p.has_default
     return False
+
+
+MAX_NUM_STAGES = (1 << 31) - 1  # num_stages is an int in Triton's C++ passes
 
 
 def check_overrides(spec: KernelSpec, args: Mapping[str, Any], constexprs: Mapping[str, Any]) -> None:
