@@ -118,6 +118,9 @@ def _check_output(path: Path) -> None:
     from ..errors import UsageError
     if path.is_dir():
         raise UsageError(f"-o {path} is a folder", f"give the file to write, e.g. -o {path / 'report.html'}")
+    if path.exists() and not path.is_file():  # a FIFO, socket or device (/dev/null, as root) was replaced by a file
+        raise UsageError(f"-o {path} exists and is not a regular file: irscope replaces only a report it wrote",
+                         "give -o a file name, or -o - to write the page to stdout (-o - | CMD)")
     above = next((q for q in path.parents if q.exists() and not q.is_dir()), None)
     if above is not None:  # mkdir's "File exists" named neither the file nor the fix
         raise UsageError(f"-o {path}: '{above}' is a file, not a folder", "give -o a path whose folders are "
