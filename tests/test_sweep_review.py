@@ -212,3 +212,31 @@ def test_an_argument_value_past_64_bits_is_reported_at_its_own_line_in_the_files
     assert "past 64 bits" in error and "--arg" not in hint
     sweep.write_text(sweep.read_text().replace("99999999999999999999999999", str(2**64 - 1)))
     assert cli("sweep", sweep, "--list")[0] == 0
+
+
+def test_compile_on_a_cluster_refuses_a_workers_other_version_of_the_kernel_file(tmp_path):
+    # The sweep's check (above) did not cover `compile`/`compare --scheduler`: compile_points wrote the
+    # worker's compile of its own copy of FILE.py as this point's snapshot. It is now a crash, folder removed.
+    import pytest
+    pytest.importorskip("distributed")
+    from irscope.harness.batch import Point, compile_points
+    from irscope.harness.cluster import DaskCluster
+    from irscope.spec.kernel import CompileOptions, parse_assignment
+    kernel = _write(tmp_path / "k.py", KERNEL)
+    options = CompileOptions(args=tuple(parse_assignment(a, "argument") for a in ("x_ptr=*fp32", "y_ptr=*fp32", "n=4096")),
+                             constexprs=(("BLOCK", 64),))
+    executor = DaskCluster.local(1)
+    start = executor.start
+
+    def edit_then_start():  # called after the points are checked and their keys planned
+        kernel.write_text(textwrap.dedent(KERNEL.replace("* 2.0", "+ 100.0")))
+        start()
+
+    executor.start = edit_then_start
+    try:
+        (o,) = compile_points([Point(f"{kernel}:kern", "sm_80", options)], tmp_path / "o", executor=executor)
+    finally:
+        executor.close()
+    assert o.status == "crashed" and o.path is None and o.where.startswith("tcp://"), o
+    assert "another kernel file, environment or Triton than planned here" in o.error["message"]
+    assert not list((tmp_path / "o").rglob("irscope.json"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import IrscopeError, UsageError
+from ..errors import IrscopeError, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, variant_name
 from ..store.folder import check_writable, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
@@ -115,6 +115,9 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     from .envs import ensure_env, is_running
     out = Path(out)
     check_points(points)
+    # A compile elsewhere imports a FILE.py kernel from the worker's disk: the key planned here tells a worker
+    # whose copy differs (another checkout, a file edited meanwhile), as a sweep's rows do (sweep/run.py).
+    planned = [_planned_key(p) for p in points] if executor is not None and executor.remote else None
     if executor is not None and points:  # a cluster starts in the background while the folders are checked
         getattr(executor, "start", lambda: None)()
     if executor is not None and executor.remote and any(p.triton and not is_running(p.triton) for p in points):
@@ -147,6 +150,8 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
         results = executor.run(jobs, _compile_files_job if remote else _compile_job, timeout=timeout,
                                on_progress=progress, on_result=deliver, around=_on_worker)
         outcomes = [_declared_not_for(_outcome(r, label)) for r, label in zip(results, labels)]
+        if planned is not None:
+            outcomes = [_as_planned(o, key) for o, key in zip(outcomes, planned)]
     except KeyboardInterrupt:
         raise CompileInterrupted([_finished_outcome(finished.get(i), labels[i]) for i in range(len(jobs))]) from None
     finally:
@@ -154,6 +159,31 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     if layouts:
         _add_layouts(outcomes, workers, start_method)
     return outcomes
+
+
+def _planned_key(point: Point) -> str:
+    from .. import harness
+    return harness.plan(load_kernel(point.kernel), get_target(point.target), point.options)[0]
+
+
+def _as_planned(o: Outcome, key: str) -> Outcome:
+    """`o`, or a crash when the snapshot a worker sent was compiled from another kernel file, environment or
+    Triton than the key planned here (its folder removed: it is not this point's compile)."""
+    if o.path is None:
+        return o
+    from ..store.snapshot import load_snapshot
+    try:
+        recorded = load_snapshot(o.path).meta.get("content_key")
+    except SnapshotError:
+        recorded = None
+    if recorded == key:
+        return o
+    shutil.rmtree(o.path, ignore_errors=True)
+    on = f" on {o.where}" if o.where not in (None, "local") else ""
+    message = (f"compiled{on} from another kernel file, environment or Triton than planned here (content key "
+               f"{str(recorded)[:12]}, not {key[:12]}): not used")
+    return dataclasses.replace(o, status=CompileStatus.CRASHED, path=None,
+                               error={"stage": "?", "type": CompileStatus.CRASHED.value, "message": message})
 
 
 def _declared_not_for(o: Outcome) -> Outcome:
