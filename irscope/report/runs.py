@@ -29,7 +29,7 @@ def roof_of(records: list[dict], label: str = "") -> Roof | None:
     name = f"{label} " if label else ""
     for r in records:
         gpu = r.get("gpu") or {}
-        if not (gpu.get("copy_gbps") and gpu.get("matmul_tflops")):
+        if not (_drawable(gpu.get("copy_gbps")) and _drawable(gpu.get("matmul_tflops"))):
             continue
         ceilings = ceilings or (gpu["copy_gbps"], gpu["matmul_tflops"], gpu.get("device", "?"))
         bench = r.get("bench") or {}
@@ -37,14 +37,20 @@ def roof_of(records: list[dict], label: str = "") -> Roof | None:
         prof = r.get("profile") or {}
         for by, ms, flops, nbytes in (("do_bench", k.get("ms"), bench.get("flops"), bench.get("bytes")),
                                       ("proton", prof.get("ms"), prof.get("flops"), prof.get("bytes"))):
-            if ms and flops and nbytes:
-                tflops = flops / (ms * 1e-3) / 1e12
+            if ms and flops and nbytes and _drawable(flops / ms / 1e9) and _drawable(flops / nbytes):
+                tflops = flops / ms / 1e9
                 points.append(RoofPoint(flops / nbytes, tflops, f"{name}{r.get('size_name', '')}: {ms:.4f} ms, "
                                         f"{tflops:.1f} TFLOP/s, {flops / nbytes:.1f} FLOP/B ({by})", by))
     if label and points:  # named once, at its rightmost point: several sizes' labels would overlap
         i = max(range(len(points)), key=lambda j: points[j].intensity)
         points[i] = replace(points[i], label=label)
     return Roof(*ceilings, tuple(points)) if ceilings and points else None
+
+
+def _drawable(v) -> bool:
+    """Whether a rate or an intensity can be drawn on a log scale: runs.json is read from an untrusted folder,
+    and its 1e300 FLOP in 1e-300 ms made the axes infinite (an OverflowError for the whole report)."""
+    return v is not None and 1e-12 <= v <= 1e12
 
 
 def draw(roof: Roof, title: str) -> str:
