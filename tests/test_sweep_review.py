@@ -240,3 +240,16 @@ def test_compile_on_a_cluster_refuses_a_workers_other_version_of_the_kernel_file
     assert o.status == "crashed" and o.path is None and o.where.startswith("tcp://"), o
     assert "another kernel file, environment or Triton than planned here" in o.error["message"]
     assert not list((tmp_path / "o").rglob("irscope.json"))
+
+
+def test_a_yaml_merge_is_overridden_by_the_mappings_own_keys(cli, tmp_path):
+    # `{<<: *base, num_warps: [8]}` was refused as "'num_warps' is given twice"; YAML lets the mapping's own
+    # key win over the merged one. A key the mapping itself gives twice is still refused.
+    merged = _write(tmp_path / "m.yaml", "kernels: [add]\ntargets: [sm_80]\n"
+                    "grid: {<<: {num_warps: [4], num_stages: [2]}, num_warps: [8]}\n")
+    code, out, err = cli("sweep", merged, "--list", "-o", "o")
+    assert code == 0, err
+    assert "add/default.w8.s2/sm_80" in out and "w4" not in out
+    twice = _write(tmp_path / "t.yaml", "kernels: [add]\ntargets: [sm_80]\ngrid: {num_warps: [4], num_warps: [8]}\n")
+    code, _, err = cli("sweep", twice, "--list", "-o", "o")
+    assert code == 2 and "t.yaml:3: 'num_warps' is given twice" in err

@@ -95,15 +95,22 @@ class _Loader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Map:
+    # A merge (`<<: *base`) comes first after flattening, its keys overridden by the mapping's own (YAML's
+    # rule: `{<<: *a, num_warps: [8]}` is a with num_warps 8); only a key the mapping itself gives twice is refused.
+    own = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
+    merged = len(node.value) - own
     out = _Map()
     out.line = node.start_mark.line + 1
-    for key_node, value_node in node.value:
+    given: set = set()
+    for i, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, (str, int, float, bool)):
             raise _FileError(key_node.start_mark.line + 1, "keys must be plain names")
-        if key in out:
-            raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
+        if i >= merged:
+            if key in given:
+                raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
+            given.add(key)
         out[key] = loader.construct_object(value_node, deep=True)
         out.lines[key] = value_node.start_mark.line + 1
         out.key_lines[key] = key_node.start_mark.line + 1
