@@ -38,3 +38,12 @@ def test_runs_with_rates_no_axis_can_hold_are_not_drawn_and_the_rest_is(cli, tmp
     html = (tmp_path / "r.html").read_text()
     assert html.count('<circle class="pt"') == 1 and "good: 0.2500 ms" in html  # the others are in the table only
     assert html.count("<td>huge</td>") == 1 and html.count("<td>roofless</td>") == 1
+
+
+def test_a_sweep_point_whose_target_is_null_is_named_by_a_question_mark(cli, tmp_path):
+    """`"target": null` (which the schema allows) named the point None: an internal error (exit 70) in the plots."""
+    import json
+    (tmp_path / "s.json").write_text(json.dumps({"points": [{"status": "ok", "target": None}]}))
+    code, out, err = cli("report", "--sweep", "s.json", "-o", "r.html")
+    assert code == 0, err
+    assert "None" not in (tmp_path / "r.html").read_text().split("<main>")[1]

@@ -62,7 +62,7 @@ def _launchable(p: dict) -> bool:
 def _name(p: dict, axes: list[str], with_target: bool = True) -> str:
     ax = p.get("axes") or {}
     inner = ",".join(f"{k}={ax[k]}" for k in axes if k in ax)
-    return f"{p.get('target', '?') if with_target else ''} {inner}".strip()
+    return f"{p.get('target') or '?' if with_target else ''} {inner}".strip()
 
 
 def add_sweep(page: Page, data: dict, source: str) -> None:
@@ -70,9 +70,9 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
     all_axes = list(dict.fromkeys(k for p in points for k in (p.get("axes") or {})))
     axes = [k for k in all_axes if len({str((p.get("axes") or {}).get(k)) for p in points}) > 1] or all_axes
     several = len({p.get("target") for p in points}) > 1  # (the target in a point's name only then)
-    names = [_name(p, axes, several) or p.get("target", "?") for p in points]
+    names = [_name(p, axes, several) or p.get("target") or "?" for p in points]  # (null: a point with no target)
     # Under the plots' axes, each point by its values alone (the names, in tooltips and the table, are long)
-    ticks = [" ".join(([str(p.get("target", "?"))] if several else []) +
+    ticks = [" ".join(([p.get("target") or "?"] if several else []) +
                       [",".join(str((p.get("axes") or {}).get(k, "-")) for k in axes)]).strip() or n
              for n, p in zip(names, points)]
     along = " ".join((["target"] if several else []) + [",".join(axes)]).strip()
