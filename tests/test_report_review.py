@@ -47,3 +47,16 @@ def test_a_sweep_point_whose_target_is_null_is_named_by_a_question_mark(cli, tmp
     code, out, err = cli("report", "--sweep", "s.json", "-o", "r.html")
     assert code == 0, err
     assert "None" not in (tmp_path / "r.html").read_text().split("<main>")[1]
+
+
+def test_a_sweep_result_that_is_a_silent_pipe_or_endless_is_refused_not_waited_on(cli, tmp_path):
+    """--sweep FIFO (nothing writing) waited forever; --sweep /dev/zero read until memory ran out."""
+    import subprocess
+    import sys
+    os.mkfifo(tmp_path / "pipe")
+    for what, want in (("pipe", "is a named pipe that nothing writes to"),
+                       ("/dev/zero", "larger than any sweep result irscope reads")):
+        proc = subprocess.run([sys.executable, "-m", "irscope", "report", "--sweep", what, "-o", "r.html"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and want in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r.html").exists()

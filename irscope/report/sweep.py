@@ -3,6 +3,8 @@
 point coloured launchable or not, and a sortable table of every point."""
 from __future__ import annotations
 
+import os
+import stat
 from html import escape
 from pathlib import Path
 
@@ -29,10 +31,20 @@ def read_sweep(path: Path | str) -> dict:
     """A sweep result as `irscope sweep --json` writes it (UsageError when it is not one)."""
     path = Path(path)
     try:
-        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
-            raise UsageError(f"{path} is {path.stat().st_size >> 20} MiB, larger than any sweep result irscope reads "
-                             f"({MAX_JSON_BYTES >> 20} MiB)", "give the JSON `irscope sweep FILE --json` wrote")
-        data = loads(path.read_text())
+        # A named pipe that nothing writes to held the read forever, and /dev/zero filled memory: opened without
+        # waiting (`--sweep <(irscope sweep ...)` still reads) and read no further than any result irscope reads.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(MAX_JSON_BYTES + 1)
+            if not raw and stat.S_ISFIFO(os.fstat(f.fileno()).st_mode):
+                raise UsageError(f"{path} is a named pipe that nothing writes to",
+                                 "give the file `irscope sweep FILE --json > RESULT.json` wrote")
+        if len(raw) > MAX_JSON_BYTES:
+            raise UsageError(f"{path} is larger than any sweep result irscope reads ({MAX_JSON_BYTES >> 20} MiB)",
+                             "give the JSON `irscope sweep FILE --json` wrote")
+        data = loads(raw.decode("utf-8"))
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}", "write one with `irscope sweep FILE --json > RESULT.json`")
     except ValueError as e:
