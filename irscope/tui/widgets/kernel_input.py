@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.suggester import SuggestionReady
 from textual.widgets import Input
 
 
@@ -10,10 +11,17 @@ class KernelInput(Input):
 
     BINDINGS = [Binding("tab", "complete", "Complete", show=False)]
 
+    # The suggestion its suggester made, and for which value: kept from Textual's public SuggestionReady
+    # message (the Input keeps its own copy in a private attribute).
+    _offered: tuple[str, str] = ("", "")
+
+    def on_suggestion_ready(self, event: SuggestionReady) -> None:
+        self._offered = (event.value, event.suggestion)
+
     def action_complete(self) -> None:
-        # Textual keeps the suggestion private; → (cursor_right) accepts it only at the end of the text.
-        suggestion = getattr(self, "_suggestion", "")
-        if self.cursor_at_end and len(suggestion) > len(self.value):
+        value, suggestion = self._offered
+        # → (cursor_right) accepts the suggestion only at the end of the text, and only the current value's
+        if self.cursor_at_end and value == self.value and len(suggestion) > len(self.value):
             self.action_cursor_right()
         else:
             self.screen.focus_next()
