@@ -60,3 +60,58 @@ def test_a_sweep_result_that_is_a_silent_pipe_or_endless_is_refused_not_waited_o
                               cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and want in proc.stderr and "hint:" in proc.stderr, proc.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+# -- in the browser (the fixture and loader of tests/test_report.py) -----------------------------------------
+
+from tests.test_report import browser, open_page  # noqa: E402,F401 - a fixture, used by name
+
+
+def _variants(tmp_path: Path, n: int) -> list:
+    import json
+    import shutil
+    from irscope.store.snapshot import load_snapshot
+    snaps = []
+    for i in range(n):
+        dest = tmp_path / f"v{i}"
+        shutil.copytree(ADD, dest)
+        meta = json.loads((dest / "irscope.json").read_text())
+        meta["variant"] = f"v{i}"
+        (dest / "irscope.json").write_text(json.dumps(meta))
+        snaps.append(load_snapshot(dest))
+    return snaps
+
+
+def test_viewers_far_below_are_built_when_reached_not_on_load(browser, tmp_path):
+    """Every snapshot's panes were drawn on load: a report of 500 snapshots was held for most of a minute."""
+    from irscope.report import build_report, write_report
+    path = write_report(tmp_path / "many.html", build_report(_variants(tmp_path, 12)))
+    assert open_page(browser, path) == []
+    built = browser.execute_script("return document.querySelectorAll('.viewer[data-built]').length")
+    assert 1 <= built < 6, built
+    assert browser.find_elements("css selector", "section .viewer .vs.ir .r"), "the first viewer is not drawn"
+    # Reached by scrolling: drawn once it comes near the screen.
+    last = browser.find_elements("css selector", ".viewer")[-1]
+    browser.execute_script("arguments[0].scrollIntoView()", last)
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 10).until(lambda d: last.find_elements("css selector", ".vs.ir .r"))
+    # Reached by a click before that (a link, a script): the click is served, not lost.
+    viewer = browser.find_elements("css selector", ".viewer:not([data-built])")[-1]
+    browser.execute_script("arguments[0].querySelector('.tabs button[data-stage=\"ptx\"]').click()", viewer)
+    assert viewer.find_element("css selector", ".tabs button.on").get_attribute("data-stage") == "ptx"
+    assert viewer.find_elements("css selector", ".vs.ir .r")
+
+
+def test_a_file_cut_short_says_so_at_the_top(browser, tmp_path):
+    """The script is the file's last element: a file cut short ran none, and its panes stayed empty in silence."""
+    from irscope.report import build_report, write_report
+    from irscope.store.snapshot import load_snapshot
+    whole = write_report(tmp_path / "whole.html", build_report([load_snapshot(ADD)]))
+    assert open_page(browser, whole) == []
+    assert not browser.find_elements("css selector", "#unready")
+    text = whole.read_text()
+    cut = tmp_path / "cut.html"
+    cut.write_text(text[:len(text) * 2 // 3])
+    browser.get(cut.resolve().as_uri())
+    note = browser.find_element("css selector", "#unready")
+    assert note.is_displayed() and "cut short" in note.text

@@ -68,8 +68,14 @@ class Page:
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
                 f'<title>{escape(self.title)}</title><style>{css}</style></head><body>'
                 f'<header class="top"><h1>{escape(self.title)}</h1><div class="meta">irscope {escape(__version__)} · '
-                f'{escape(made)} · one self-contained file</div></header><nav class="toc">{toc}</nav>'
+                f'{escape(made)} · one self-contained file</div></header>{UNREADY}<nav class="toc">{toc}</nav>'
                 f'<main>{body}</main>\n{blobs}<script>{_asset("report.js")}</script></body></html>\n')
+
+
+# Shown until the page's script, the file's last element, runs and removes it: a file cut short (a mail's
+# size limit, a full disk) has no script, and its stage panes stayed empty without a word.
+UNREADY = ('<p class="warn" id="unready">Loading the page\'s script... If this stays, the file is cut short (its '
+           'script is at its end) or scripts are off: the tables and plots read, the stage panes stay empty.</p>')
 
 
 # How `irscope report -o FILE` knows FILE is a report it may replace. Every report names irscope as its

@@ -136,16 +136,36 @@
     }));
   }
 
+  // A viewer (and a lone source pane) is built when it comes near the screen, or when a click lands in it
+  // first: all of them built on load held a page of 500 snapshots for most of a minute.
+  function lazily(els, build) {
+    const once = (el) => { if (!el.dataset.built) { el.dataset.built = "1"; build(el); } };
+    if (typeof IntersectionObserver === "undefined") { els.forEach(once); return; }
+    const io = new IntersectionObserver((seen) => seen.forEach((e) => {
+      if (e.isIntersecting) { io.unobserve(e.target); once(e.target); }
+    }), { rootMargin: "100% 0px" });
+    const h = window.innerHeight || 1000;
+    const near = Array.from(els, (el) => { const r = el.getBoundingClientRect(); return r.bottom > -h && r.top < 2 * h; });
+    els.forEach((el, i) => {
+      if (near[i]) { once(el); return; } // on screen now: drawn before the page says it is ready
+      io.observe(el);
+      el.addEventListener("click", () => once(el), true); // (before the tab's own listener, which it adds)
+    });
+  }
+
   function start() {
-    document.querySelectorAll(".viewer").forEach(viewer);
+    lazily(document.querySelectorAll(".viewer"), viewer);
     document.querySelectorAll("details.lazy").forEach((d) => d.addEventListener("toggle", () => {
       if (d.open && !d.dataset.done) { d.dataset.done = "1"; d.querySelectorAll(".vs.diff").forEach(diffPane); }
     }, { once: false }));
-    document.querySelectorAll(".vs.lone").forEach(diffPane); // a failed compile's source.py, beside its error
+    lazily(document.querySelectorAll(".vs.lone"), diffPane); // a failed compile's source.py, beside its error
     document.documentElement.dataset.ready = "1";
     performance.mark("irscope-ready"); // benchmarks/bench_report.py times the load to here
   }
 
+  // The script is the file's last element: that it runs says the file is whole (page.py's note says otherwise)
+  const unready = document.getElementById("unready");
+  if (unready) unready.remove();
   document.querySelectorAll("table.sortable").forEach(sortable); // the tables need none of the packed data
   const packed = Array.from(document.querySelectorAll("script[data-base64]"));
   if (packed.length && typeof DecompressionStream === "undefined") {
