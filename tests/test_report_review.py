@@ -115,3 +115,19 @@ def test_a_file_cut_short_says_so_at_the_top(browser, tmp_path):
     browser.get(cut.resolve().as_uri())
     note = browser.find_element("css selector", "#unready")
     assert note.is_displayed() and "cut short" in note.text
+
+
+def test_a_table_sorts_from_the_keyboard(browser, tmp_path):
+    """A sortable column's heading could only be clicked: not reachable by Tab, Enter did nothing."""
+    from irscope.report import build_report, write_report
+    points = [{"status": "ok", "target": "sm_90a", "axes": {"BLOCK": b},
+               "analysis": {"resources": {"registers": r}}} for b, r in ((16, 100), (32, 9), (64, 40))]
+    path = write_report(tmp_path / "s.html", build_report(sweeps=[("s.json", {"points": points})]))
+    assert open_page(browser, path) == []
+    table = browser.find_element("css selector", "table.points")
+    heads = table.find_elements("css selector", "th")
+    col = [th.text for th in heads].index("registers")
+    assert heads[col].get_attribute("tabindex") == "0"
+    heads[col].send_keys(browser.selenium.webdriver.common.keys.Keys.ENTER)
+    assert [tr.find_elements("css selector", "td")[col].text
+            for tr in table.find_elements("css selector", "tbody tr")] == ["9", "40", "100"]

@@ -126,6 +126,10 @@
     return (nx ? x - y : x.localeCompare(y, undefined, { numeric: true })) * dir;
   }
   function sortable(table) {
+    table.querySelectorAll("th").forEach((th) => { // sorted from the keyboard too: Tab to a heading, Enter
+      th.tabIndex = 0;
+      th.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); th.click(); } });
+    });
     table.querySelectorAll("th").forEach((th, col) => th.addEventListener("click", () => {
       const body = table.tBodies[0], rows = Array.from(body.rows), dir = th.dataset.dir === "asc" ? -1 : 1;
       table.querySelectorAll("th").forEach((h) => delete h.dataset.dir);
