@@ -131,3 +131,19 @@ def test_a_table_sorts_from_the_keyboard(browser, tmp_path):
     heads[col].send_keys(browser.selenium.webdriver.common.keys.Keys.ENTER)
     assert [tr.find_elements("css selector", "td")[col].text
             for tr in table.find_elements("css selector", "tbody tr")] == ["9", "40", "100"]
+
+
+def test_every_roofline_on_a_page_has_its_own_clip_id(cli, tmp_path):
+    """A snapshot's roofline and its comparison's shared the id rf-clip: two elements of one id on the page."""
+    import re
+    gpu = {"device": "H200", "copy_gbps": 3900, "matmul_tflops": 720}
+    run = {"recorded": "t", "ok": True, "size_name": "4096", "gpu": gpu,
+           "bench": {"kernel": {"ms": 0.25}, "flops": 2 * 4096 ** 3, "bytes": 3 * 4096 * 4096 * 2}}
+    _copy_with_runs(tmp_path / "a", [run])
+    _copy_with_runs(tmp_path / "b", [dict(run, bench=dict(run["bench"], kernel={"ms": 0.5}))])
+    code, out, err = cli("report", "a", "b", "-o", "r.html")
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    ids = re.findall(r'<clipPath id="([^"]+)"', html)
+    assert len(ids) == 3 and len(set(ids)) == 3, ids
+    assert all(f'clip-path="url(#{i})"' in html for i in ids)

@@ -6,6 +6,7 @@ measured memory and compute ceilings). Each point carries a <title>, the browser
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from html import escape
@@ -112,6 +113,9 @@ def scatter(title: str, points: list[Point], *, unit: str = "", limits: tuple[Li
     return "".join(out)
 
 
+_CLIPS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class RoofPoint:
     intensity: float  # FLOP per byte of the least DRAM traffic
@@ -139,8 +143,9 @@ def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflop
     def roof(x: float) -> float:
         return min(matmul_tflops, x * copy_gbps / 1e3)
 
+    clip = f"rf-clip-{next(_CLIPS)}"  # one id a roofline: a page with two had two elements of one id
     out = [f'<svg class="plot roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
-           f'aria-label="{escape(title)}"><defs><clipPath id="rf-clip"><rect x="{L}" y="{T}" width="{pw}" '
+           f'aria-label="{escape(title)}"><defs><clipPath id="{clip}"><rect x="{L}" y="{T}" width="{pw}" '
            f'height="{ph}"/></clipPath></defs><text class="title" x="{L}" y="18">{escape(title)}</text>']
     for e in range(round(math.log10(x0)), round(math.log10(x1)) + 1):
         x = px(10 ** e)
@@ -153,7 +158,7 @@ def roofline(title: str, points: list[RoofPoint], copy_gbps: float, matmul_tflop
     samples = [x0 * (x1 / x0) ** (k / 64) for k in range(65)] + [ridge]
     path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(max(roof(x), y0 / 10)):.1f}"
                     for i, x in enumerate(sorted(samples)))
-    out.append(f'<path class="roof" d="{path}" clip-path="url(#rf-clip)" fill="none" stroke="{LIMIT_COLOUR}" '
+    out.append(f'<path class="roof" d="{path}" clip-path="url(#{clip})" fill="none" stroke="{LIMIT_COLOUR}" '
                f'stroke-width="2"/><text class="tick" x="{W - R}" y="{py(matmul_tflops) - 5:.1f}" text-anchor="end" '
                f'fill="{LIMIT_COLOUR}">matmul {matmul_tflops:.0f} TFLOP/s · copy {copy_gbps:.0f} GB/s</text>')
     for p in points:
