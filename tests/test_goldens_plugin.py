@@ -297,3 +297,33 @@ def test_control_characters_in_a_golden_reach_the_report_escaped(project):
     assert "\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J" in out  # (the diff reads the \\r as a line's end)
     # (\r: pytester's text is split at it, so it is checked by the unit test of render.controls.escaped)
     assert not any(c in out for c in "\x1b\x07"), [ln for ln in out.splitlines() if "52;c" in ln]
+
+
+@pytest.mark.slow
+def test_assert_golden_takes_the_snapshot_irscope_compile_returned(project):
+    # `snap = irscope.compile(...); irscope.expect(snap)...; irscope.assert_golden(snap)` was an
+    # AttributeError traceback ('Snapshot' object has no attribute 'rpartition'): it compares that compile.
+    pt, write, run = project
+    pt.path.joinpath("test_k.py").write_text(textwrap.dedent('''
+        import pytest
+
+        def test_one_compile(irscope):
+            snap = irscope.compile("kern.py:scale", target="sm_80")
+            irscope.expect(snap).no_spills()
+            irscope.assert_golden(snap)
+
+        def test_with_a_target_too(irscope):
+            irscope.assert_golden(irscope.compile("kern.py:scale", target="sm_80"), target="gfx942")
+    '''))
+    result = run("--irscope-update")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*assert_golden takes a kernel with its targets and options, or snapshots*"])
+    assert "AttributeError" not in result.stdout.str()
+    golden = pt.path / "snapshots" / "scale" / "default" / "sm_80"
+    assert json.loads((golden / "golden.json").read_text())["test"] == "test_k.py::test_one_compile"
+    write(factor="3.0", targets='["sm_80"]')
+    pt.path.joinpath("test_k.py").write_text(
+        "def test_one_compile(irscope):\n    irscope.assert_golden(irscope.compile('kern.py:scale', target='sm_80'))\n")
+    result = run()
+    result.assert_outcomes(failed=1)
+    assert "scale/default/sm_80 differs from its golden" in result.stdout.str()

@@ -258,6 +258,13 @@ class IrscopeSession:
             snaps.append(load_snapshot(o.path))
         return snaps
 
+    def compiled_from(self, snap) -> str | None:
+        """The kernel reference this session compiled `snap` from (None for a snapshot it did not compile)."""
+        for (kernel, _, _), o in self._compiled.items():
+            if o.path is not None and Path(o.path) == Path(snap.path):
+                return kernel
+        return None
+
 
 def _running_triton() -> str:
     from ..harness.envs import running_version
@@ -363,21 +370,39 @@ class IrscopeFixture:
         return s.compile(s.resolve_kernel(kernel), list(targets), _options(**options))
 
     @_reported
-    def assert_golden(self, kernel: str, target: str | Sequence[str] = "sm_90a", **options) -> list:
-        """Compile for each target and compare with the goldens; with --irscope-update, write them instead."""
+    def assert_golden(self, kernel, target: str | Sequence[str] | None = None, **options) -> list:
+        """Compile for each target and compare with the goldens; with --irscope-update, write them instead.
+        `kernel` may also be a snapshot `irscope.compile` returned (or a list of them): that compile is the one
+        compared, with the kernel, target and options it was made with."""
         __tracebackhide__ = True
         from .result import describe
+        from ..store.snapshot import Snapshot
         from ..targets import parse_targets
 
-        if not target:
-            raise UsageError(f"assert_golden got no target ({target!r})",
-                             "give one (target=\"sm_90a\"), a list (target=[\"sm_90a\", \"gfx942\"]) or \"all\"")
-        names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
-        kernel = self._session.resolve_kernel(kernel)
-        snaps = self._session.compile(kernel, names, _options(**options))
         s = self._session
+        given = [kernel] if isinstance(kernel, Snapshot) else list(kernel) if isinstance(kernel, (list, tuple)) else None
+        if given is not None:
+            if not given or not all(isinstance(x, Snapshot) for x in given) or target is not None or options:
+                raise UsageError("assert_golden takes a kernel with its targets and options, or snapshots that "
+                                 "irscope.compile returned, alone",
+                                 "irscope.assert_golden(snap), or irscope.assert_golden(\"kern.py:fn\", target=...)")
+            refs = [s.compiled_from(x) for x in given]
+            if None in refs:
+                raise UsageError(f"{given[refs.index(None)].label} was not compiled by this test session's "
+                                 "irscope.compile, so there is no kernel to record for its golden",
+                                 "compile it with irscope.compile(...) and pass what that returns")
+            snaps, kernels = given, refs
+        else:
+            target = "sm_90a" if target is None else target
+            if not target:
+                raise UsageError(f"assert_golden got no target ({target!r})",
+                                 "give one (target=\"sm_90a\"), a list (target=[\"sm_90a\", \"gfx942\"]) or \"all\"")
+            names = [t.name for t in parse_targets(target if isinstance(target, str) else ",".join(target))]
+            kernel = s.resolve_kernel(kernel)
+            snaps = s.compile(kernel, names, _options(**options))
+            kernels = [kernel] * len(snaps)
         failures, skipped = [], []
-        for snap in snaps:
+        for snap, kernel in zip(snaps, kernels):
             if s.update:  # writes what differs, refreshes a stale source.py, mends a damaged golden.json
                 result = s.root.update(snap, self._request.node.nodeid, kernel)
             else:
