@@ -147,3 +147,25 @@ def test_every_roofline_on_a_page_has_its_own_clip_id(cli, tmp_path):
     ids = re.findall(r'<clipPath id="([^"]+)"', html)
     assert len(ids) == 3 and len(set(ids)) == 3, ids
     assert all(f'clip-path="url(#{i})"' in html for i in ids)
+
+
+def test_a_sweep_of_more_points_than_a_page_holds_is_plotted_and_listed_only_so_far(cli, tmp_path, monkeypatch):
+    """A sweep result of 100,000 points made a 70 MiB page that Chromium had not opened after two minutes."""
+    import json
+    import irscope.report.sweep as sweep
+    monkeypatch.setattr(sweep, "PLOT_LIMIT", 3)
+    monkeypatch.setattr(sweep, "TABLE_LIMIT", 2)
+    points = [{"status": "ok", "target": "sm_90a", "axes": {"BLOCK": b}, "times_ms": {"ttir": 1.0},
+               "analysis": {"resources": {"registers": 32}}} for b in (16, 32, 64, 128)]
+    (tmp_path / "s.json").write_text(json.dumps({"points": points}))
+    code, out, err = cli("report", "--sweep", "s.json", "-o", "r.html")
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    assert '<svg class="plot"' not in html and "4 points: not plotted (the plots draw up to 3" in html
+    assert "the first 2 of 4 points (the rest are in s.json)" in html
+    assert html.count("<td>BLOCK=") == 2
+    monkeypatch.setattr(sweep, "PLOT_LIMIT", 4)
+    monkeypatch.setattr(sweep, "TABLE_LIMIT", 4)
+    assert cli("report", "--sweep", "s.json", "-o", "r.html")[0] == 0
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('<svg class="plot"') == 5 and "every point (click" in html and html.count("<td>BLOCK=") == 4

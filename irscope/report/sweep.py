@@ -14,6 +14,10 @@ from ..targets import TARGETS
 from .page import Page, table
 from .svg import Point, scatter, stacked
 
+# A browser took 5 s to open a page of 5,000 points and did not open one of 100,000 in two minutes (the
+# loaded 2-core development machine); past 2,000 points the plots are a smear at 640 px anyway.
+PLOT_LIMIT = 2_000  # points
+TABLE_LIMIT = 5_000  # rows
 STAGE_TIMES = ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "disassembly")
 
 
@@ -104,7 +108,7 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
 
     shared = [Point(t, _res(p, "shared"), _launchable(p), f"{n}: {_res(p, 'shared')} B of {limit(p)} B", limit(p))
               for t, n, p in zip(ticks, names, points)]
-    plots = [
+    plots = [] if len(points) > PLOT_LIMIT else [
         scatter("shared memory / LDS per block (dashes: the target's limit)", shared, unit="bytes"),
         scatter("registers per thread", pts(lambda p: _res(p, "registers")), unit="registers"),
         scatter("spilled bytes (stores)", pts(lambda p: _res(p, "spill_stores")), unit="bytes"),
@@ -112,16 +116,18 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
                 unit="blocks/SM or waves/SIMD"),
     ]
     stages = [s for s in STAGE_TIMES if any((p.get("times_ms") or {}).get(s) for p in points)]
-    if stages:
+    if stages and len(points) <= PLOT_LIMIT:
         series = {s: [float((p.get("times_ms") or {}).get(s) or 0) for p in points] for s in stages}
         plots.append(stacked("compile time per stage (as recorded when each point was compiled)", ticks, series,
                              unit="ms"))
-    parts.append('<div class="plots">' + "".join(plots) + "</div>")
+    parts.append('<div class="plots">' + "".join(plots) + "</div>" if plots else
+                 f'<p class="note">{len(points):,} points: not plotted (the plots draw up to {PLOT_LIMIT:,}, one '
+                 "by one); the table below lists them</p>")
     # "why not" beside "launchable", not after the stage times: on a laptop's width it is then on screen
     headers = ["point", "status"] + axes + ["registers", "spills", "shared", "occupancy", "launchable", "why not"] + \
         [f"{s} ms" for s in stages]
     rows = []
-    for n, p in zip(names, points):
+    for n, p in zip(names[:TABLE_LIMIT], points):
         ax = p.get("axes") or {}
         occ = ((p.get("analysis") or {}).get("occupancy") or {}).get("value")
         launch = (p.get("analysis") or {}).get("launch") or {}
@@ -131,7 +137,9 @@ def add_sweep(page: Page, data: dict, source: str) -> None:
                      "yes" if _launchable(p) else "NO", why] +
                     [_n((p.get("times_ms") or {}).get(s)) for s in stages])
     numeric = tuple(range(2 + len(axes), 2 + len(axes) + 4)) + tuple(range(8 + len(axes), 8 + len(axes) + len(stages)))
-    parts.append("<h3>every point (click a column to sort)</h3>" + '<div class="wide">' + table(
+    shown = ("every point" if len(points) <= TABLE_LIMIT else
+             f"the first {TABLE_LIMIT:,} of {len(points):,} points (the rest are in {Path(source).name})")
+    parts.append(f"<h3>{escape(shown)} (click a column to sort)</h3>" + '<div class="wide">' + table(
         headers, rows, numeric=numeric, sortable=True, cls="points", wrap=(7 + len(axes),),
         row_class=lambda i: "" if _launchable(points[i]) else "unlaunchable") + "</div>")
     page.add_section(f"sweep {info.get('name') or Path(source).name}", "".join(parts))
