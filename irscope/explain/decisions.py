@@ -50,8 +50,10 @@ TIMELINE_PATTERN = {
     "warp_specialize": "ttg.warp_specialize",
 }
 
-_DOT = re.compile(r"(?:tt\.dot|ttng\.warp_group_dot|ttng\.tc_gen5_mma)\s+(%[\w.$-]+)[^\n]*?:\s*"
-                  r"(?:tensor|!ttg\.memdesc)<[\dx]+x(\w+)")
+# Matched a line at a time, each anchored at the line's start: a snapshot is untrusted, and an unanchored
+# search for the op with a lazy scan to the operand type is quadratic on one long line of `tt.dot %a`.
+_DOT_OP = re.compile(r"\s*(?:%[\w.$#:-]+\s*=\s*)?(?:tt\.dot|ttng\.warp_group_dot|ttng\.tc_gen5_mma)\s+%")
+_OPERAND_TYPE = re.compile(r":\s*(?:tensor|!ttg\.memdesc)<[\dx]+x(\w+)")
 
 
 def read_decisions(facts: Facts) -> tuple[Decision, ...]:
@@ -78,15 +80,15 @@ def dot_facts(snapshot: Snapshot) -> tuple[str, str, str]:
     """(operand dtype, MxN tile of the result, input precision) of the first dot in TTGIR; "" where unknown."""
     if "ttgir" not in snapshot.stage_files:
         return "", "", ""
-    text = snapshot.read("ttgir")
-    m = _DOT.search(text)
-    if not m:
-        return "", "", ""
-    line = text[m.start():text.find("\n", m.start())]
-    tile = _DOT_RESULT.search(line)
-    precision = _PRECISION.search(line)
-    return (m.group(2), f"{tile.group(1)}x{tile.group(2)}" if tile else "",
-            _PRECISIONS.get(precision.group(1), precision.group(1)) if precision else "")
+    for line in snapshot.read("ttgir").splitlines():
+        m = _DOT_OP.match(line) and _OPERAND_TYPE.search(line)
+        if not m:
+            continue
+        tile = _DOT_RESULT.search(line)
+        precision = _PRECISION.search(line)
+        return (m.group(1), f"{tile.group(1)}x{tile.group(2)}" if tile else "",
+                _PRECISIONS.get(precision.group(1), precision.group(1)) if precision else "")
+    return "", "", ""
 
 
 def _matrix(f: Facts) -> list[Decision]:
@@ -220,30 +222,40 @@ def _pipelining(f: Facts) -> list[Decision]:
                      by_hand=is_gluon(f.snapshot))]
 
 
-_GLOBAL_LOAD = re.compile(r"= (?:tt\.load|amdg\.buffer_load|amdg\.buffer_load_to_local|ttg\.async_copy_global_to_local)"
-                          r"\b.*\bloc\((#loc\d+)\)\s*$")
+# A global load's line and the #locN it ends on, matched in linear time (a snapshot is untrusted: an
+# unanchored `= tt.load.*loc(...)$` search is quadratic on one long line of `= tt.load`).
+_GLOBAL_LOAD = re.compile(r"[^=]*= (?:tt\.load|amdg\.buffer_load|amdg\.buffer_load_to_local|"
+                          r"ttg\.async_copy_global_to_local)\b")
+_LOC_AT_END = re.compile(r"\bloc\((#loc\d+)\)\s*$")
+
+
+def _load_loc(line: str) -> str | None:
+    m = _GLOBAL_LOAD.match(line) and _LOC_AT_END.search(line)
+    return m.group(1) if m else None
 
 
 def prefetched(ttgir: str) -> bool:
     """Whether the first loop that loads from global memory has a prologue: a load of the same source
     location issued before the loop and in its body (the pipeliner's peeled first iteration)."""
     lines = ttgir.splitlines()
-    for start, line in enumerate(lines):
-        if "scf.for" not in line or not line.rstrip().endswith("{"):
-            continue
-        depth, body = 0, set()
-        for inner in lines[start:]:
-            depth += inner.count("{") - inner.count("}")
-            m = _GLOBAL_LOAD.search(inner)
-            if m:
-                body.add(m.group(1))
-            if depth <= 0:
-                break
-        if not body:
-            continue
-        before = {m.group(1) for m in map(_GLOBAL_LOAD.search, lines[:start]) if m}
-        return bool(before & body)
-    return False
+    # One pass: the loop is the outermost scf.for around the first load inside a loop (a loop that starts
+    # earlier and loads would hold an earlier such load); its region ends where the braces close again.
+    depth, open_loops, outer, body = 0, [], None, set()
+    for i, line in enumerate(lines):
+        if "scf.for" in line and line.rstrip().endswith("{"):
+            open_loops.append((i, depth))  # (its first line, the brace depth before it)
+        loc = _load_loc(line) if open_loops else None
+        if loc:
+            outer = outer or open_loops[0]
+            body.add(loc)
+        depth += line.count("{") - line.count("}")
+        while open_loops and depth <= open_loops[-1][1]:
+            open_loops.pop()
+        if outer is not None and (not open_loops or open_loops[0] != outer):
+            break
+    if outer is None:
+        return False
+    return any(_load_loc(line) in body for line in lines[:outer[0]])
 
 
 def _vectors(f: Facts) -> list[Decision]:

@@ -1,0 +1,69 @@
+"""`irscope explain` regressions found by review: hostile snapshots, Triton cache entries, gfx950's direct-to-LDS
+loads, and the command line. Every test reads real compiles (one output folder serves the module).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from irscope.explain import explain
+from irscope.spec.kernel import CompileOptions
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp("explain-review")
+
+
+@pytest.fixture(scope="module")
+def snaps(out):
+    """Real compiles, once: name -> snapshot folder."""
+    from irscope.harness.batch import Point, compile_points
+
+    points = {"add_amd": Point("add", "gfx942"), "matmul_80": Point("matmul", "sm_80")}
+    done = compile_points(list(points.values()), out)
+    assert all(o.ok for o in done), [o.error for o in done]
+    return dict(zip(points, (o.path for o in done)))
+
+
+def _cli(*argv):
+    from irscope.cli import main
+    buf, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=buf, err=err)
+    return code, buf.getvalue(), err.getvalue()
+
+
+def _rewrite_stage(folder, stage: str, text: str) -> None:
+    """Replace a stage's text and record its hash, size and lines, as a hostile snapshot would."""
+    meta_path = folder / "irscope.json"
+    meta = json.loads(meta_path.read_text())
+    info = meta["stages"][stage]
+    data = text.encode()
+    (folder / info["file"]).write_bytes(data)
+    info.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), lines=text.count("\n"))
+    meta_path.write_text(json.dumps(meta))
+
+
+def test_a_ttgir_of_long_hostile_lines_is_explained_in_seconds_not_hours(snaps, tmp_path):
+    """One long line of `tt.dot %a` (the dot's operand type) or of `= tt.load` (AMD's prologue check) made
+    explain's regular expressions quadratic: a 1 MB line held `explain --budget 0` for hours."""
+    folder = tmp_path / "hostile"
+    shutil.copytree(snaps["add_amd"], folder)
+    ttgir = (folder / json.loads((folder / "irscope.json").read_text())["stages"]["ttgir"]["file"]).read_text()
+    evil = ("    %d = tt.dot %a " + "tt.dot %a " * 100_000 + "\n" +
+            "    scf.for %i = %c0 to %c1 step %c1 {\n" + "    %x = tt.load " + "= tt.load " * 100_000 + "\n" +
+            "    scf.for %j = %c0 to %c1 step %c1 {\n" * 20_000)
+    _rewrite_stage(folder, "ttgir", ttgir.replace("  tt.func public", evil + "  tt.func public", 1))
+    start = time.monotonic()
+    res = subprocess.run([sys.executable, "-m", "irscope", "explain", str(folder), "--budget", "0", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert time.monotonic() - start < 60
+    assert json.loads(res.stdout)["decisions"]
