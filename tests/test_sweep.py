@@ -176,7 +176,8 @@ def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
 @pytest.mark.parametrize("text, line, words", [
     ("kernels: [matmul]\ntargets: [sm_90a]\ngird:\n  num_warps: [4]\n", 3, ["unknown key `gird`", "grid"]),
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [4\n  BLOCK_M: [64]\n", 5, ["not valid YAML"]),
-    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_Q: [64]\n", 4, ["no constexpr `BLOCK_Q`", "BLOCK_M"]),
+    ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_Q: [64]\n", 4, ["no constexpr `BLOCK_Q`", "BLOCK_M",
+                                                                         "arg.NAME (an argument)"]),
     ("kernels: [matmul]\ntargets:\n  - sm_90a\n  - sm_99z\n", 4, ["unknown target 'sm_99z'"]),
     ("targets: [sm_90a]\n", 1, ["missing `kernels:`"]),
     ("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  num_warps: [4, -2]\n", 4, ["num_warps", "positive"]),

@@ -158,4 +158,4 @@ def _check_names(spec, entry: KernelEntry, path: str) -> None:
             raise UsageError(f"{path}:{lines.get(name, entry.line)}: {spec.fn_name} has no {what} `{bare}`",
                              (f"did you mean `{close[0]}`? " if close else "") +
                              f"{what}s: {', '.join(known) or '(none)'}; or num_warps, num_stages, divisibility, "
-                             "config, option.NAME")
+                             "config, option.NAME" + (", arg.NAME (an argument)" if what == "constexpr" else ""))
