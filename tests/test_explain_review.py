@@ -67,3 +67,19 @@ def test_a_ttgir_of_long_hostile_lines_is_explained_in_seconds_not_hours(snaps, 
     assert res.returncode == 0, res.stderr
     assert time.monotonic() - start < 60
     assert json.loads(res.stdout)["decisions"]
+
+
+def test_a_triton_cache_entry_reads_the_divisibility_its_ttgir_signature_states(snaps, tmp_path):
+    """A cache entry records no specialisation: its 16-aligned pointers read as 'divisible by 1', so a load
+    that is 16 B wide was said to need 'a_ptr divisible by 16' and --divisibility 16 was the fix offered."""
+    entry = tmp_path / "cache" / "5CWQ5QCJZ3M2QXYZ"
+    entry.mkdir(parents=True)
+    for p in snaps["matmul_80"].glob("matmul_kernel.*"):
+        shutil.copy(p, entry / p.name)
+    (entry / "__grp__matmul_kernel.json").write_text("{}")
+    result = explain(None, None, CompileOptions(), tmp_path, snapshot=entry, budget=0)
+    loads = [d for d in result.decisions if d.topic == "vectors" and d.subject.startswith("load of a_ptr")]
+    assert loads and "a_ptr divisible by 16" in loads[0].why, [d.why for d in result.decisions]
+    pipe = next(d for d in result.decisions if d.topic == "pipelining")
+    assert "K divisible by 16" in pipe.why
+    assert [w.change for w in result.skipped if w.topic == "vectors"] == ["--divisibility 1"]

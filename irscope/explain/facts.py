@@ -4,6 +4,7 @@ No Triton import: snapshots copied from elsewhere are explained the same way.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..analyze import Analysis
@@ -49,7 +50,10 @@ def gather(snapshot: Snapshot, analysis: Analysis) -> Facts:
     ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else ""
     groups = access_groups(ttgir, snapshot.read(asm), asm) if asm else ()
     spec = snapshot.meta.get("specialisation") or []
-    div = {e["name"]: e.get("divisibility", 1) for e in spec if e.get("kind") in ("tensor", "scalar")}
+    # A Triton cache entry or kernel dump records no specialisation: the kernel's signature in TTGIR says
+    # what the compile assumed (reading "divisible by 1" there blamed 16-aligned pointers for narrow loads)
+    div = {**signature_divisibility(ttgir),
+           **{e["name"]: e.get("divisibility", 1) for e in spec if e.get("kind") in ("tensor", "scalar")}}
     values = {e["name"]: e.get("value") for e in spec if e.get("kind") in ("tensor", "scalar", "constant")}
     ranges = {e["name"]: (e.get("attrs") or {}).get("tt.pointer_range") for e in spec if e.get("kind") == "tensor"}
     copts = snapshot.meta.get("compile_options") or {}
@@ -60,6 +64,26 @@ def gather(snapshot: Snapshot, analysis: Analysis) -> Facts:
     return Facts(snapshot, analysis, groups, div, values, {k: v for k, v in ranges.items() if v},
                  copts.get("num_warps") or analysis.resources.num_warps,
                  copts.get("num_stages") or bopts.get("num_stages"), extra)
+
+
+_SIG_ARG = re.compile(r"(%[\w.$-]+): ")
+_SIG_DIV = re.compile(r"tt\.divisibility = (\d+)")
+_SIG_NAME = re.compile(r'loc\("([^"]+)"')
+
+
+def signature_divisibility(ttgir: str) -> dict[str, int]:
+    """Parameter name -> the `tt.divisibility` of the kernel's (first public) `tt.func` in TTGIR, 1 where it
+    states none, for the pointer and integer parameters."""
+    line = next((ln for ln in ttgir.splitlines() if "tt.func public" in ln and "(" in ln), "")
+    starts = [(m.start(), m.group(1)) for m in _SIG_ARG.finditer(line, line.find("("))]
+    out = {}
+    for n, (start, ssa) in enumerate(starts):
+        chunk = line[start:starts[n + 1][0] if n + 1 < len(starts) else len(line)]
+        if not re.match(r"%[\w.$-]+: (?:!tt\.ptr<|i\d+\b)", chunk):
+            continue
+        name, div = _SIG_NAME.search(chunk), _SIG_DIV.search(chunk)
+        out[name.group(1) if name else ssa.lstrip("%")] = int(div.group(1)) if div else 1
+    return out
 
 
 def is_gluon(snapshot: Snapshot) -> bool:
