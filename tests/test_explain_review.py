@@ -83,3 +83,23 @@ def test_a_triton_cache_entry_reads_the_divisibility_its_ttgir_signature_states(
     pipe = next(d for d in result.decisions if d.topic == "pipelining")
     assert "K divisible by 16" in pipe.why
     assert [w.change for w in result.skipped if w.topic == "vectors"] == ["--divisibility 1"]
+
+
+def test_gfx950s_direct_to_lds_global_loads_count_as_global_instructions_without_buffer_ops(out):
+    """With AMDGCN_USE_BUFFER_OPS=0 gfx950 loads the matmul's tiles with global_load_lds_dwordx4: the remark
+    said 'no buffer ops: 8 global instructions', the 8 stores, as if the 18 loads had vanished."""
+    from irscope.explain.decisions import read_decisions
+    from irscope.explain.facts import gather
+    from irscope.explain.whatif import WhatIf, run_whatifs
+    from irscope.store.snapshot import load_snapshot
+
+    off = WhatIf("buffer_ops", "AMDGCN_USE_BUFFER_OPS=0", "gfx950", CompileOptions(name="default.no-buffer-ops"),
+                 "", (("AMDGCN_USE_BUFFER_OPS", "0"),))
+    [r] = run_whatifs("matmul", [off], out)
+    assert r.status == "ok", r.error
+    c = r.analysis.counters
+    assert c.get("amdgcn.global_load_lds", 0) > 0 and not c.get("amdgcn.buffer_load")
+    d = next(d for d in read_decisions(gather(load_snapshot(r.folder), r.analysis)) if d.topic == "buffer_ops")
+    total = c.get("amdgcn.global_load", 0) + c["amdgcn.global_load_lds"] + c.get("amdgcn.global_store", 0)
+    assert d.value == f"no buffer ops: {total} global instructions", d.value
+    assert ("amdgcn.global_load_lds", c["amdgcn.global_load_lds"]) in d.evidence

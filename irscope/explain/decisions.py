@@ -359,9 +359,11 @@ def _buffer_ops(f: Facts) -> list[Decision]:
     if t is None or t.vendor != "amd":
         return []
     buf = c.get("amdgcn.buffer_load", 0) + c.get("amdgcn.buffer_store", 0)
-    glob = c.get("amdgcn.global_load", 0) + c.get("amdgcn.global_store", 0)
+    # (gfx950 copies global memory straight to LDS with global_load_lds: a global instruction too)
+    glob = c.get("amdgcn.global_load", 0) + c.get("amdgcn.global_load_lds", 0) + c.get("amdgcn.global_store", 0)
     ev = tuple((k, c.get(k, 0)) for k in ("amdgcn.buffer_load", "amdgcn.buffer_store", "amdgcn.global_load",
-                                           "amdgcn.global_store"))
+                                           "amdgcn.global_load_lds", "amdgcn.global_store")
+               if k != "amdgcn.global_load_lds" or k in c)
     ranged = ", ".join(f"{a} (tt.pointer_range={r})" for a, r in f.pointer_range.items())
     why = (f"offsets fit 32 bits: {ranged}, as irscope assumes tensors < 2 GB" if ranged else
            "no pointer has tt.pointer_range=32 (buffer ops switched off, or tensors of 2 GB or more)")
