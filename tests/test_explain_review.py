@@ -103,3 +103,19 @@ def test_gfx950s_direct_to_lds_global_loads_count_as_global_instructions_without
     total = c.get("amdgcn.global_load", 0) + c["amdgcn.global_load_lds"] + c.get("amdgcn.global_store", 0)
     assert d.value == f"no buffer ops: {total} global instructions", d.value
     assert ("amdgcn.global_load_lds", c["amdgcn.global_load_lds"]) in d.evidence
+
+
+def test_a_snapshot_of_another_triton_release_is_not_set_beside_what_ifs_of_this_one(snaps, tmp_path):
+    """A snapshot compiled by Triton 3.6.0 (`--triton 3.6.0`) had its what-ifs compiled by the running release,
+    and every difference between the releases read as the switch's doing, without a word."""
+    folder = tmp_path / "root" / "matmul" / "default" / "sm_80"
+    shutil.copytree(snaps["matmul_80"], folder)
+    meta = json.loads((folder / "irscope.json").read_text())
+    meta["versions"]["triton"] = "3.6.0"
+    (folder / "irscope.json").write_text(json.dumps(meta))
+    code, _, err = _cli("explain", str(folder), "--budget", "1", "--out", str(tmp_path / "out"))
+    assert code == 2 and "was compiled by Triton 3.6.0" in err, err
+    assert "irscope: hint: explain it with --triton 3.6.0" in err and "--budget 0" in err
+    assert not (tmp_path / "out" / "matmul").exists()  # nothing compiled
+    code, text, err = _cli("explain", str(folder), "--budget", "0", "--out", str(tmp_path / "out"))
+    assert code == 0 and "matrix instruction" in text, err

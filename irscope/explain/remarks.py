@@ -6,6 +6,7 @@ neither). Every remark names the snapshot folder its evidence comes from.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,6 +18,7 @@ from .facts import Decision, gather, is_gluon
 from .whatif import WhatIf, WhatIfResult, plan_whatifs, run_whatifs
 
 DEFAULT_BUDGET = 4
+_VERSION_TEXT = re.compile(r"[\w.+-]{1,40}")  # what a hint may quote of an untrusted irscope.json's version
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
                 raise SnapshotError(f"{snap.path / 'irscope.json'}: field 'request' asks for {refused}",
                                     "explain it without what-ifs (--budget 0), or compile the kernel with the "
                                     "option yourself and explain that")
+            _check_release(snap, triton)
     else:
         snap = load_snapshot(_compile_base(kernel, target, options, out, passes, workers, timeout, on_progress,
                                                triton))
@@ -145,6 +148,29 @@ def _builtin_kernel(snap) -> str:
         raise UsageError(f"{snap.label} is a compile of {recorded or 'a file'}, not of a built-in kernel: its "
                          "what-ifs need the kernel named on the command line", hint)
     return name
+
+
+def _check_release(snap, triton: str) -> None:
+    """A snapshot's what-ifs are set beside it: compiled by another Triton release, every difference of the
+    releases would read as the switch's doing. UsageError unless they are compiled by the snapshot's own."""
+    from ..harness.envs import normalise_version, running_version
+    recorded = str((snap.meta.get("versions") or {}).get("triton") or "")
+    wanted = triton or running_version()
+    if not recorded:
+        return
+
+    def release(text: str) -> str:
+        try:
+            return normalise_version(text)
+        except UsageError:  # (a version that is none, from an untrusted irscope.json; a local build's)
+            return text.strip()
+
+    if release(recorded) == release(wanted):
+        return
+    raise UsageError(f"{snap.label} was compiled by Triton {recorded[:40]}, and its what-ifs would be compiled by "
+                     f"Triton {wanted or '(none installed)'}",
+                     (f"explain it with --triton {release(recorded)} (the release it was compiled by), or read "
+                      if _VERSION_TEXT.fullmatch(release(recorded)) else "read ") + "its decisions only with --budget 0")
 
 
 def _compile_base(kernel, target, options, out, passes, workers, timeout, on_progress, triton="") -> Path:
