@@ -119,3 +119,17 @@ def test_a_snapshot_of_another_triton_release_is_not_set_beside_what_ifs_of_this
     assert not (tmp_path / "out" / "matmul").exists()  # nothing compiled
     code, text, err = _cli("explain", str(folder), "--budget", "0", "--out", str(tmp_path / "out"))
     assert code == 0 and "matrix instruction" in text, err
+
+
+def test_a_builtin_kernels_name_is_the_kernel_even_where_a_folder_has_that_name(snaps, out, tmp_path, monkeypatch):
+    """In a snapshot root (every kernel has a folder there) `irscope explain matmul` said 'matmul is a folder
+    but not a snapshot folder' and stopped, where compile and compare take the built-in."""
+    monkeypatch.chdir(out)
+    assert (out / "matmul").is_dir()
+    code, text, err = _cli("explain", "matmul", "--target", "sm_80", "--budget", "0", "--out", str(out))
+    assert code == 0, err
+    assert text.startswith("matmul/default/sm_80")
+    (tmp_path / "notakernel").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli("explain", "notakernel", "--budget", "0", "--out", str(out))
+    assert code == 4 and "notakernel is a folder but not a snapshot folder" in err, err

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, ui) -> int:
             ("/" in args.kernel or os.sep in args.kernel):  # a path, but not FILE.py: a snapshot folder meant
         raise SnapshotError(f"no snapshot folder '{given}'", "give a snapshot folder that exists (ROOT/KERNEL/VARIANT/TARGET, "
                          "as `irscope compile` prints it), a built-in kernel, or FILE.py:NAME")
-    if snapshot is None and given.is_dir():
+    if snapshot is None and given.is_dir() and not _is_builtin(args.kernel):  # (`matmul` in a root: the kernel)
         raise SnapshotError(f"{given} is a folder but not a snapshot folder (no irscope.json)",
                          "give one snapshot folder (`irscope show` lists them under a root), or a kernel name")
     target = None
@@ -115,6 +115,20 @@ def run(args: argparse.Namespace, ui) -> int:
         return 0
     ui.print(render(result, ui))
     return 0
+
+
+def _is_builtin(name: str) -> bool:
+    """Whether `name` is a built-in kernel's (a folder of that name in the working folder, as in a snapshot
+    root, does not hide it: compile and compare take the kernel too)."""
+    from ..errors import IrscopeError
+    from ..spec import library
+    if not library.builtin_name(name):
+        return False
+    try:
+        library.load_builtin(name)
+    except IrscopeError:
+        return False
+    return True
 
 
 def _launch_options(ref: str, target: str, line_info: bool | None):
