@@ -133,3 +133,13 @@ def test_a_builtin_kernels_name_is_the_kernel_even_where_a_folder_has_that_name(
     monkeypatch.chdir(tmp_path)
     code, _, err = _cli("explain", "notakernel", "--budget", "0", "--out", str(out))
     assert code == 4 and "notakernel is a folder but not a snapshot folder" in err, err
+
+
+def test_passes_with_a_snapshot_folder_is_refused_not_ignored(snaps):
+    """`irscope explain SNAPSHOT --passes` recorded nothing (the snapshot is read, not compiled) and ended on
+    'add --passes to see them on this compile's timeline', the flag the user had given."""
+    code, _, err = _cli("explain", str(snaps["matmul_80"]), "--passes", "--budget", "0")
+    assert code == 2 and "--passes with a snapshot folder" in err, err
+    code, text, err = _cli("explain", str(snaps["matmul_80"]), "--budget", "0")
+    assert code == 0, err
+    assert "add --passes" not in text and "irscope explain KERNEL --passes" in text

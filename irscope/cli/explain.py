@@ -75,6 +75,10 @@ def run(args: argparse.Namespace, ui) -> int:
             raise UsageError(f"explain takes one target, got {len(targets)} ({args.target})",
                              "pick one: --target sm_90a; `irscope compare` sets targets side by side")
         target = targets[0].name
+    elif args.passes:  # (read whatever timeline it was compiled with; it is not compiled again)
+        raise UsageError(f"--passes with a snapshot folder ({args.kernel}): it is read, not compiled, so no pass "
+                         "timeline is recorded", "leave --passes out (a timeline the snapshot has is read), or "
+                         "explain the kernel with it: irscope explain KERNEL --target T --passes")
     elif args.target:
         raise UsageError(f"--target {args.target} with a snapshot folder: the snapshot's own target is explained",
                          "leave --target out, or explain the kernel: irscope explain KERNEL --target T")
@@ -113,7 +117,7 @@ def run(args: argparse.Namespace, ui) -> int:
     if args.json:
         ui.print(json.dumps(result.as_dict(), indent=1))
         return 0
-    ui.print(render(result, ui))
+    ui.print(render(result, ui, snapshot=snapshot is not None))
     return 0
 
 
@@ -158,7 +162,7 @@ def _short(path: str) -> str:
     return rel if not rel.startswith("../..") else path
 
 
-def render(result, ui) -> str:
+def render(result, ui, snapshot: bool = False) -> str:
     s = ui.style
     kinds = [r.kind for r in result.remarks]
     counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("passed", "missed", "analysis"))
@@ -188,5 +192,8 @@ def render(result, ui) -> str:
         lines += ["", s("a Gluon kernel: its layouts, buffers, MMA and TMA are written in its source, not chosen by "
                         "Triton's passes (docs/gluon.md)", "dim")]
     elif not result.timeline:
-        lines += ["", s("passes are Triton's pipeline's; add --passes to see them on this compile's timeline", "dim")]
+        lines += ["", s("passes are Triton's pipeline's; " + ("compile it with --passes (irscope explain KERNEL "
+                                                              "--passes) to see them on its timeline" if snapshot else
+                                                              "add --passes to see them on this compile's timeline"),
+                        "dim")]
     return "\n".join(lines)
