@@ -143,3 +143,14 @@ def test_passes_with_a_snapshot_folder_is_refused_not_ignored(snaps):
     code, text, err = _cli("explain", str(snaps["matmul_80"]), "--budget", "0")
     assert code == 0, err
     assert "add --passes" not in text and "irscope explain KERNEL --passes" in text
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_no_tensor_core_what_if_is_planned_for_an_fma_dot(out, target):
+    """The fp32 'ieee' matmul is FMA at any num_warps and on any target, yet '--num-warps 2: does the
+    warp-group MMA drop to mma.sync?' (sm_90a) or '--target sm_90a' (sm_80) came first in the plan."""
+    result = explain("matmul.fp32", target, CompileOptions(), out, budget=0)
+    matrix = next(d for d in result.decisions if d.topic == "matrix")
+    assert matrix.value.startswith("FMA") and "input_precision='ieee'" in matrix.why
+    assert [w.change for w in result.skipped if w.topic == "matrix"] == []
+    assert [w.change for w in result.skipped][:1] == ["--divisibility 1"]

@@ -61,10 +61,13 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
     nw = facts.num_warps or 4
     arch = int(t.arch) if t is not None and t.vendor == "nvidia" and str(t.arch).isdigit() else 0
 
-    if "matrix" in topics and t is not None and t.vendor == "nvidia" and not gluon:
+    # (an FMA dot, fp32 with input_precision='ieee', uses no tensor core at any num_warps or on any target)
+    mma = "matrix" in topics and not topics["matrix"].value.startswith("FMA")
+    if mma and t is not None and t.vendor == "nvidia" and not gluon:
         if arch in (90, 100, 103) and nw >= 4:
-            wanted.append(WhatIf("matrix", "--num-warps 2", target, base.with_(num_warps=2),
-                                 "below a warpgroup (4 warps): does the warp-group MMA drop to mma.sync?"))
+            if topics["matrix"].value.startswith(("wgmma", "tcgen05")):
+                wanted.append(WhatIf("matrix", "--num-warps 2", target, base.with_(num_warps=2),
+                                     "below a warpgroup (4 warps): does the warp-group MMA drop to mma.sync?"))
         elif arch in (90, 100, 103):
             wanted.append(WhatIf("matrix", "--num-warps 4", target, base.with_(num_warps=4),
                                  "one full warpgroup: enough for the warp-group MMA?", fixes=True))
@@ -117,8 +120,7 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                              base.with_(name=f"{variant}.no-buffer-ops"),
                              "Triton's switch for buffer ops off (as for tensors of 2 GB or more)",
                              (("AMDGCN_USE_BUFFER_OPS", "0"),)))
-    matrix = topics.get("matrix")
-    if matrix is not None and arch in (80, 86, 89) and not gluon:
+    if mma and arch in (80, 86, 89) and not gluon:
         wanted.append(WhatIf("matrix", "--target sm_90a", "sm_90a", base, "the same options on Hopper"))
     wanted.sort(key=lambda w: not w.fixes)  # fixes of missed decisions first, then the probes, each in order
     unique, seen = [], set()
