@@ -3,13 +3,13 @@
 point coloured launchable or not, and a sortable table of every point."""
 from __future__ import annotations
 
-import os
 import stat
 from html import escape
 from pathlib import Path
 
 from ..errors import UsageError
-from ..store.schema import BOOL, MAX_JSON_BYTES, NUM, SCALAR, STR, _Invalid, list_of, loads, map_of, obj, opt
+from ..store.schema import (BOOL, MAX_JSON_BYTES, NUM, SCALAR, STR, _Invalid, list_of, loads, map_of, obj, opt,
+                            read_given)
 from ..targets import TARGETS
 from .page import Page, table
 from .svg import Point, scatter, stacked
@@ -35,16 +35,11 @@ def read_sweep(path: Path | str) -> dict:
     """A sweep result as `irscope sweep --json` writes it (UsageError when it is not one)."""
     path = Path(path)
     try:
-        # A named pipe that nothing writes to held the read forever, and /dev/zero filled memory: opened without
-        # waiting (`--sweep <(irscope sweep ...)` still reads) and read no further than any result irscope reads.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as f:
-            raw = f.read(MAX_JSON_BYTES + 1)
-            if not raw and stat.S_ISFIFO(os.fstat(f.fileno()).st_mode):
-                raise UsageError(f"{path} is a named pipe that nothing writes to",
-                                 "give the file `irscope sweep FILE --json > RESULT.json` wrote")
+        # A named pipe that nothing writes to held the read forever, and /dev/zero filled memory
+        raw, mode = read_given(path, MAX_JSON_BYTES)
+        if not raw and stat.S_ISFIFO(mode):
+            raise UsageError(f"{path} is a named pipe that nothing writes to",
+                             "give the file `irscope sweep FILE --json > RESULT.json` wrote")
         if len(raw) > MAX_JSON_BYTES:
             raise UsageError(f"{path} is larger than any sweep result irscope reads ({MAX_JSON_BYTES >> 20} MiB)",
                              "give the JSON `irscope sweep FILE --json` wrote")

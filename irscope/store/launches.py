@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import SnapshotError, UsageError
 from .schema import (ANY, BOOL, INT, SCALAR, STR, Check, _Invalid, _kind, either, list_of, loads, map_of, obj, one_of, opt,
-                     validate)
+                     read_given, validate)
 
 FORMAT = "irscope-launches"
 VERSION = 1
@@ -142,32 +142,22 @@ def read_launches(path: Path) -> dict:
     path = Path(path)
     hint = "give the launches.json irscope capture wrote"
     try:
-        # O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused as not a regular file)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        raw, mode = read_given(path, MAX_LAUNCHES_BYTES, regular_only=True)  # a FIFO or /dev/zero: not read
     except FileNotFoundError:
         raise UsageError(f"launch file '{path}' does not exist",
                          "write one with: irscope capture -- python your_program.py") from None
     except OSError as e:
         raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise UsageError(f"launch file '{path}' is {what}", hint)
     try:
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            mode = os.fstat(f.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-                raise UsageError(f"launch file '{path}' is {what}", hint)
-            raw = f.read(MAX_LAUNCHES_BYTES + 1)
         if len(raw) > MAX_LAUNCHES_BYTES:
             raise UsageError(f"launch file '{path}' is larger than any capture writes "
                              f"({MAX_LAUNCHES_BYTES >> 20} MiB)", hint)
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SnapshotError(f"{path} is not a launch file: it is not UTF-8 text ({e.reason})", hint) from None
-    except OSError as e:
-        raise UsageError(f"cannot read launch file '{path}': {e.strerror}", "check the path") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
     try:
         data = loads(text)
     except ValueError as e:

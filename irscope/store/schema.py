@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import stat
 from pathlib import Path
@@ -178,6 +179,22 @@ def loads(text: str | bytes):
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested deeper than Python's JSON reader allows") from None
+
+
+def read_given(path: Path, limit: int, regular_only: bool = False) -> tuple[bytes, int]:
+    """(at most `limit` + 1 bytes, the file's st_mode) of a file the user named: a sweep file, a sweep
+    result, a launch file. Opened without waiting, so a named pipe that nothing writes to reads as empty
+    instead of holding open() forever (one with a writer, `<(...)`, reads as usual); /dev/zero is read no
+    further than `limit`. With `regular_only`, anything but a regular file is not read at all (b"").
+    OSError as opening or reading raises it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if regular_only and not stat.S_ISREG(mode):
+            return b"", mode
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(f.fileno(), True)
+        return f.read(limit + 1), mode
 
 
 def read_json(path: Path, schema: Check, root: Path, what: str):

@@ -5,7 +5,6 @@ Errors are UsageErrors reading `FILE:LINE: what is wrong`, with a hint; the form
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import stat
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ import yaml
 
 from ..errors import UsageError
 from ..spec.kernel import CompileOptions, parse_divisibility, parse_value
+from ..store.schema import read_given
 
 TOP_KEYS = ("name", "description", "kernels", "targets", "config", "grid", "set", "out", "jobs", "timeout",
             "line_info", "columns", "max_points")
@@ -140,16 +140,10 @@ def load_sweep(path: Path | str) -> Sweep:
     """Read and check a sweep file. Any problem is a UsageError `FILE:LINE: message` with a hint."""
     path = Path(path)
     try:
-        # A named pipe that nothing writes to held open() forever; opened without waiting, a pipe with a
-        # writer (`irscope sweep <(...)`) still reads, and one without reads as empty.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero or a log given by mistake: never read it all
-            if not data and stat.S_ISFIFO(os.fstat(f.fileno()).st_mode):
-                raise UsageError(f"sweep file '{path}' is a named pipe that nothing writes to",
-                                 "give the path to a .yaml file")
+        data, mode = read_given(path, MAX_FILE_BYTES)  # /dev/zero or a log given by mistake: never read it all
+        if not data and stat.S_ISFIFO(mode):
+            raise UsageError(f"sweep file '{path}' is a named pipe that nothing writes to",
+                             "give the path to a .yaml file")
         if len(data) > MAX_FILE_BYTES:
             raise UsageError(f"sweep file '{path}' is over {MAX_FILE_BYTES // 1024} KiB: not a sweep file",
                              "a sweep file is a short YAML text (docs/sweep.md); check the path")
