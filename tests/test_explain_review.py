@@ -154,3 +154,14 @@ def test_no_tensor_core_what_if_is_planned_for_an_fma_dot(out, target):
     assert matrix.value.startswith("FMA") and "input_precision='ieee'" in matrix.why
     assert [w.change for w in result.skipped if w.topic == "matrix"] == []
     assert [w.change for w in result.skipped][:1] == ["--divisibility 1"]
+
+
+def test_a_narrow_load_names_the_unaligned_integer_that_bounds_its_mask(out):
+    """add with n_elements=4095: each load is 4 B because the mask `offs < n_elements` is not 16-aligned, but
+    the remark blamed 'the value's layout' (8 fp32 a thread: 32 contiguous bytes) and never named n_elements."""
+    result = explain("add", "sm_80", CompileOptions(args=(("n_elements", 4095),)), out, budget=0)
+    load = next(d for d in result.decisions if d.topic == "vectors" and d.subject.startswith("load of x_ptr"))
+    assert load.value == "4 B per thread (ld.global)"
+    assert "n_elements divisible by 1" in load.why and "16 B needs n_elements divisible by 16" in load.why, load.why
+    aligned = explain("add", "sm_80", CompileOptions(), out, budget=0)  # (n_elements divisible by 16: not named)
+    assert all("n_elements" not in d.why for d in aligned.decisions if d.topic == "vectors")

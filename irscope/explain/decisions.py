@@ -264,6 +264,9 @@ def _vectors(f: Facts) -> list[Decision]:
         if g.via == "tma":
             continue
         divs = {a: f.divisibility.get(a, 1) for a in g.arguments}
+        # an integer that bounds the mask (n in `offs < n`) caps the width as a pointer does: named when it does
+        divs.update({a: f.divisibility.get(a, 1) for a in g.mask_arguments
+                     if a not in divs and f.divisibility.get(a, 1) < 16})
         why = ", ".join(f"{a} divisible by {d}" for a, d in divs.items()) or "pointer not traced to an argument"
         if g.contiguity:
             why += f"; contiguity {g.contiguity} elements"
