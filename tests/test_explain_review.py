@@ -165,3 +165,18 @@ def test_a_narrow_load_names_the_unaligned_integer_that_bounds_its_mask(out):
     assert "n_elements divisible by 1" in load.why and "16 B needs n_elements divisible by 16" in load.why, load.why
     aligned = explain("add", "sm_80", CompileOptions(), out, budget=0)  # (n_elements divisible by 16: not named)
     assert all("n_elements" not in d.why for d in aligned.decisions if d.topic == "vectors")
+
+
+def test_every_json_key_is_documented(snaps):
+    """docs/explain.md's JSON section listed every key but `gluon`."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "explain.md").read_text()
+    section = doc[doc.index("## JSON"):doc.index("## From Python")]
+    named = set(re.findall(r"`(\w+)`", section))
+    code, text, err = _cli("explain", str(snaps["matmul_80"]), "--budget", "0", "--json")
+    assert code == 0, err
+    data = json.loads(text)
+    keys = set(data) | {k for d in data["decisions"] for k in d} | {k for r in data["remarks"] for k in r}
+    assert keys <= named, keys - named
