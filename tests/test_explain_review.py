@@ -180,3 +180,13 @@ def test_every_json_key_is_documented(snaps):
     data = json.loads(text)
     keys = set(data) | {k for d in data["decisions"] for k in d} | {k for r in data["remarks"] for k in r}
     assert keys <= named, keys - named
+
+
+def test_a_base_compile_that_fails_or_is_not_for_the_target_says_why_and_what_to_do(out):
+    """A failed base compile said only 'did not compile (at source)'; one not for its target said 'the compile
+    not-for-target: ...' with 'irscope compile the same kernel and options for the log' as the hint."""
+    code, _, err = _cli("explain", "matmul", "--target", "sm_80", "--constexpr", "BLOCK_K=24", "--out", str(out))
+    assert code == 3 and "did not compile (at source: arange's range must be a power of 2)" in err, err
+    code, _, err = _cli("explain", "attention_ws", "--target", "sm_100a", "--budget", "0", "--out", str(out))
+    assert code == 3 and "attention_ws/default/sm_100a: not for sm_100a" in err, err
+    assert "the compile not-for-target" not in err and "irscope kernels attention_ws" in err

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import CompileError, IrscopeError, SnapshotError, UsageError
+from ..errors import CompileError, IrscopeError, SnapshotError, UsageError, error_summary
 from ..spec.kernel import CompileOptions, refused_recorded_option
 from .decisions import TIMELINE_PATTERN, deciding_pass, read_decisions
 from .facts import Decision, gather, is_gluon
@@ -101,7 +101,9 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
                                                triton))
     if not snap.ok:
         err = snap.error or {}
-        raise CompileError(f"{snap.label} did not compile (at {err.get('stage', '?')}): nothing to explain",
+        said = error_summary(err) if err.get("message") else ""
+        raise CompileError(f"{snap.label} did not compile (at {err.get('stage', '?')}"
+                           + (f": {said[:300]}" if said else "") + "): nothing to explain",
                            f"irscope show {snap.path} for the log")
     facts = gather(snap, analyze(snap))
     decisions = read_decisions(facts)
@@ -185,6 +187,11 @@ def _compile_base(kernel, target, options, out, passes, workers, timeout, on_pro
     row = run_points([point], out, workers=workers, timeout=timeout, force=force, on_progress=on_progress).rows[0]
     if row.path is None:
         msg = ((row.error or {}).get("message") or row.status).strip().splitlines()
+        if row.status == "not-for-target":  # (not a failure to look into: the kernel is written for other targets)
+            raise CompileError(f"{row.label}: {msg[0] if msg else 'not for ' + target}",
+                               f"explain it for a target it is for: `irscope kernels {kernel}` says which targets "
+                               "each config is for" if (row.error or {}).get("declared") else
+                               "explain it for a target that has the instructions it uses")
         raise CompileError(f"{row.label}: the compile {row.status}: {msg[0] if msg else ''}",
                            "irscope compile the same kernel and options for the log")
     return row.path
