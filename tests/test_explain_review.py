@@ -190,3 +190,19 @@ def test_a_base_compile_that_fails_or_is_not_for_the_target_says_why_and_what_to
     code, _, err = _cli("explain", "attention_ws", "--target", "sm_100a", "--budget", "0", "--out", str(out))
     assert code == 3 and "attention_ws/default/sm_100a: not for sm_100a" in err, err
     assert "the compile not-for-target" not in err and "irscope kernels attention_ws" in err
+
+
+def test_gfx950s_buffer_loads_into_lds_are_named_so_not_plain_buffer_loads(out):
+    # gfx950's matmul copies its tiles with `buffer_load_dwordx4 ... offen lds` (straight into LDS, the async
+    # copy); explain called them `buffer_load`, the register load of gfx942.
+    from irscope.harness.batch import Point, compile_points
+    (o,) = compile_points([Point("matmul", "gfx950")], out)
+    assert o.ok, o.error
+    assert any(ln.rstrip().endswith(" lds") for ln in (o.path / "matmul_kernel.amdgcn").read_text().splitlines())
+    code, text, err = _cli("explain", str(o.path), "--budget", "0", "--json")
+    assert code == 0, err
+    remarks = json.loads(text)["remarks"]
+    pipelining = next(r for r in remarks if r["topic"] == "pipelining")
+    assert "a_ptr buffer_load_lds 16B" in pipelining["value"], pipelining["value"]
+    widths = [r for r in remarks if r["topic"] == "vectors" and r["subject"].startswith("load of")]
+    assert widths and all("(buffer_load_lds)" in r["value"] for r in widths), [r["value"] for r in widths]

@@ -124,6 +124,8 @@ def _amdgcn_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
                           "amdgcn.global_load_lds"):
             continue
         via = family.split(".", 1)[1]
+        if via == "buffer_load" and ln.split(";")[0].rstrip().endswith(" lds"):
+            via = "buffer_load_lds"  # gfx950's async copy straight into LDS (`... offen lds`), not into registers
         kind = "store" if "store" in via else "load"
         out.setdefault((_line(locs, i), kind, via), Counter())[_amdgcn._width(m.group(1))] += 1
     return out

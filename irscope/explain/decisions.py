@@ -134,7 +134,7 @@ def _loop_inputs(f: Facts) -> list[str]:
     return [f"{a} divisible by {f.divisibility.get(a, '?')}" for a in names]
 
 
-_ASYNC_VIA = ("cp.async", "tma", "global_load_lds")
+_ASYNC_VIA = ("cp.async", "tma", "global_load_lds", "buffer_load_lds")
 
 
 _TMA_OP = re.compile(r"^\s*(?:%[\w.$#-]+(?::\d+)?\s*=\s*)?(ttng\.async_tma_copy_global_to_local|"
