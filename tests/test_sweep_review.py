@@ -250,6 +250,11 @@ def test_a_yaml_merge_is_overridden_by_the_mappings_own_keys(cli, tmp_path):
     code, out, err = cli("sweep", merged, "--list", "-o", "o")
     assert code == 0, err
     assert "add/default.w8.s2/sm_80" in out and "w4" not in out
+    # a list of merges: the earlier mapping wins (PyYAML 6.0.4 let the later one win, 6.0.1 the earlier)
+    listed = _write(tmp_path / "l.yaml", "x-a: &a {num_warps: [2]}\nx-b: &b {num_warps: [4], num_stages: [3]}\n"
+                    "kernels: [add]\ntargets: [sm_80]\ngrid: {<<: [*a, *b], num_stages: [2]}\n")
+    code, out, err = cli("sweep", listed, "--list", "-o", "o")
+    assert code == 0 and "add/default.w2.s2/sm_80" in out and "w4" not in out and ".s3" not in out, out + err
     twice = _write(tmp_path / "t.yaml", "kernels: [add]\ntargets: [sm_80]\ngrid: {num_warps: [4], num_warps: [8]}\n")
     code, _, err = cli("sweep", twice, "--list", "-o", "o")
     assert code == 2 and "t.yaml:3: 'num_warps' is given twice" in err

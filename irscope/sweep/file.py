@@ -94,27 +94,47 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that remembers where every mapping value and list item is."""
 
 
+_MERGE = "tag:yaml.org,2002:merge"
+
+
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Map:
-    # A merge (`<<: *base`) comes first after flattening, its keys overridden by the mapping's own (YAML's
-    # rule: `{<<: *a, num_warps: [8]}` is a with num_warps 8); only a key the mapping itself gives twice is refused.
-    own = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
-    loader.flatten_mapping(node)
-    merged = len(node.value) - own
     out = _Map()
     out.line = node.start_mark.line + 1
-    given: set = set()
-    for i, (key_node, value_node) in enumerate(node.value):
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, (str, int, float, bool)):
-            raise _FileError(key_node.start_mark.line + 1, "keys must be plain names")
-        if i >= merged:
-            if key in given:
-                raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
-            given.add(key)
+    for key, (key_node, value_node) in _pairs(loader, node).items():
         out[key] = loader.construct_object(value_node, deep=True)
         out.lines[key] = value_node.start_mark.line + 1
         out.key_lines[key] = key_node.start_mark.line + 1
     return out
+
+
+def _pairs(loader: _Loader, node: yaml.MappingNode) -> dict:
+    """key -> (key node, value node) of a mapping with its merges (`<<: *base`, `<<: [*a, *b]`) applied as
+    YAML says: the mapping's own keys win, and among merged mappings the earlier one. Done here, not by
+    PyYAML's flatten_mapping, whose order for a list of merges differs between its releases. A key the
+    mapping itself gives twice is refused."""
+    pairs: dict = {}
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE:
+            continue
+        subs = [value_node] if isinstance(value_node, yaml.MappingNode) else \
+            value_node.value if isinstance(value_node, yaml.SequenceNode) else None
+        if subs is None or not all(isinstance(sub, yaml.MappingNode) for sub in subs):
+            raise _FileError(value_node.start_mark.line + 1, "`<<:` merges a mapping or a list of mappings")
+        for sub in subs:
+            for key, pair in _pairs(loader, sub).items():
+                pairs.setdefault(key, pair)
+    given: set = set()
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE:
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)):
+            raise _FileError(key_node.start_mark.line + 1, "keys must be plain names")
+        if key in given:
+            raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
+        given.add(key)
+        pairs[key] = (key_node, value_node)
+    return pairs
 
 
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> _Seq:
