@@ -154,3 +154,18 @@ def test_two_compiles_that_failed_differently_are_not_equal(cli, tmp_path):
                                                         "b": "failed at source: mode two is refused"}
     code, out, _ = cli("diff", two, again, "--json")  # the same failure twice: equal
     assert code == 0 and json.loads(out)["outcome"] is None and json.loads(out)["equal"] is True
+
+
+def test_a_missing_status_is_ok_and_two_ok_compiles_end_alike(cli, tmp_path):
+    # The outcome check (212d9f3) compared irscope.json's raw status and error: a snapshot without a status
+    # (ok, as every reader takes it) "ended differently" from its own copy, exit 1.
+    code, _, err = cli("compile", "add", "--target", "sm_80", "--out", "s")
+    assert code == 0, err
+    a = tmp_path / "s" / "add" / "default" / "sm_80"
+    b = tmp_path / "nostatus"
+    shutil.copytree(a, b)
+    meta = json.loads((b / "irscope.json").read_text())
+    del meta["status"]
+    (b / "irscope.json").write_text(json.dumps(meta))
+    code, out, _ = cli("diff", str(a), str(b), "--json")
+    assert code == 0 and json.loads(out)["outcome"] is None and json.loads(out)["equal"] is True

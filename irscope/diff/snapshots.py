@@ -96,8 +96,12 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
 
 
 def _ending(snap: Snapshot) -> tuple:
+    """How a compile ended, to compare: ok (whatever else irscope.json holds, a missing status included), or
+    the status, stage and whole message of its error."""
+    if snap.ok:
+        return ("ok",)
     error = snap.error if isinstance(snap.error, dict) else {}
-    return (snap.ok, snap.meta.get("status"), error.get("stage"), error.get("message"))
+    return (snap.meta.get("status"), error.get("stage"), error.get("message"))
 
 
 def outcome_of(snap: Snapshot) -> str:
