@@ -169,3 +169,20 @@ def test_a_sweep_of_more_points_than_a_page_holds_is_plotted_and_listed_only_so_
     assert cli("report", "--sweep", "s.json", "-o", "r.html")[0] == 0
     html = (tmp_path / "r.html").read_text()
     assert html.count('<svg class="plot"') == 5 and "every point (click" in html and html.count("<td>BLOCK=") == 4
+
+
+def test_two_compiles_that_failed_differently_say_so_in_the_comparison(cli, tmp_path):
+    # With no stage that differs, the comparison said nothing at all (not "the same text", not the outcome).
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr, MODE: tl.constexpr):\n"
+        "    tl.static_assert(MODE != 1, 'mode one is refused')\n    tl.static_assert(MODE != 2, 'mode two is refused')\n"
+        "    tl.store(x_ptr, 1.0)\n")
+    for mode in (1, 2):
+        code, _, err = cli("compile", "k.py:k", "--constexpr", f"MODE={mode}", "--arg", "x_ptr=*fp32", "--out", "s",
+                           "--name", f"m{mode}")
+        assert code == 3, err
+    code, _, err = cli("report", "s/k/m1/sm_90a", "s/k/m2/sm_90a", "-o", "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "the compiles ended differently: m1 failed at source: mode one is refused; m2 failed at source: " \
+           "mode two is refused" in page

@@ -33,6 +33,9 @@ def add_comparison(page: Page, snaps, on_progress=None) -> None:
         parts.append(f"<h3>{escape(headers[i])} → {escape(headers[i + 1])}</h3>")
         if first.equal:
             parts.append('<p class="ok">the same text in every stage (after normalisation)</p>')
+        if first.outcome:  # two compiles that failed differently may have no stage that differs
+            parts.append(f'<p class="note">the compiles ended differently: {escape(headers[i])} '
+                         f'{escape(first.outcome[0])}; {escape(headers[i + 1])} {escape(first.outcome[1])}</p>')
         for stage in first.differing_stages:
             d = first if stage == first.stage else diff_snapshots(a, b, stage=stage)
             text = "\n".join(d.unified)
