@@ -141,3 +141,14 @@ def test_kernels_checks_arg_and_constexpr_as_compile_does_and_json_shows_them(cl
     code, out, err = cli("kernels", "add", "--arg", "n_elements=17", "--json")
     assert code == 0, err
     assert json.loads(out)["launch"]["n_elements"] == 17
+
+
+def test_a_parameter_with_a_default_is_a_scalar_in_kernels_json(cli, tmp_path):
+    # `scale=2.0` with no annotation and no typical value was kind "unknown", although its default says.
+    (tmp_path / "k.py").write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                                   "def k(x_ptr: '*fp32', n, scale=2.0, BLOCK: tl.constexpr = 64):\n"
+                                   "    tl.store(x_ptr + tl.arange(0, BLOCK), scale)\n")
+    code, out, err = cli("kernels", "k.py:k", "--json")
+    assert code == 0, err
+    kinds = {p["name"]: p["kind"] for p in json.loads(out)["parameters"]}
+    assert kinds == {"x_ptr": "tensor", "n": "unknown", "scale": "scalar", "BLOCK": "constexpr"}

@@ -151,6 +151,8 @@ def _param_kind(param, launch: dict) -> str:
     value = launch.get(param.name)
     if value is None:
         annotated = kind_of_annotation(getattr(param, "annotation_type", "") or "")
+        if annotated is None and getattr(param, "has_default", False) and param.default is not None:
+            return "scalar"  # `scale=2.0`: a launch may leave it out, and its default is a number or a flag
         return "unknown" if annotated is None else "tensor" if annotated == "tensor" else "scalar"
     return "tensor" if _is_tensor(value) else "descriptor" if isinstance(value, TensorDesc) else "scalar"
 
