@@ -200,7 +200,8 @@ def _check_one_compile_a_folder(planned: Sequence[PlannedPoint], out: Path) -> N
             raise UsageError(f"{where}{_describe(other.point)} and {_describe(pp.point)} would both be written to "
                              f"{label}, yet they compile differently",
                              "a folder is named by the kernel's name and its options: give one kernel another name "
-                             "(KernelSpec(name=...) in its file), or compile them into different --out folders")
+                             "(KernelSpec(name=...) in its file), or compile them into different output folders (a "
+                             "sweep file's `out:`, or --out)")
 
 
 def _describe(p: SweepPoint) -> str:
