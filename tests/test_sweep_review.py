@@ -258,3 +258,23 @@ def test_a_yaml_merge_is_overridden_by_the_mappings_own_keys(cli, tmp_path):
     twice = _write(tmp_path / "t.yaml", "kernels: [add]\ntargets: [sm_80]\ngrid: {num_warps: [4], num_warps: [8]}\n")
     code, _, err = cli("sweep", twice, "--list", "-o", "o")
     assert code == 2 and "t.yaml:3: 'num_warps' is given twice" in err
+
+
+def test_a_named_pipe_whose_writer_comes_a_moment_later_is_read(cli, tmp_path):
+    # `mkfifo p; irscope sweep p & gen > p`: opened without waiting (so a pipe nobody writes to is refused,
+    # not waited on forever), a writer that opened it a moment after irscope was refused as "nothing writes".
+    import os
+    import threading
+    import time
+    pipe = tmp_path / "p.yaml"
+    os.mkfifo(pipe)
+
+    def writer():
+        time.sleep(0.5)
+        pipe.write_text("kernels: [add]\ntargets: [sm_80]\n")
+
+    t = threading.Thread(target=writer)
+    t.start()
+    code, out, err = cli("sweep", pipe, "--list", "-o", "o")
+    t.join()
+    assert code == 0 and "add/default/sm_80" in out, err

@@ -8,6 +8,7 @@ import math
 import os
 import re
 import stat
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -181,10 +182,14 @@ def loads(text: str | bytes):
         raise ValueError("nested deeper than Python's JSON reader allows") from None
 
 
+PIPE_WRITER_WAIT_S = 2.0  # how long a named pipe with no writer yet is given one
+
+
 def read_given(path: Path, limit: int, regular_only: bool = False) -> tuple[bytes, int]:
     """(at most `limit` + 1 bytes, the file's st_mode) of a file the user named: a sweep file, a sweep
     result, a launch file. Opened without waiting, so a named pipe that nothing writes to reads as empty
-    instead of holding open() forever (one with a writer, `<(...)`, reads as usual); /dev/zero is read no
+    (after PIPE_WRITER_WAIT_S for a writer to come) instead of holding open() forever (one with a writer,
+    `<(...)`, reads as usual); /dev/zero is read no
     further than `limit`. With `regular_only`, anything but a regular file is not read at all (b"").
     OSError as opening or reading raises it."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -194,7 +199,13 @@ def read_given(path: Path, limit: int, regular_only: bool = False) -> tuple[byte
             return b"", mode
         if hasattr(os, "set_blocking"):
             os.set_blocking(f.fileno(), True)
-        return f.read(limit + 1), mode
+        data = f.read(limit + 1)
+        # `mkfifo p; irscope sweep p & gen > p`: the writer may open the pipe a moment after irscope does
+        deadline = time.monotonic() + PIPE_WRITER_WAIT_S
+        while not data and stat.S_ISFIFO(mode) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            data = f.read(limit + 1)
+        return data, mode
 
 
 def read_json(path: Path, schema: Check, root: Path, what: str):
