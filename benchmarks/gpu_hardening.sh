@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of the 2026-12-04 hardening round (docs/gpu.md, "Hardening checks on the GPU"), from the
+# The GPU checks of the 2026-12-04 hardening rounds (docs/gpu.md, "Hardening checks on the GPU"), from the
 # repository root on a machine with an NVIDIA GPU:  OUT=results bash benchmarks/gpu_hardening.sh
 set -u
 OUT=${OUT:-gpu-hardening}
@@ -18,6 +18,9 @@ rm -f "$S/.irscope-goldens"  # the copy is ours: under a golden root's marker a 
   echo "== snapshots compiled elsewhere (Triton 3.9), run here"
   ir run --snapshot "$S/add/default/sm_90a" --snapshot "$S/matmul/default/sm_90a" \
          --snapshot "$S/attention_ws/default/sm_90a" --json "$OUT/snapshot-runs.json"
+  echo "== a run of a committed golden is reported, not recorded: the repository's goldens are left as they are"
+  ir run --snapshot snapshots/add/default/sm_90a --check
+  git status --short snapshots; echo "[git status of snapshots/ above: empty when nothing was written]"
   echo "== a snapshot of another target is refused when planned (exit 4)"
   ir run --snapshot "$S/add/default/sm_80"
   echo "== four runs at once on one snapshot: every record kept"
