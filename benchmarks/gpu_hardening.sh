@@ -20,7 +20,7 @@ rm -f "$S/.irscope-goldens"  # the copy is ours: under a golden root's marker a 
          --snapshot "$S/attention_ws/default/sm_90a" --json "$OUT/snapshot-runs.json"
   echo "== a run of a committed golden is reported, not recorded: the repository's goldens are left as they are"
   ir run --snapshot snapshots/add/default/sm_90a --check
-  git status --short snapshots; echo "[git status of snapshots/ above: empty when nothing was written]"
+  echo "runs.json/verify.json files in snapshots/: $(find snapshots -name runs.json -o -name verify.json | wc -l) (0: nothing written)"
   echo "== a snapshot of another target is refused when planned (exit 4)"
   ir run --snapshot "$S/add/default/sm_80"
   echo "== four runs at once on one snapshot: every record kept"
