@@ -381,3 +381,28 @@ def test_a_fork_of_a_worker_process_waits_while_another_thread_runs_irscope_code
     os.waitpid(pid, 0)
     thread.join()
     assert waited >= 0.4, waited
+
+
+def test_closing_a_cluster_gives_dasks_client_log_back(tmp_path):
+    # Joining a scheduler silences distributed.client (its lost-scheduler tracebacks; irscope says it in one
+    # line): the level stayed CRITICAL for the rest of the process, hiding a library user's own Dask errors.
+    import logging
+
+    import distributed
+
+    from irscope.harness.cluster import DaskCluster
+    log = logging.getLogger("distributed.client")
+    before = log.level
+    log.setLevel(logging.INFO)
+    scheduler = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                         dashboard_address=None)
+    try:
+        cluster = DaskCluster.connect(scheduler.scheduler_address)
+        cluster.start()
+        cluster.ready()
+        assert log.level == logging.CRITICAL  # quiet while irscope uses it
+        cluster.close()
+        assert log.level == logging.INFO
+    finally:
+        scheduler.close()
+        log.setLevel(before)

@@ -66,6 +66,8 @@ class DaskCluster:
         self._error: BaseException | None = None
         self._connected = threading.Event()  # set once the connection (or the LocalCluster) is made, or failed
         self.started_s = 0.0  # how long starting (or joining) the cluster took, once it has
+        import logging  # _client quiets Dask's client log while irscope uses it; closing gives it back
+        self._client_log_level = logging.getLogger(_CLIENT_LOG).level
 
     @classmethod
     def connect(cls, address: str, *, timeout: float = CONNECT_TIMEOUT) -> "DaskCluster":
@@ -226,13 +228,17 @@ class DaskCluster:
             self._shut()
 
     def _shut(self) -> None:
+        import logging
         client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
         try:
             if client is not None:
                 client.close()
         finally:
-            if cluster is not None:
-                cluster.close()
+            try:
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                logging.getLogger(_CLIENT_LOG).setLevel(self._client_log_level)
 
 
 class _WorkerWatch:
@@ -303,12 +309,15 @@ def chunks(n: int, threads: int, most: int = MOST_PER_TASK) -> list[range]:
     return out
 
 
+_CLIENT_LOG = "distributed.client"
+
+
 def _client(address: str, timeout: float):
     distributed = _distributed()
     # Dask's client logs a lost scheduler as tracebacks on stderr (its reconnect, cancelled as it closes);
-    # irscope says it in one line (_check_scheduler).
+    # irscope says it in one line (_check_scheduler). Until the cluster closes (DaskCluster._shut).
     import logging
-    logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+    logging.getLogger(_CLIENT_LOG).setLevel(logging.CRITICAL)
     try:
         return distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, or not a scheduler's address
