@@ -140,7 +140,9 @@ def test_progress_names_the_variant_being_compiled(tmp_path, kernel_file):
     assert {"scale/default.BLOCK=128/gfx942", "scale/default.BLOCK=256/gfx942"} <= set(seen), seen
 
 
-def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path, as_json):
+    import json
     import os
     import signal
     import subprocess
@@ -153,7 +155,8 @@ def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
         targets: [gfx942]
         out: o
     """)
-    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "-j", "2"], cwd=tmp_path,
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "-j", "2",
+                             *(["--json"] if as_json else [])], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"
@@ -166,6 +169,11 @@ def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
+    if as_json:  # the summary said nothing of the interrupted points: only the rows' statuses showed them
+        summary = json.loads(out)["summary"]
+        assert summary["points"] == 2 and summary["compiled"] == 1 and summary["interrupted"] == 1, summary
+        assert summary["not_started"] == 0  # `hangs` had begun compiling
+        return
     table = out.splitlines()
     assert table[0].split()[:2] == ["kernel", "status"] and any(ln.startswith("copy_rows") and " ok " in ln
                                                                    for ln in table), out

@@ -373,6 +373,7 @@ def to_json(sweep, result) -> dict:
         "sweep": {"file": str(sweep.path), "name": sweep.name, "out": str(result.out)},
         "points": [_point_dict(r) for r in result.rows],
         "summary": {"points": len(result.rows), "compiled": result.compiled, "cached": result.cached,
+                    "interrupted": result.interrupted, "not_started": result.not_started,
                     "wall_seconds": round(result.wall_seconds, 3), "cpu_seconds": round(result.cpu_seconds, 3),
                     "worker_cpu_seconds": round(result.worker_cpu_seconds, 3),
                     "recorded_ms": {k: round(v, 3) for k, v in result.recorded_ms.items()},
