@@ -241,3 +241,20 @@ def test_upgrade_check_exits_3_when_no_point_could_be_compared(tmp_path):
                              "--out", str(tmp_path / "snaps"), "--color", "never")
     assert code == 3, err + out
     assert "not compared" in out and "1 point could not be compared" in out
+
+
+def test_a_point_for_another_release_is_checked_by_that_release_not_by_the_running_one(snaps, tmp_path):
+    """This Triton cannot find ptxas (tests/data/no_ptxas), the 3.6.0 environment can: `--triton 3.6.0`
+    compiles there, while a point for this Triton is still refused up front with exit 5. Before, the
+    running release's check refused the other release's points too."""
+    import os
+    import subprocess
+    import sys
+    data = Path(__file__).parent / "data"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(data / "no_ptxas"), str(Path(__file__).parent.parent)]))
+    cmd = [sys.executable, "-m", "irscope", "compile", "add", "--target", "sm_90a", "--out", str(tmp_path)]
+    other = subprocess.run(cmd + ["--triton", OTHER], env=env, capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr
+    assert (tmp_path / "add" / f"default.triton-{OTHER}" / "sm_90a" / "irscope.json").is_file()
+    here = subprocess.run(cmd + ["--triton", RUNNING], env=env, capture_output=True, text=True)
+    assert here.returncode == 5 and "cannot run ptxas for sm_90a" in here.stderr, here.stderr

@@ -82,12 +82,20 @@ class CompileInterrupted(KeyboardInterrupt):
 
 
 def check_points(points: Sequence[Point]) -> list[Point]:
-    """Load every kernel and specialise every point now, so that a typo fails before any compile starts."""
+    """Load every kernel and specialise every point now, so that a typo fails before any compile starts.
+
+    A point for another Triton release is specialised by that release, in its environment, when it compiles
+    (compile_elsewhere: an error there names the release): this Triton's options, descriptor rules and
+    tools are not that release's, and checking against them refused points the other release takes."""
     from .. import harness
-    for target in {get_target(p.target) for p in points}:
+    from .envs import is_running
+    here = [p for p in points if not p.triton or is_running(p.triton)]
+    for target in {get_target(p.target) for p in here}:
         harness.check_tools(target)
     for p in points:
-        harness.specialise(load_kernel(p.kernel), get_target(p.target), p.options)
+        spec = load_kernel(p.kernel)
+        if p in here:
+            harness.specialise(spec, get_target(p.target), p.options)
     return list(points)
 
 
