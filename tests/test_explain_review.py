@@ -167,6 +167,23 @@ def test_a_narrow_load_names_the_unaligned_integer_that_bounds_its_mask(out):
     assert all("n_elements" not in d.why for d in aligned.decisions if d.topic == "vectors")
 
 
+def test_the_alignment_fix_rounds_up_an_integer_whose_value_is_not_a_multiple_of_16(out):
+    """add with x_ptr unaligned and n_elements=1000: the planned fix was `--divisibility 16` alone, which keeps
+    n_elements=1000 (a fixed value is as aligned as it is), so every load came back 'unchanged'. The fix now
+    also rounds n_elements up to 1008, and the loads become 16 B wide; with the pointers aligned, the
+    rounding alone is the fix (the `--divisibility 1` probe changed nothing either)."""
+    base = CompileOptions(args=(("n_elements", 1000),), divisibility=(("x_ptr", 1),))
+    result = explain("add", "sm_80", base, out, budget=1)
+    fix = [r for r in result.remarks if r.change and r.decision.topic == "vectors"]
+    assert {r.change for r in fix} == {"--divisibility 16 --arg n_elements=1008"}, [r.message for r in fix]
+    assert len(fix) == 3 and all(r.kind == "missed" and "would be 16 B per thread" in r.message for r in fix), \
+        [r.message for r in fix]
+    alone = explain("add", "sm_80", CompileOptions(args=(("n_elements", 1000),)), out, budget=1)
+    fix = [r for r in alone.remarks if r.change and r.decision.topic == "vectors"]
+    assert {r.change for r in fix} == {"--arg n_elements=1008"} and len(fix) == 3, [r.message for r in fix]
+    assert all("would be 16 B per thread" in r.message for r in fix), [r.message for r in fix]
+
+
 def test_every_json_key_is_documented(snaps):
     """docs/explain.md's JSON section listed every key but `gluon`."""
     import re

@@ -73,12 +73,27 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                                  "one full warpgroup: enough for the warp-group MMA?", fixes=True))
     loads = [g for g in facts.groups if g.kind == "load"]
     pointers = list(dict.fromkeys(a for g in facts.groups for a in g.arguments))
-    if pointers and all(facts.divisibility.get(a, 1) >= 16 for a in pointers):
+    # An integer bounding a mask with a value of its own (n_elements=1000) is as aligned as that value, whatever
+    # --divisibility says: the fix takes the next multiple of 16 for it, or the what-if changed nothing.
+    unaligned = [(name, value) for name in _mask_integers(facts, facts.groups)
+                 if isinstance(value := facts.arg_values.get(name), int) and not isinstance(value, bool)
+                 and value % 16]
+    aligned_pointers = all(facts.divisibility.get(a, 1) >= 16 for a in pointers)
+    if pointers and aligned_pointers and not unaligned:
         wanted.append(WhatIf("vectors", "--divisibility 1", target, base.with_(divisibility=((None, 1),)),
                              "no pointer or integer known to be 16-aligned: vector widths and async copies"))
     elif pointers:
-        wanted.append(WhatIf("vectors", "--divisibility 16", target, base.with_(divisibility=((None, 16),)),
-                             "every pointer and integer 16-aligned, as torch's allocator gives", fixes=True))
+        fix, change, why = base, [], []
+        if not aligned_pointers:
+            fix = fix.with_(divisibility=((None, 16),))
+            change.append("--divisibility 16")
+            why.append("every pointer and integer 16-aligned, as torch's allocator gives")
+        if unaligned:
+            rounded = {name: value + 16 - value % 16 for name, value in unaligned}
+            fix = fix.with_(args=tuple(a for a in fix.args if a[0] not in rounded) + tuple(rounded.items()))
+            change += [f"--arg {name}={value}" for name, value in rounded.items()]
+            why.append(f"{', '.join(rounded)} rounded up to a multiple of 16")
+        wanted.append(WhatIf("vectors", " ".join(change), target, fix, "; ".join(why), fixes=True))
     for name in _mask_integers(facts, loads)[:1]:
         value = facts.arg_values.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0:
