@@ -165,7 +165,7 @@ class LayoutsScreen(Screen):
         if self.layouts is None:
             self.problem = self.problem or (f"{self.snapshot.label} has no layouts.json; compute it with "
                                             f"`irscope layouts {self.snapshot.path} --compute`")
-            self.query_one("#layouts-info", Static).update(Text(self.problem, style="yellow"))
+            self.query_one("#layouts-info", Static).update(Text(visible_controls(self.problem), style="yellow"))
             self.query_one("#layouts-right").display = False
             return
         for enc in self.layouts.encodings:
@@ -174,6 +174,15 @@ class LayoutsScreen(Screen):
         for c in convert_reports(text, self.layouts):
             self.items.append(Item(convert=c))
         self.accesses = access_reports(text, self.layouts)
+        if self.problem:  # the layouts are shown, but without the TTGIR's converts and shared-memory accesses
+            self.app.notify(f"no convert_layout or shared-memory access shown: {self.problem}", severity="warning",
+                            timeout=10, markup=False)
+        if not self.items:  # a kernel without tensors: layouts.json lists no encoding, the TTGIR no convert
+            self.query_one("#layouts-info", Static).update(Text(visible_controls(
+                f"{self.snapshot.label} uses no layout: its layouts.json lists no encoding"
+                + ("" if self.problem else " and its TTGIR has no convert_layout")), style="yellow"))
+            self.query_one("#layouts-right").display = False
+            return
         options = self.query_one(OptionList)
         for item in self.items:
             options.add_option(Option(self._label(item)))
