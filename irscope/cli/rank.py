@@ -93,7 +93,7 @@ def _points(args):
 def run(args, ui) -> int:
     from ..errors import CompileError
     from ..rank import chip_for, facts_of, rank
-    from ..rank.export import merged_top, write_module
+    from ..rank.export import launch_options, merged_top, write_module
     from ..rank.chips import CHIPS
     from ..rank.measured import damaged_runs, names_chip, no_runs_error, recorded_devices
     from ..spec import library
@@ -194,6 +194,7 @@ def run(args, ui) -> int:
                              f"choose the one to score with --gpu, e.g. --gpu {fits[0].name}")
         chip = fits[0] if fits else chip
     facts = {s.label: (s, facts_of(s)) for s in snaps}
+    options = {s.label: launch_options(s.meta) for s in snaps}  # maxnreg, num_ctas...: part of a config too
     # Every size is planned and checked against every snapshot before anything is printed, so a size the
     # space was not compiled for stops the command before the first table, not after it.
     planned = _captured_plans(captured, facts, ref_of) if captured is not None else \
@@ -228,7 +229,7 @@ def run(args, ui) -> int:
         report["sizes"].append(entry)
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
-                   scored, tuned if captured is not None else None, (args.model, report["model_run"]))
+                   scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(report, indent=1))
@@ -238,7 +239,7 @@ def run(args, ui) -> int:
                            f"the {'report' if args.json else 'table'} gives each config's reason (registers, shared "
                            "memory, threads): give the space smaller tiles, fewer stages or fewer warps")
     if emit is not None:
-        configs = merged_top(rankings, tuned, args.top)
+        configs = merged_top(rankings, tuned, args.top, options)
         sizes = [entry["size"] for entry in report["sizes"]]
         at = f"at {sizes[0]}" if len(sizes) == 1 else f"the top {args.top} at each of {', '.join(sizes)}"
         try:
@@ -414,19 +415,25 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
         ui.print(f"  ... and {len(surprises) - 3} more (--json lists them)")
 
 
-def _config_name(facts, tuned) -> str:
+def _config_name(facts, tuned, options=None) -> str:
     """A config as the table names it: its variant folder, or for a captured launch (whose variant ends in
-    a hash) its warps, stages and the constexprs its autotune configs set (`w4.s3.BK=64.BV=64`)."""
+    a hash) its warps, stages, CTAs and register cap where set (`c2`, `r128`, as a menu's names have them)
+    and the constexprs and other options its autotune configs set (`w4.s3.BK=64.BV=64`)."""
     variant = facts.label.split("/")[1] if "/" in facts.label else facts.label
     if tuned is None:
         return variant
     values = [f"{k}={facts.constexprs[k]}" for k in sorted(tuned) if k in facts.constexprs]
+    extra = dict(options or {})
+    fields = ([f"c{extra.pop('num_ctas')}"] if extra.get("num_ctas", 1) != 1 else []) + \
+        ([f"r{extra.pop('maxnreg')}"] if extra.get("maxnreg") is not None else [])
+    values += [f"{k}={v}" for k, v in sorted(extra.items()) if k not in ("num_ctas", "maxnreg")]
     # (the warps the config asked for: a warp-specialised kernel runs its partitions' warps too)
-    return ".".join([f"w{facts.asked_warps}", f"s{facts.num_stages}"] + values) if values else variant
+    return ".".join([f"w{facts.asked_warps}", f"s{facts.num_stages}"] + fields + values) if values or fields \
+        else variant
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
-           scored=None, tuned=None, models=None) -> None:
+           scored=None, tuned=None, models=None, options=None) -> None:
     asked, ran = models or (None, None)
     by = f"model {ran}" if asked == ran or asked is None else \
         f"model {ran}: {chip.product} has no calibration for model {asked}, so times are from published peaks; " \
@@ -436,7 +443,7 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
     rows = []
     for i, r in enumerate(ranking[:top]):
         e = r.estimate
-        variant = _config_name(r.facts, tuned)
+        variant = _config_name(r.facts, tuned, (options or {}).get(r.facts.label))
         if e.launchable:
             p = problems[r.facts.label]
             rate = f"{p.flops / e.ms / 1e9:,.0f} TFLOP/s" if p.flops and p.flops / max(p.min_bytes, 1) > 8 \

@@ -10,29 +10,49 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from . import Ranked
 
 OPTION_KEYS = ("num_warps", "num_stages")
 
 
-def config_key(kwargs: dict, num_warps: int | None, num_stages: int | None) -> str:
-    """How a config is recognised, in the ranking and in the autotuner: its kwargs, warps and stages."""
+def config_key(kwargs: dict, num_warps: int | None, num_stages: int | None, num_ctas: int | None = 1,
+               maxnreg: int | None = None) -> str:
+    """How a config is recognised, in the ranking and in the autotuner: its kwargs, warps, stages, CTAs and
+    register cap."""
     return json.dumps({"kwargs": {k: kwargs[k] for k in sorted(kwargs)}, "num_warps": num_warps,
-                       "num_stages": num_stages}, sort_keys=True)
+                       "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}, sort_keys=True)
 
 
-def top_configs(ranking: Iterable[Ranked], tuned: Iterable[str], k: int) -> list[dict]:
-    """The k fastest launchable configs, as {kwargs, num_warps, num_stages, predicted_ms, bound}; `tuned`
-    names the constexprs that vary over the space (the rest are the kernel's own)."""
+def launch_options(meta: dict) -> dict:
+    """The backend options a snapshot's compile was asked for (maxnreg, num_ctas, AMD's waves_per_eu...), as
+    a triton.Config carries them: part of the config, so the export must keep them. Only JSON scalars: the
+    snapshot's irscope.json is untrusted."""
+    request = meta.get("request")
+    asked = request.get("backend_options") if isinstance(request, dict) else None
+    if not isinstance(asked, dict):
+        return {}
+    return {str(k): v for k, v in asked.items() if k not in OPTION_KEYS
+            and (v is None or isinstance(v, (bool, int, float, str)))}
+
+
+def top_configs(ranking: Iterable[Ranked], tuned: Iterable[str], k: int,
+                options: Mapping[str, dict] | None = None) -> list[dict]:
+    """The k fastest launchable configs, as {kwargs, num_warps, num_stages, num_ctas, maxnreg, predicted_ms,
+    bound}; `tuned` names the constexprs that vary over the space (the rest are the kernel's own), `options`
+    each label's backend options (launch_options): num_ctas and maxnreg are the Config's own, the rest
+    (waves_per_eu...) go in its kwargs, as Triton takes them."""
     tuned = set(tuned)
     out = []
     for r in ranking:
         if not r.estimate.launchable or len(out) >= k:
             continue
+        extra = dict((options or {}).get(r.facts.label) or {})
+        fields = {"num_ctas": extra.pop("num_ctas", 1), "maxnreg": extra.pop("maxnreg", None)}
         kwargs = {n: v for n, v in r.facts.constexprs.items() if n in tuned}
-        out.append({"kwargs": kwargs, "num_warps": r.facts.asked_warps, "num_stages": r.facts.num_stages,
+        kwargs.update(extra)
+        out.append({"kwargs": kwargs, "num_warps": r.facts.asked_warps, "num_stages": r.facts.num_stages, **fields,
                     "predicted_ms": round(r.estimate.ms, 6), "bound": r.estimate.bound, "label": r.facts.label})
     return out
 
@@ -51,22 +71,24 @@ import triton
 
 RANKED = json.loads({data!r})
 
-CONFIGS = [triton.Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"]) for c in RANKED]
+CONFIGS = [triton.Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"],
+                         num_ctas=c.get("num_ctas", 1), maxnreg=c.get("maxnreg")) for c in RANKED]
 
 
-def _key(kwargs, num_warps, num_stages):
+def _key(kwargs, num_warps, num_stages, num_ctas=1, maxnreg=None):
     return json.dumps({{"kwargs": {{k: kwargs[k] for k in sorted(kwargs)}}, "num_warps": num_warps,
-                       "num_stages": num_stages}}, sort_keys=True)
+                       "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}}, sort_keys=True)
 
 
-_KEEP = {{_key(c["kwargs"], c["num_warps"], c["num_stages"]) for c in RANKED}}
+_KEEP = {{_key(c["kwargs"], c["num_warps"], c["num_stages"], c.get("num_ctas", 1), c.get("maxnreg")) for c in RANKED}}
+_NAMES = {{n for c in RANKED for n in c["kwargs"]}}
 
 
 def early_config_prune(configs, named_args, **kwargs):
     """The configs of `configs` among the {k} irscope kept; all of them if none matches."""
-    names = set(RANKED[0]["kwargs"]) if RANKED else set()
     kept = [c for c in configs
-            if _key({{n: v for n, v in c.kwargs.items() if n in names}}, c.num_warps, c.num_stages) in _KEEP]
+            if _key({{n: v for n, v in c.kwargs.items() if n in _NAMES}}, c.num_warps, c.num_stages,
+                    getattr(c, "num_ctas", 1), getattr(c, "maxnreg", None)) in _KEEP]
     return kept or list(configs)
 '''
 
@@ -80,14 +102,16 @@ def is_emitted(path: Path) -> bool:
         return False
 
 
-def merged_top(rankings: Iterable[Iterable[Ranked]], tuned: Iterable[str], k: int) -> list[dict]:
+def merged_top(rankings: Iterable[Iterable[Ranked]], tuned: Iterable[str], k: int,
+               options: Mapping[str, dict] | None = None) -> list[dict]:
     """The top k of each ranking (one per problem size), each config once, in order of its best place: an
     early_config_prune cannot tell sizes apart unless the autotuner's key does, so it keeps them all."""
     tuned = list(tuned)
     places: dict[str, tuple[tuple[int, int], dict]] = {}
     for index, ranking in enumerate(rankings):
-        for place, config in enumerate(top_configs(ranking, tuned, k)):
-            key = config_key(config["kwargs"], config["num_warps"], config["num_stages"])
+        for place, config in enumerate(top_configs(ranking, tuned, k, options)):
+            key = config_key(config["kwargs"], config["num_warps"], config["num_stages"], config["num_ctas"],
+                             config["maxnreg"])
             if key not in places or (place, index) < places[key][0]:
                 places[key] = ((place, index), config if key not in places else places[key][1])
     return [config for _, config in sorted(places.values(), key=lambda p: p[0])]

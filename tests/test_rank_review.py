@@ -1,0 +1,67 @@
+"""irscope rank, reviewed as a user runs it: the exported configs in a real @triton.autotune, hostile input
+(docs/rank.md)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A user's own autotuned add kernel, run by Triton's interpreter: the emitted early_config_prune picks from
+# its list, and the autotuner times (here: runs once) only what it keeps.
+AUTOTUNED_ADD = textwrap.dedent('''
+    import json, sys
+    import torch, triton, triton.language as tl
+    sys.path.insert(0, ".")
+    from {module} import early_config_prune
+
+    kept = []
+
+    def prune(configs, named_args, **kwargs):
+        out = early_config_prune(configs, named_args, **kwargs)
+        kept.extend((c.kwargs["BLOCK_SIZE"], c.num_warps, c.maxnreg) for c in out)
+        return out
+
+    CONFIGS = [triton.Config({{"BLOCK_SIZE": 1024}}, num_warps=4, maxnreg=r) for r in (32, 64, None)] + \\
+        [triton.Config({{"BLOCK_SIZE": 4096}}, num_warps=8)]
+
+    @triton.autotune(configs=CONFIGS, key=["n"], prune_configs_by={{"early_config_prune": prune}},
+                     do_bench=lambda fn, quantiles=None: (fn(), [1.0, 1.0, 1.0])[1])
+    @triton.jit
+    def add(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n),
+                 mask=offs < n)
+
+    x = torch.ones(4096)
+    out = torch.empty(4096)
+    add[lambda m: (triton.cdiv(4096, m["BLOCK_SIZE"]),)](x, x, out, 4096)
+    assert bool((out == 2).all())
+    print(json.dumps(kept))
+''')
+
+
+def _autotuned_keeps(folder: Path, module: str) -> list:
+    (folder / "user_add.py").write_text(AUTOTUNED_ADD.format(module=module))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "user_add.py"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return [tuple(k) for k in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def test_emitted_configs_keep_the_register_cap_the_ranked_configs_were_compiled_with(tmp_path, cli):
+    # A space over option.maxnreg wrote one config without its maxnreg ('wrote 1 config ... (the top 2)'), so
+    # CONFIGS ran the default cap and early_config_prune kept every cap of the user's list.
+    (tmp_path / "regs.yaml").write_text("name: regs\nkernels: [add]\ntargets: [sm_90a]\ngrid:\n"
+                                        "  option.maxnreg: [32, 64]\n")
+    code, stdout, err = cli("rank", "regs.yaml", "--gpu", "h200", "--out", "snaps", "--top", "2",
+                            "--emit-configs", "ranked.py")
+    assert code == 0, err
+    assert "wrote 2 configs to ranked.py (the top 2)" in err
+    kept = _autotuned_keeps(tmp_path, "ranked")
+    assert sorted(kept, key=str) == [(1024, 4, 32), (1024, 4, 64)]
