@@ -34,7 +34,11 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--mode", default="auto", choices=("auto", "record", "interpret", "gpu"))
     p.add_argument("--as", dest="emulate", metavar="TARGET", help="present TARGET to the program as its GPU "
                    "(capture_emulate.py); recording (or, with --mode interpret, interpreting), never on the real GPU")
-    return p.parse_args(argv[:i]), argv[i + 1:]
+    args = p.parse_args(argv[:i])
+    # Absolute now, while the folder is irscope's: a program that changes directory (os.chdir) would
+    # otherwise have its launch file written under the folder it moved to, and the capture lost.
+    args.launches = os.path.abspath(args.launches)
+    return args, argv[i + 1:]
 
 
 def _has_gpu() -> bool:

@@ -1,0 +1,48 @@
+"""`irscope capture` given programs that do what real programs do (change directory, leave threads running,
+write files of their own, declare a source encoding) and launch files that are damaged: each run keeps
+what the program launched and the user's files, and a bad launch file is the file's fault, said in one line."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+KERNEL = (
+    "import triton\n"
+    "import triton.language as tl\n\n\n"
+    "@triton.jit\n"
+    "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n"
+    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+)
+
+
+def _program(folder: Path, body: str, name: str = "prog.py") -> Path:
+    """A program beside a kernel module `k.py`: it imports k, launches it once (BLOCK=64), then runs `body`."""
+    (folder / "k.py").write_text(KERNEL)
+    prog = folder / name
+    prog.write_text("import os, sys, threading, time\nimport torch\n"
+                    "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+                    "from k import k\n"
+                    "k[(1,)](torch.zeros(64), 64, BLOCK=64)\n" + body)
+    return prog
+
+
+def _launch_ids(path: Path) -> list[str]:
+    return [launch["id"] for launch in json.loads(path.read_text())["launches"]]
+
+
+def _lines(err: str, kind: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith(f"irscope: {kind}: ")]
+
+
+def test_a_program_that_changes_directory_keeps_its_capture_in_the_output_folder(cli, tmp_path):
+    # The child's launch file path was relative to the folder irscope ran in: after os.chdir the program's
+    # end wrote it under the new folder (making it), and irscope blamed os._exit for a lost capture.
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    prog = _program(tmp_path, f"os.chdir({str(away)!r})\n")
+    code, _, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", prog)
+    assert code == 0, err
+    assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 1
+    assert list(away.iterdir()) == []
+    assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
