@@ -65,3 +65,19 @@ def test_emitted_configs_keep_the_register_cap_the_ranked_configs_were_compiled_
     assert "wrote 2 configs to ranked.py (the top 2)" in err
     kept = _autotuned_keeps(tmp_path, "ranked")
     assert sorted(kept, key=str) == [(1024, 4, 32), (1024, 4, 64)]
+
+
+def test_emit_configs_onto_a_pipe_or_a_link_is_refused_at_once_and_kept(tmp_path):
+    # A named pipe at the path hung the check for a module irscope wrote (it waited for a writer).
+    from irscope.rank.export import is_emitted
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "mine.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "mine.py", tmp_path / "link.py")
+    for name in ("pipe.py", "link.py"):
+        done = subprocess.run([sys.executable, "-m", "irscope", "rank", "add", "--target", "sm_90a", "--out",
+                               str(tmp_path / "snaps"), "--emit-configs", str(tmp_path / name)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "is not a regular file" in done.stderr and "Traceback" not in done.stderr
+    assert (tmp_path / "link.py").is_symlink() and (tmp_path / "mine.py").read_text() == "x = 1\n"
+    assert not (tmp_path / "snaps").exists()  # refused before anything compiled
+    assert not is_emitted(tmp_path / "pipe.py")  # (and the core's own check does not wait either)

@@ -302,6 +302,7 @@ def _check_emit_path(path: Path) -> None:
     itself, a path through a file), or whose file is not one irscope wrote: the user's sweep, kernel or
     notes are never replaced by a module."""
     import os
+    import stat
     import tempfile
 
     from ..rank.export import is_emitted
@@ -326,6 +327,11 @@ def _check_emit_path(path: Path) -> None:
     except OSError as e:
         raise UsageError(f"--emit-configs {path}: cannot write in the folder '{folder}': {e.strerror or e}",
                          "give a FILE.py in a folder you can write") from None
+    if (path.exists() or path.is_symlink()) and not stat.S_ISREG(path.lstat().st_mode):
+        # a pipe would hang the check below; a link or a device is not a module irscope wrote
+        raise UsageError(f"--emit-configs {path}: it is there and is not a regular file (a link, a pipe or a "
+                         "device), so it is kept", "give the path of a new .py file, or of a module irscope "
+                         "wrote before")
     if path.exists() and not is_emitted(path):
         raise UsageError(f"--emit-configs {path}: the file is there and irscope did not write it, so it is "
                          "kept", "give a new name, or move the file away first; a module irscope wrote there "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -95,11 +96,12 @@ def early_config_prune(configs, named_args, **kwargs):
 
 def is_emitted(path: Path) -> bool:
     """Whether the file at `path` is a module `write_module` wrote (so replacing it loses nothing)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(HEADER)) == HEADER.encode()
+    try:  # (not waiting for a pipe's writer: only a regular file can be a module irscope wrote)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return False
+    with os.fdopen(fd, "rb") as f:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and f.read(len(HEADER)) == HEADER.encode()
 
 
 def merged_top(rankings: Iterable[Iterable[Ranked]], tuned: Iterable[str], k: int,
