@@ -223,3 +223,13 @@ def test_gfx950s_buffer_loads_into_lds_are_named_so_not_plain_buffer_loads(out):
     assert "a_ptr buffer_load_lds 16B" in pipelining["value"], pipelining["value"]
     widths = [r for r in remarks if r["topic"] == "vectors" and r["subject"].startswith("load of")]
     assert widths and all("(buffer_load_lds)" in r["value"] for r in widths), [r["value"] for r in widths]
+
+
+def test_a_tcgen05_dot_names_its_tile_from_the_tensor_memory_accumulator(out):
+    """tcgen05's MMA returns nothing (its accumulator is an operand in tensor memory), so the tile read from
+    the dot's `-> tensor<MxN>` was missing on Blackwell while wgmma's remark named it."""
+    result = explain("matmul", "sm_100a", CompileOptions(), out, budget=0)
+    matrix = next(d for d in result.decisions if d.topic == "matrix")
+    assert matrix.value == "tcgen05.mma" and "128x256 tile" in matrix.why, matrix.why
+    hopper = explain("matmul", "sm_90a", CompileOptions(), out, budget=0)
+    assert "128x256 tile" in next(d for d in hopper.decisions if d.topic == "matrix").why

@@ -68,6 +68,8 @@ def read_decisions(facts: Facts) -> tuple[Decision, ...]:
 
 
 _DOT_RESULT = re.compile(r"->\s*tensor<(\d+)x(\d+)x")
+# tcgen05's MMA returns nothing: its MxN is that of the accumulator in tensor memory, an operand.
+_TMEM_ACC = re.compile(r"!ttg\.memdesc<(\d{1,9})x(\d{1,9})x\w{1,16},[^>]{0,200}#ttng\.tensor_memory\b")
 _PRECISION = re.compile(r"inputPrecision = (\w+)")
 _PRECISIONS = {"0": "tf32", "1": "tf32x3", "2": "ieee"}  # Triton's InputPrecision enum, as TTGIR prints it
 
@@ -84,7 +86,7 @@ def dot_facts(snapshot: Snapshot) -> tuple[str, str, str]:
         m = _DOT_OP.match(line) and _OPERAND_TYPE.search(line)
         if not m:
             continue
-        tile = _DOT_RESULT.search(line)
+        tile = _DOT_RESULT.search(line) or _TMEM_ACC.search(line)
         precision = _PRECISION.search(line)
         return (m.group(1), f"{tile.group(1)}x{tile.group(2)}" if tile else "",
                 _PRECISIONS.get(precision.group(1), precision.group(1)) if precision else "")
