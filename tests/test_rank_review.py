@@ -81,3 +81,10 @@ def test_emit_configs_onto_a_pipe_or_a_link_is_refused_at_once_and_kept(tmp_path
     assert (tmp_path / "link.py").is_symlink() and (tmp_path / "mine.py").read_text() == "x = 1\n"
     assert not (tmp_path / "snaps").exists()  # refused before anything compiled
     assert not is_emitted(tmp_path / "pipe.py")  # (and the core's own check does not wait either)
+
+
+def test_a_target_without_a_chip_table_points_to_the_targets_irscope_models(cli):
+    # The hint said 'pass --gpu with one of: a100, h100, ...', and every one of them is refused for sm_89.
+    code, _, err = cli("rank", "add", "--target", "sm_89", "--out", "snaps")
+    assert code == 2 and "no chip table for target sm_89" in err and "Traceback" not in err
+    assert "--target sm_90a (--gpu h100 or h200)" in err and "pass --gpu" not in err

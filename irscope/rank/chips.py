@@ -407,8 +407,13 @@ def chip_for(target: str, name: str | None = None) -> Chip:
     """The chip `name`, or the target's usual one; it must run the target's binaries."""
     if name is None:
         if target not in DEFAULT_CHIP:
-            raise UsageError(f"irscope has no chip table for target {target}",
-                             f"pass --gpu with one of: {', '.join(CHIPS)}")
+            # (--gpu cannot help: every chip it names runs another target's binaries)
+            known = {}
+            for c in CHIPS.values():
+                known.setdefault(c.target, []).append(c.name)
+            raise UsageError(f"irscope has no chip table for target {target}, so it cannot rank for it",
+                             "rank for a target it models: " + ", ".join(f"--target {t} (--gpu {' or '.join(n)})"
+                                                                      for t, n in known.items()))
         return CHIPS[DEFAULT_CHIP[target]]
     chip = CHIPS.get(name.lower())
     if chip is None:
