@@ -46,3 +46,15 @@ def test_a_program_that_changes_directory_keeps_its_capture_in_the_output_folder
     assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 1
     assert list(away.iterdir()) == []
     assert sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["launches.json"]
+
+
+def test_a_launch_from_a_thread_still_running_when_the_main_module_ends_is_recorded(cli, tmp_path):
+    # The launch file was written as soon as the main module returned; Python waits for such a thread
+    # only afterwards, so its launches (documented as recorded) were silently missing.
+    prog = _program(tmp_path, "def later():\n"
+                              "    time.sleep(0.5)\n"
+                              "    k[(1,)](torch.zeros(32), 32, BLOCK=32)\n"
+                              "threading.Thread(target=later).start()\n")
+    code, _, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", prog)
+    assert code == 0, err
+    assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 2, err

@@ -16,6 +16,7 @@ import runpy
 import shutil
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -251,6 +252,22 @@ def _one_interrupt_per_ctrl_c() -> None:
     signal.signal(signal.SIGINT, on_sigint)
 
 
+def _wait_for_threads() -> None:
+    """Wait for the threads the program left running, as Python does when a program's main module ends
+    (before its atexit handlers): what they launch belongs in the launch file, which is written after this
+    (it was written at once, and their launches were lost). A Ctrl-C ends the wait, as it ends Python's."""
+    try:
+        while True:
+            running = [t for t in threading.enumerate()
+                       if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+            if not running:
+                return
+            for t in running:
+                t.join()
+    except KeyboardInterrupt:
+        pass
+
+
 def main(argv: list[str] | None = None) -> None:
     args, program = _parse(list(sys.argv[1:] if argv is None else argv))
     environ_before = dict(os.environ)
@@ -286,6 +303,7 @@ def main(argv: list[str] | None = None) -> None:
         # Only the program's own process writes: a forked child that outlived it would leave its launch
         # file behind in the output folder, or replace the program's (its launches are not recorded).
         if started and os.getpid() == boot_pid:
+            _wait_for_threads()
             # The program has ended: a second Ctrl-C (irscope waits for this file) must not cut it short.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             if recorder.refused:  # even if the program caught the error and went on
