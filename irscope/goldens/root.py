@@ -147,9 +147,9 @@ class GoldenRoot:
         cannot be read; refresh a stale source.py alone; rewrite a damaged golden.json alone (what
         `--irscope-update` and `snapshot update` do). `test_id` and `kernel_ref` are as for `write`."""
         folder = self.folder(fresh)
-        damage = None
+        damage, record = None, {}
         try:
-            _record_at(folder)
+            record = _record_at(folder)
         except SnapshotError as e:
             damage = e.message
         try:
@@ -166,6 +166,10 @@ class GoldenRoot:
                 self._write_record(folder, self._record_for(folder, fresh, test_id, kernel_ref))
                 if result.status == GoldenStatus.MATCH:
                     result = dataclasses.replace(result, status=GoldenStatus.WRITTEN)
+            elif test_id is not None and test_id not in recorded_tests(record):
+                # another test compares this golden too: recorded, or the golden would be deleted as unused
+                # once the test that wrote it stops using it, while this one still does
+                self._write_record(folder, self._record_for(folder, fresh, test_id, kernel_ref))
         return dataclasses.replace(result, record_mended=damage) if damage is not None else result
 
     def _record_for(self, folder: Path, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> dict:
@@ -176,8 +180,11 @@ class GoldenRoot:
         except SnapshotError:
             old = {}
         record = {"test": None, **old, "label": fresh.label, "kernel": self._portable_ref(kernel_ref)}
-        if test_id is not None:
+        users = recorded_tests(old)
+        if test_id is not None and not users:
             record["test"] = test_id
+        elif test_id is not None and test_id not in users:  # a golden several tests compare keeps them all
+            record["tests"] = users + [test_id]
         return record
 
     def _write_record(self, folder: Path, record: dict) -> None:
@@ -354,11 +361,12 @@ class GoldenRoot:
         return find_snapshots(self.path) if self.path.is_dir() else []
 
     def unused(self, ran: set[str]) -> list[Path]:
-        """Goldens written by a test that ran in this session but were not used by it."""
+        """Goldens that no test of this session used, and whose every recorded test ran in it (one that did not
+        run may still use the golden)."""
         out = []
         for snap in self.goldens():
-            test = self.record(snap).get("test")
-            if test is not None and test in ran and snap.path not in self.used:
+            tests = recorded_tests(self.record(snap))
+            if tests and all(t in ran for t in tests) and snap.path not in self.used:
                 out.append(snap.path)
         return out
 
@@ -403,7 +411,16 @@ def _record_at(folder: Path) -> dict:
     for key in ("test", "kernel", "label"):
         if record.get(key) is not None and not isinstance(record[key], str):
             raise SnapshotError(f"{path} is damaged: field '{key}' is {record[key]!r}, not a string", hint)
+    tests = record.get("tests")
+    if tests is not None and not (isinstance(tests, list) and all(isinstance(t, str) for t in tests)):
+        raise SnapshotError(f"{path} is damaged: field 'tests' is {str(tests)[:80]!r}, not a list of strings", hint)
     return record
+
+
+def recorded_tests(record: dict) -> list[str]:
+    """The tests golden.json records as comparing its golden: `test`, the one that wrote it, then `tests`, the
+    others an update met comparing it too."""
+    return list(dict.fromkeys(([record["test"]] if record.get("test") else []) + list(record.get("tests") or ())))
 
 
 def _builtin_file(name: str) -> Path | None:

@@ -1,0 +1,101 @@
+"""Review of the GPU-side commands on a machine without a GPU (run, verify, profile) and of the pytest
+plugin's goldens (shared goldens, pytest-xdist). Real compiles of one small kernel through pytest inside
+pytest (pytester), as a user's suite runs; the CLI through its real entry point."""
+import importlib.metadata
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import irscope
+
+pytest_plugins = ["pytester"]
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+'''
+
+HEADER = ("ARGS = {'x_ptr': '*fp32', 'out_ptr': '*fp32', 'n': 4096}\nK = 'kernels/scale.py:scale'\n"
+          "KW = dict(args=ARGS, constexprs={'BLOCK': 64})\n")
+POINT = "scale/default.BLOCK=64.sig1eee4f"
+
+
+def _plugin_args():
+    registered = any(ep.name == "irscope" for ep in importlib.metadata.entry_points(group="pytest11"))
+    return [] if registered else ["-p", "irscope.goldens.pytest_plugin"]
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    """A user's project: kernels/scale.py, and tests written by each test through `tests(body)`."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(irscope.__file__).parent.parent))
+    pytester.path.joinpath("pytest.ini").write_text("[pytest]\n")
+    (pytester.path / "kernels").mkdir()
+    (pytester.path / "kernels" / "scale.py").write_text(KERNEL)
+
+    def tests(body: str) -> None:
+        pytester.path.joinpath("test_user.py").write_text(HEADER + textwrap.dedent(body))
+
+    def run(*args):
+        return pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider", *args)
+
+    return pytester, tests, run
+
+
+SHARED = '''
+def test_a(irscope):
+    A_USES
+
+def test_b(irscope):
+    irscope.assert_golden(K, target="sm_80", **KW)
+'''
+
+
+@pytest.mark.slow
+def test_a_golden_two_tests_compare_is_kept_while_one_of_them_still_uses_it(project):
+    """golden.json recorded only the test that wrote it: when that test stopped using the golden,
+    `pytest --irscope-update` of it deleted the golden the other test still compared (which then failed,
+    'no golden snapshot')."""
+    pt, tests, run = project
+    golden = pt.path / "snapshots" / POINT / "sm_80"
+    tests(SHARED.replace("A_USES", 'irscope.assert_golden(K, target="sm_80", **KW)'))
+    run("--irscope-update").assert_outcomes(passed=2)
+    record = json.loads((golden / "golden.json").read_text())
+    assert record["test"] == "test_user.py::test_a"
+    assert record["tests"] == ["test_user.py::test_a", "test_user.py::test_b"]
+
+    tests(SHARED.replace("A_USES", "pass"))  # test_a stops comparing it; test_b still does
+    for args in ((), ("--irscope-update",)):
+        result = run("test_user.py::test_a", *args)
+        result.assert_outcomes(passed=1)
+        assert "golden(s) unused" not in result.stdout.str() and "golden(s) deleted" not in result.stdout.str()
+        assert result.ret == 0, result.stdout.str()
+        assert (golden / "irscope.json").is_file()
+    run().assert_outcomes(passed=2)
+
+    tests(SHARED.replace("A_USES", "pass").replace('    irscope.assert_golden(K, target="sm_80", **KW)\n',
+                                                   "    pass\n"))
+    result = run("--irscope-update")  # neither uses it now: it is unused, and deleted
+    result.stdout.fnmatch_lines(["1 golden(s) deleted:", f"*{POINT}/sm_80"])
+    assert not golden.exists()
+
+
+def test_a_golden_json_whose_tests_is_not_a_list_of_strings_is_damaged(tmp_path):
+    from irscope.errors import SnapshotError
+    from irscope.goldens.root import _record_at, recorded_tests
+
+    (tmp_path / "golden.json").write_text(json.dumps({"test": "t::a", "tests": ["t::a", "t::b", "t::a"]}))
+    assert recorded_tests(_record_at(tmp_path)) == ["t::a", "t::b"]
+    (tmp_path / "golden.json").write_text(json.dumps({"test": "t::a", "tests": "t::b"}))
+    with pytest.raises(SnapshotError, match="field 'tests' is 't::b', not a list of strings"):
+        _record_at(tmp_path)
