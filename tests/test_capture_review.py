@@ -58,3 +58,20 @@ def test_a_launch_from_a_thread_still_running_when_the_main_module_ends_is_recor
     code, _, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", prog)
     assert code == 0, err
     assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 2, err
+
+
+def test_a_kernel_in_a_file_that_declares_its_encoding_is_captured_and_compiles_back(cli, tmp_path):
+    # The capture read the kernel's file as UTF-8: a latin-1 file (valid Python, `# -*- coding: latin-1 -*-`)
+    # raised UnicodeDecodeError as the program ended, a traceback, and nothing was recorded.
+    (tmp_path / "latin.py").write_bytes(KERNEL.replace("import triton\n", "# -*- coding: latin-1 -*-\n# caf\xe9\n"
+                                                       "import triton\n", 1).encode("latin-1"))
+    (tmp_path / "prog.py").write_text("import os, sys\nimport torch\n"
+                                      "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+                                      "from latin import k\nk[(1,)](torch.zeros(64), 64, BLOCK=64)\n")
+    code, _, err = cli("capture", "--target", "sm_80", "--out", "snaps", "--", "python", "prog.py")
+    assert code == 0, err
+    data = json.loads((tmp_path / "snaps" / "launches.json").read_text())
+    [kernel] = data["kernels"].values()
+    assert "# caf\xe9" in kernel["module_source"]
+    [launch_id] = _launch_ids(tmp_path / "snaps" / "launches.json")
+    assert json.loads((tmp_path / "snaps" / launch_id / "sm_80" / "irscope.json").read_text())["status"] == "ok"

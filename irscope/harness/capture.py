@@ -25,6 +25,7 @@ import linecache
 import os
 import sys
 import threading
+import tokenize
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -256,9 +257,13 @@ class Recorder:
             name = f"{name}.{hashlib.sha1(kid.encode()).hexdigest()[:6]}"
         on_disk = os.path.isfile(file)
         module_source = ""
-        try:
-            module_source = open(file).read() if on_disk else "".join(linecache.getlines(file))
-        except OSError:
+        try:  # in the encoding its `# -*- coding: ... -*-` line declares, as Python read it
+            if on_disk:
+                with tokenize.open(file) as f:
+                    module_source = f.read()
+            else:
+                module_source = "".join(linecache.getlines(file))
+        except (OSError, SyntaxError, UnicodeDecodeError):
             pass
         entry: dict[str, Any] = {"name": name, "function": raw.__name__, "module": raw.__module__,
                                  "qualname": qualname, "file": file,

@@ -12,6 +12,7 @@ import importlib
 import inspect
 import linecache
 import sys
+import tokenize
 import types
 from dataclasses import replace
 from pathlib import Path
@@ -266,9 +267,13 @@ def _remember_source(filename: str, text: str) -> None:
 
 
 def _text(path: str | None) -> str | None:
+    """A module's text as the capture read it: in the encoding its coding line declares."""
+    if not path:
+        return None
     try:
-        return Path(path).read_text() if path else None
-    except OSError:
+        with tokenize.open(path) as f:
+            return f.read()
+    except (OSError, SyntaxError, UnicodeDecodeError):
         return None
 
 
