@@ -298,3 +298,40 @@ def test_upgrade_check_spills_say_their_unit(target, unit):
     a, b = _analysis(target, 64, 0, "warps", 8, spills=4), _analysis(target, 64, 0, "warps", 8, spills=12)
     [f] = [f for f in compare_analyses(a, b) if f.category == "spills"]
     assert f.text == f"spills 4 → 12 {unit}"
+
+
+def test_an_adopted_environment_records_its_size_not_zero(cache):
+    """A folder made by hand that runs the release asked for is adopted; its size was recorded as 0 B."""
+    path = make_env(cache, NAMED, triton_from=running_triton(), marker=None)
+    init = next(path.glob("lib/python*/site-packages")) / "triton" / "__init__.py"
+    source = (running_triton() / "__init__.py").read_text()
+    assert f"__version__ = '{RUNNING}'" in source
+    init.unlink()  # a link to the running Triton's own file: never written through
+    init.write_text(source.replace(f"__version__ = '{RUNNING}'", f"__version__ = '{NAMED}'"))
+    code, out, err = run_cli("envs", "add", NAMED)
+    assert code == 0, err
+    env = envs.find_env(NAMED)
+    assert env is not None and not env.problem
+    own = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink() and f.name != envs.MARKER)
+    assert own > 0 and env.size_bytes == own, (env.size_bytes, own)
+
+
+def test_ctrl_c_while_the_virtual_environment_is_made_leaves_no_folder(cache, tmp_path):
+    """Ctrl-C during `python -m venv` (before pip) left the half-made folder behind; only pip's step cleaned up."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    path = cache / "envs" / f"triton-{NAMED}"
+    env = dict(os.environ, IRSCOPE_CACHE=str(cache), PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_NO_INDEX="1")
+    proc = subprocess.Popen([sys.executable, "-m", "irscope", "envs", "add", NAMED], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (path / "pyvenv.cfg").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None and (path / "pyvenv.cfg").exists(), "the venv step was not seen running"
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C reaches the whole foreground group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert not path.exists(), sorted(p.name for p in path.iterdir())

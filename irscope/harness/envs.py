@@ -313,20 +313,19 @@ def create_env(version: str, on_progress: Callable[[str], None] | None = None) -
         except OSError as e:
             raise _cache_problem(e) from None
         started = time.perf_counter()
-        say(f"creating a virtual environment for Triton {version} in {path}")
-        proc = subprocess.run([sys.executable, "-m", "venv", str(path)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(path, ignore_errors=True)
-            raise EnvironmentProblem(f"could not create a virtual environment in {path}: "
-                                     f"{_last_line(proc.stderr or proc.stdout)}",
-                                     "check that the folder is writable (or set IRSCOPE_CACHE) and that python's "
-                                     "venv module is installed")
-        try:
+        try:  # whatever stops it (pip's error, Ctrl-C in either step) leaves no half-made folder behind
+            say(f"creating a virtual environment for Triton {version} in {path}")
+            proc = subprocess.run([sys.executable, "-m", "venv", str(path)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise EnvironmentProblem(f"could not create a virtual environment in {path}: "
+                                         f"{_last_line(proc.stderr or proc.stdout)}",
+                                         "check that the folder is writable (or set IRSCOPE_CACHE) and that "
+                                         "python's venv module is installed")
             _pip_install(_python_of(path), version, say)
         except BaseException:
             shutil.rmtree(path, ignore_errors=True)
             raise
-        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+        size = _size(path)
         _write_marker(path, {"triton": version, "python": _python_version(), "installed_at": _now(),
                              "seconds": round(time.perf_counter() - started, 1), "size_bytes": size})
         (path / STARTED).unlink(missing_ok=True)
@@ -350,10 +349,22 @@ def _adopt(version: str, path: Path, say: Callable[[str], None], why: str) -> Tr
     if problem:
         raise EnvironmentProblem(f"{refused.message}: {problem}", refused.hint)
     say(f"using the environment made by hand in {path}")
-    _write_marker(path, {"triton": version, "installed_at": _now(), "size_bytes": 0, "adopted": True})
+    _write_marker(path, {"triton": version, "installed_at": _now(), "size_bytes": _size(path), "adopted": True})
     env = find_env(version)
     assert env is not None
     return env
+
+
+def _size(path: Path) -> int:
+    """The bytes of the files under `path` (links not followed: they are not the env's own)."""
+    total = 0
+    for f in path.rglob("*"):
+        try:
+            if f.is_file() and not f.is_symlink():
+                total += f.stat().st_size
+        except OSError:
+            pass
+    return total
 
 
 def _write_marker(path: Path, meta: dict) -> None:
