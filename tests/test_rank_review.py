@@ -88,3 +88,28 @@ def test_a_target_without_a_chip_table_points_to_the_targets_irscope_models(cli)
     code, _, err = cli("rank", "add", "--target", "sm_89", "--out", "snaps")
     assert code == 2 and "no chip table for target sm_89" in err and "Traceback" not in err
     assert "--target sm_90a (--gpu h100 or h200)" in err and "pass --gpu" not in err
+
+
+def _strict_json(text: str):
+    def refuse(name):
+        raise AssertionError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_measured_json_stays_json_when_the_recorded_times_overflow_a_slowdown(cli):
+    # Two recorded times within the runs.json schema (positive, finite) made the predicted #1's slowdown
+    # infinite, and --json printed `Infinity`, which no JSON reader takes.
+    from irscope.store import results
+    from irscope.store.snapshot import load_snapshot
+    code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--out", "snaps", "--json")
+    assert code == 0, err
+    first = _strict_json(stdout)["sizes"][0]["ranking"][0]["facts"]["label"]  # the predicted #1: slow on the GPU
+    for folder in Path("snaps").rglob("irscope.json"):
+        label = load_snapshot(folder.parent).label
+        results.append(folder.parent, "runs.json", {
+            "source": "snapshot", "ok": True, "size_name": "bench", "size": {"n": 1 << 27},
+            "gpu": {"device": "NVIDIA H100 80GB HBM3"}, "bench": {"kernel": {"ms": 1e300 if label == first else 1e-300}}})
+    code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--out", "snaps", "--measured", "--json")
+    assert code == 0, err
+    ev = _strict_json(stdout)["sizes"][0]["measured"]["evaluation"]
+    assert ev["best"] != first and ev["top1_slowdown"] is None
