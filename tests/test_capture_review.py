@@ -75,3 +75,15 @@ def test_a_kernel_in_a_file_that_declares_its_encoding_is_captured_and_compiles_
     assert "# caf\xe9" in kernel["module_source"]
     [launch_id] = _launch_ids(tmp_path / "snaps" / "launches.json")
     assert json.loads((tmp_path / "snaps" / launch_id / "sm_80" / "irscope.json").read_text())["status"] == "ok"
+
+
+def test_a_launches_json_the_program_writes_while_it_runs_is_kept_and_the_capture_goes_beside_it(cli, tmp_path):
+    # The output folder was checked before the program ran only: a program whose own result is
+    # launches.json, captured with --out ., had that file replaced by the capture.
+    prog = _program(tmp_path, "open('launches.json', 'w').write('{\"my\": \"results\"}')\n")
+    code, _, err = cli("capture", "--no-compile", "--out", ".", "--", "python", prog)
+    assert code == 0, err
+    assert (tmp_path / "launches.json").read_text() == '{"my": "results"}'
+    assert len(_launch_ids(tmp_path / "launches-1.json")) == 1
+    [warning] = _lines(err, "warning")
+    assert "launches-1.json" in warning and "--out" in warning

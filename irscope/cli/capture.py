@@ -122,6 +122,7 @@ def run(args: argparse.Namespace, ui) -> int:
         # that failed at its start): the last launch file is kept and the user is told.
         kept = not data["launches"] and (final.exists() or final.is_symlink())
         if not kept:
+            final = _where_to_write(final, ui)
             write_launches(final, data)
     finally:
         raw.unlink(missing_ok=True)
@@ -191,6 +192,23 @@ def _refuse_to_replace(final: Path) -> None:
         raise UsageError(f"cannot read '{final}' to check it is an earlier capture: {e.strerror or e}", hint) from None
     if not re.search(rb'"format"\s*:\s*"irscope-launches"', head):
         raise UsageError(f"'{final}' is not a launch file irscope wrote, and irscope capture would replace it", hint)
+
+
+def _where_to_write(final: Path, ui) -> Path:
+    """`final`, unless the program wrote a file of its own there while it ran (it was checked before): that
+    file stays, and the capture goes beside it under a name that is free, said in a warning."""
+    try:
+        _refuse_to_replace(final)
+        return final
+    except UsageError:
+        pass
+    n = 1
+    while (final.with_name(f"launches-{n}.json").exists() or final.with_name(f"launches-{n}.json").is_symlink()):
+        n += 1
+    aside = final.with_name(f"launches-{n}.json")
+    ui.warn(f"the program wrote '{final}' of its own while it ran, so irscope kept it and wrote the capture to "
+            f"'{aside}' (pass --out a folder the program does not write to)")
+    return aside
 
 
 def _refuse_what_did_not_start(raw: Path, program: list[str]) -> None:
