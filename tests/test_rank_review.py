@@ -96,7 +96,7 @@ def _strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def test_measured_json_stays_json_when_the_recorded_times_overflow_a_slowdown(cli):
+def test_measured_json_stays_json_when_the_recorded_times_overflow_a_slowdown_and_its_keys_are_documented(cli):
     # Two recorded times within the runs.json schema (positive, finite) made the predicted #1's slowdown
     # infinite, and --json printed `Infinity`, which no JSON reader takes.
     from irscope.store import results
@@ -111,5 +111,22 @@ def test_measured_json_stays_json_when_the_recorded_times_overflow_a_slowdown(cl
             "gpu": {"device": "NVIDIA H100 80GB HBM3"}, "bench": {"kernel": {"ms": 1e300 if label == first else 1e-300}}})
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--out", "snaps", "--measured", "--json")
     assert code == 0, err
-    ev = _strict_json(stdout)["sizes"][0]["measured"]["evaluation"]
+    report = _strict_json(stdout)
+    ev = report["sizes"][0]["measured"]["evaluation"]
     assert ev["best"] != first and ev["top1_slowdown"] is None
+    # every key of the report is named in docs/rank.md (a Facts' own fields are facts.py's; maps keyed by
+    # label, size or demand are values, not keys)
+    doc = (ROOT / "docs" / "rank.md").read_text()
+    values = {"facts", "size", "terms_us", "sources", "times_ms", "errors"}
+
+    def keys(obj):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield k
+                if k not in values:
+                    yield from keys(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                yield from keys(v)
+    missing = sorted({k for k in keys(report) if f"`{k}`" not in doc})
+    assert not missing, f"--json keys not named in docs/rank.md: {missing}"
