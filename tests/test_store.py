@@ -68,6 +68,22 @@ def test_a_rewrite_that_would_lose_a_users_file_is_refused_and_writes_nothing(tm
     assert [p.name for p in dest.parent.iterdir()] == ["sm_90a"]
 
 
+def test_a_rewrite_does_not_drop_an_empty_folder_the_user_made(tmp_path):
+    """An empty folder of the user's (mine/, mine/later/) was dropped by a recompile without a word; irscope's
+    own (logs/, passes/) are not in the way."""
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF old"))
+    (dest / "mine" / "later").mkdir(parents=True)
+    (dest / "passes").mkdir()
+    with pytest.raises(UsageError, match=re.escape("mine/later/ (a folder, not made by irscope)")):
+        write_folder(dest, _snapshot_files(b"\x7fELF new"))
+    assert (dest / "mine" / "later").is_dir() and (dest / "k.cubin").read_bytes() == b"\x7fELF old"
+    (dest / "mine" / "later").rmdir()
+    (dest / "mine").rmdir()
+    write_folder(dest, _snapshot_files(b"\x7fELF new"))
+    assert (dest / "k.cubin").read_bytes() == b"\x7fELF new"
+
+
 def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
     dest = tmp_path / "snap"
     write_folder(dest, {"a.txt": "old"})

@@ -89,6 +89,9 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
     if not dest.is_dir() or dest.is_symlink():
         return {}
     old = [p for p in sorted(dest.rglob("*")) if not p.is_dir() or p.is_symlink()]  # FIFOs too: never read
+    # An empty folder is nobody's file, but one irscope does not make is the user's: kept as a loss, named.
+    empty = [p.relative_to(dest).as_posix() for p in sorted(dest.rglob("*"))
+             if p.is_dir() and not p.is_symlink() and _empty(p)]
     names = {p.relative_to(dest).as_posix(): p for p in old}
     stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES}
     binaries = [n for n in files if Path(n).suffix in BINARIES]
@@ -117,12 +120,21 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
             continue  # a stage of an earlier compile into the same folder: irscope's own
         else:
             lost.append(f"{name} (not written by irscope)")
+    lost += [f"{name}/ (a folder, not made by irscope)" for name in empty if name.split("/", 1)[0] not in MADE_DIRS]
     if lost:
         more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
         raise UsageError(f"'{dest}' holds {', '.join(lost[:3])}{more}; compiling into it again would lose "
                          f"{'it' if len(lost) == 1 else 'them'}",
                          "move those files out of the folder (or the folder aside), or compile into another --out")
     return carried
+
+
+def _empty(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError:  # unreadable: not known to be empty (and not irscope's to drop)
+        return True
 
 
 def _plain(path: Path) -> bool:
