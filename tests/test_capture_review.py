@@ -4,7 +4,11 @@ what the program launched and the user's files, and a bad launch file is the fil
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 KERNEL = (
     "import triton\n"
@@ -87,3 +91,48 @@ def test_a_launches_json_the_program_writes_while_it_runs_is_kept_and_the_captur
     assert len(_launch_ids(tmp_path / "launches-1.json")) == 1
     [warning] = _lines(err, "warning")
     assert "launches-1.json" in warning and "--out" in warning
+
+
+@pytest.fixture(scope="module")
+def small_launches(tmp_path_factory) -> Path:
+    """A real capture of tests/capture_programs/small.py (a tl.dtype constexpr, an autotuned kernel)."""
+    out = tmp_path_factory.mktemp("small")
+    done = subprocess.run([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", str(out), "--",
+                           "python", str(Path(__file__).parent / "capture_programs" / "small.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out / "launches.json"
+
+
+def _set_dt(value):
+    def damage(data, launch, kernel):
+        next(a for a in launch["args"] if a["name"] == "DT")["value"] = value
+    return damage
+
+
+def _set_jit(value):
+    def damage(data, launch, kernel):
+        kernel["src"] += "\n"  # no longer the module's: the kernel is made again from its src, with its jit
+        kernel["jit"]["do_not_specialize"] = value
+    return damage
+
+
+@pytest.mark.parametrize("damage, says", [
+    (_set_dt({"tl_dtype": 5}), "constexpr dtype '5' is no Triton dtype"),
+    (_set_dt({"tl_dtype": "nonsense"}), "constexpr dtype 'nonsense' is no Triton dtype"),
+    (_set_dt({"tuple": 5}), "constexpr tuple is a int, not a list"),
+    (_set_dt({"jit_function": 5}), "constexpr jit function's name is a int"),
+    (_set_jit(5), "jit.do_not_specialize is 5, not a list of parameter names"),
+], ids=["dtype-int", "dtype-name", "tuple-int", "jit-function-int", "do-not-specialize-int"])
+def test_a_damaged_constexpr_or_jit_field_is_the_launch_files_fault_not_an_internal_error(
+        cli, tmp_path, small_launches, damage, says):
+    # Each was "internal error: TypeError/AssertionError/AttributeError ... this is a bug in irscope" (exit 70).
+    data = json.loads(small_launches.read_text())
+    launch = next(la for la in data["launches"] if any(a["name"] == "DT" for a in la["args"]))
+    damage(data, launch, data["kernels"][launch["kernel"]])
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    code, _, err = cli("compile", "bad.json", "--target", "sm_80", "--out", "snaps")
+    assert code == 4, err
+    [error], [hint] = _lines(err, "error"), _lines(err, "hint")
+    assert f"bad.json is damaged: launch '{launch['id']}': " in error and says in error, error
+    assert "capture it again" in hint and "bug" not in err

@@ -34,9 +34,13 @@ def load_launch_kernel(ref: str) -> tuple[KernelSpec, dict]:
     launch = spec_launches.find_launch(data, launch_id, path)
     kernel = data["kernels"][launch["kernel"]]
     from .capture_emulate import program_context
-    with program_context(data):  # the library may ask its device at import, as it did in the capture
-        fn, text = _jit_function(launch["kernel"], kernel)
-    args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
+    try:
+        with program_context(data):  # the library may ask its device at import, as it did in the capture
+            fn, text = _jit_function(launch["kernel"], kernel)
+        args, constexprs, _ = spec_launches.arg_values(launch, _decode_constexpr(fn))
+    except _Damaged as e:
+        raise SnapshotError(f"{path} is damaged: launch '{launch_id}': {e}",
+                            "capture it again with irscope capture (the format is in docs/capture.md)") from None
     try:
         args.update(_descriptor_layouts(launch, args))
     except (UsageError, KeyError, TypeError, ValueError) as e:  # a layout no capture writes: the file's fault
@@ -159,6 +163,10 @@ def _rebuilt(kernel_id: str, kernel: dict, ns: dict):
         raise UsageError(f"the recorded source of {kernel_id} defines no '{kernel['function']}'",
                          "capture the program again")
     jit = kernel.get("jit") or {}
+    for key in ("do_not_specialize", "do_not_specialize_on_alignment"):
+        names = jit.get(key)
+        if names and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise _Damaged(f"kernel {kernel_id}'s jit.{key} is {str(names)[:40]}, not a list of parameter names")
     return _jit_class(jit.get("gluon") is True)(raw, do_not_specialize=jit.get("do_not_specialize") or None,
                        do_not_specialize_on_alignment=jit.get("do_not_specialize_on_alignment") or None,
                        debug=jit.get("debug") or None, noinline=jit.get("noinline") or None)
@@ -282,15 +290,26 @@ def _is_jit(obj) -> bool:
     return isinstance(obj, JITFunction)
 
 
+class _Damaged(ValueError):
+    """A field of a launch file that no capture writes (load_launch_kernel says which file and launch)."""
+
+
 def _decode_constexpr(fn):
     def decode(v):
         import triton.language as tl
         if isinstance(v, dict):
             if "tl_dtype" in v:
-                return tl.dtype(v["tl_dtype"])
+                name = v["tl_dtype"]
+                if name not in tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.FP_TYPES + tl.dtype.OTHER_TYPES:
+                    raise _Damaged(f"its constexpr dtype {str(name)[:40]!r} is no Triton dtype")
+                return tl.dtype(name)
             if "tuple" in v:
+                if not isinstance(v["tuple"], list):
+                    raise _Damaged(f"a constexpr tuple is a {type(v['tuple']).__name__}, not a list")
                 return tuple(decode(x) for x in v["tuple"])
             if "jit_function" in v:
+                if not isinstance(v["jit_function"], str):
+                    raise _Damaged(f"a constexpr jit function's name is a {type(v['jit_function']).__name__}, not a string")
                 found = fn.__globals__.get(v["jit_function"].rpartition(".")[2])
                 if found is None:
                     raise UsageError(f"constexpr jit function '{v['jit_function']}' is not in "
