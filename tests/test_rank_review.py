@@ -130,3 +130,17 @@ def test_measured_json_stays_json_when_the_recorded_times_overflow_a_slowdown_an
                 yield from keys(v)
     missing = sorted({k for k in keys(report) if f"`{k}`" not in doc})
     assert not missing, f"--json keys not named in docs/rank.md: {missing}"
+
+
+def test_an_emitted_modules_description_cannot_close_its_docstring(tmp_path):
+    # The description (kernel and size names, a captured launch's argument names among them) was written
+    # into the docstring as it was: three quotes in it ended the docstring, and the rest ran on import.
+    import importlib.util
+    from irscope.rank.export import write_module
+    what = 'k at x"""\nPWNED = 1\n"""=4 \\\\'
+    write_module(tmp_path / "ranked.py", [{"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 3,
+                                           "num_ctas": 1, "maxnreg": None}], what)
+    spec = importlib.util.spec_from_file_location("ranked_review", tmp_path / "ranked.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert not hasattr(mod, "PWNED") and len(mod.CONFIGS) == 1

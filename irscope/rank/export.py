@@ -122,6 +122,9 @@ def merged_top(rankings: Iterable[Iterable[Ranked]], tuned: Iterable[str], k: in
 def write_module(path: Path, configs: list[dict], what: str) -> None:
     """Write the importable module (atomically, through a temporary file of its own: a half-written
     module, or a user's file of the temporary's name, is never left behind or replaced)."""
+    # `what` holds names from the space (a captured launch's argument names): in the docstring they must
+    # stay text, whatever quotes or backslashes they hold, so that importing the module runs nothing of them
+    what = "".join(c if c.isprintable() and c not in '"\\' else "?" for c in what)
     text = MODULE.format(what=what, data=json.dumps(configs), k=len(configs))
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
