@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -48,6 +49,7 @@ class IrscopeApp(App):
         self.marked: Snapshot | None = None
         # Snapshot folder -> the kernel file the user named for it in this session's compile form.
         self.trusted_sources: dict[Path, Path] = {}
+        self.closing = threading.Event()  # set as the app quits: compiles still running stop (CompileScreen)
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = True) -> None:
@@ -73,6 +75,7 @@ class IrscopeApp(App):
         self.prewarm()
 
     def on_unmount(self) -> None:
+        self.closing.set()
         # The reader freezes what it has loaded out of the garbage collector's reach (SnapshotView);
         # give it back, so that a process that goes on after the app (a test run) collects as usual.
         gc.unfreeze()
@@ -162,6 +165,10 @@ class IrscopeApp(App):
         if entry is not None and entry.snapshot is not None:
             browser.current = entry.path
             self.view.open(entry.snapshot, trusted=self.trusted_sources.get(entry.path))
+        if not isinstance(self.screen, CompileScreen):  # the dialog was closed while they compiled
+            failed = sum(e.snapshot is None or not e.snapshot.ok for e in browser.entries if e.path in paths)
+            self.notify(f"compiled {plural(len(paths), 'snapshot')} into {event.root}" +
+                        (f", {failed} failed" if failed else "") + ": they are in the tree", markup=False)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -67,3 +67,68 @@ def test_a_changed_ttgir_is_named_on_the_layout_screen_not_its_converts_silently
             assert any("no convert_layout" in m and ttgir.name in m and "sha256" in m for m in said), said
 
     run(scenario)
+
+
+async def _compile_from_dialog(app, pilot, kernel: str, targets: str) -> None:
+    from irscope.tui.screens.compile import CompileScreen
+    await pilot.press("c")
+    await settle(pilot)
+    assert isinstance(app.screen, CompileScreen)
+    app.screen.query_one("#field-kernel").value = kernel
+    app.screen.query_one("#field-target").value = targets
+    await pilot.pause()
+    await pilot.press("ctrl+s")
+    await pilot.pause()
+    assert app.screen.busy
+
+
+def _compile_thread():
+    import threading
+    return next((t for t in threading.enumerate() if t.name == "irscope-compile"), None)
+
+
+def test_a_compile_still_running_when_the_dialog_closes_lands_in_the_tree(compiled, tmp_path):
+    # The compile was the dialog's worker: once Esc closed the dialog, its outcome went nowhere.
+    import asyncio
+    from irscope.tui.widgets.browser import Browser
+    out = tmp_path / "new"
+
+    async def scenario():
+        async with started([compiled], out=out) as (app, pilot):
+            before = len(app.query_one(Browser).entries)
+            await _compile_from_dialog(app, pilot, "add", "sm_80")
+            await pilot.press("escape")
+            for _ in range(600):
+                await asyncio.sleep(0.2)
+                if len(app.query_one(Browser).entries) > before:
+                    break
+            await settle(pilot)
+            labels = [e.label for e in app.query_one(Browser).entries]
+            assert "add/default/sm_80" in [lb for lb in labels if lb.startswith("add/")] and \
+                len(labels) == before + 1, labels
+            assert (out / "add/default/sm_80/irscope.json").is_file()
+            assert app.view.snapshot is not None and app.view.snapshot.path == out / "add/default/sm_80"
+            said = [n.message for n in app._notifications]
+            assert any(m.startswith("compiled 1 snapshot into") for m in said), said
+
+    run(scenario)
+
+
+def test_quitting_while_compiling_stops_the_compiles_instead_of_waiting_for_them(compiled, tmp_path):
+    # Textual's thread worker was joined at exit: quitting waited for every target to compile.
+    import time
+    out = tmp_path / "quit"
+
+    async def scenario():
+        async with started([compiled], out=out) as (app, pilot):
+            await _compile_from_dialog(app, pilot, "add", "all")
+            await app.action_quit()
+
+    run(scenario)
+    thread = _compile_thread()
+    start = time.monotonic()
+    if thread is not None:
+        thread.join(120)  # it stops at the next compile that ends, its siblings killed
+    assert thread is None or not thread.is_alive()
+    written = list(out.glob("add/*/*/irscope.json"))
+    assert len(written) < 7, f"all {len(written)} compiles ran on after quitting ({time.monotonic() - start:.0f} s)"

@@ -9,11 +9,11 @@ import multiprocessing
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -206,13 +206,20 @@ class CompileScreen(ModalScreen):
         bar.update(total=len(request.points), progress=0)
         bar.remove_class("-hidden")
         self._log(Text(f"compiling {len(request.points)} point(s): checking the request…", style="dim"))
-        self.compile(request)
+        # A daemon thread of its own, not a Textual worker: a worker is the dialog's, and once `Esc` closed
+        # the dialog what it posted was lost (the compiles never reached the tree); and Textual's thread
+        # workers are threads the interpreter joins at exit, so quitting waited for the whole batch.
+        threading.Thread(target=self.compile, args=(request, self.app, getattr(self.app, "closing", None)),
+                         name="irscope-compile", daemon=True).start()
 
-    @work(thread=True, exclusive=True, group="compile")
-    def compile(self, request: Request) -> None:
+    def compile(self, request: Request, app, closing: threading.Event | None = None) -> None:
+        """Compile the request (in a thread): progress and outcomes to this dialog while it is open, the new
+        snapshots to the app. Once `closing` is set (the app quits), the next progress stops the compiles."""
         from ...harness.batch import compile_points
 
         def on_progress(p) -> None:
+            if closing is not None and closing.is_set():
+                raise _Quitting()  # the harness stops every child and starts no more
             running = tuple(f"{pt.kernel} {pt.target}" for pt, *_ in p.running)
             self.post_message(self.CompileProgressed(p.done, p.total, running))
 
@@ -220,6 +227,8 @@ class CompileScreen(ModalScreen):
             _start_forkserver()
             outcomes = compile_points(list(request.points), request.out, on_progress=on_progress,
                                       start_method=START_METHOD)
+        except _Quitting:
+            return
         except IrscopeError as e:
             self.post_message(self.CompileRefused(e.message, e.hint))
         except Exception as e:  # noqa: BLE001 - anything else is reported in the dialog, never a crash
@@ -227,6 +236,9 @@ class CompileScreen(ModalScreen):
                                                   "this is a bug in irscope; please report it"))
         else:
             self.post_message(self.CompileFinished(outcomes))
+            compiled = snapshots_compiled(outcomes, request.out)
+            if compiled.paths:
+                app.post_message(compiled)
 
     def on_compile_screen_compile_progressed(self, event: CompileProgressed) -> None:
         self.query_one(ProgressBar).update(total=event.total, progress=event.done)
@@ -240,8 +252,6 @@ class CompileScreen(ModalScreen):
     def on_compile_screen_compile_finished(self, event: CompileFinished) -> None:
         self._done()
         text = Text()
-        paths = []
-        sources = {}
         for o in event.outcomes:
             ok = o.status == "ok"
             text.append("✓ " if ok else "✗ ", style="green" if ok else "bold red")
@@ -251,14 +261,7 @@ class CompileScreen(ModalScreen):
                 text.append(f"    at stage {o.error.get('stage', '?')} ({o.error.get('type', 'error')}):\n", style="red")
                 for line in _tail(o.error.get("message", "")):
                     text.append(f"    {line}\n")
-            if o.path is not None:
-                paths.append(Path(o.path))
-                named = named_kernel_file(o.point.kernel)
-                if named is not None:
-                    sources[Path(o.path)] = named
         self._log(text)
-        if paths:
-            self.post_message(self.SnapshotsCompiled(paths, self.out, sources))
 
     def _done(self) -> None:
         self.busy = False
@@ -276,6 +279,22 @@ class CompileScreen(ModalScreen):
             text.append("\nhint: ", style="bold cyan")
             text.append(hint)
         self._log(text)
+
+
+class _Quitting(Exception):
+    """Raised from a compile's progress callback when the app quits: the harness then stops its children."""
+
+
+def snapshots_compiled(outcomes: list, out: Path) -> CompileScreen.SnapshotsCompiled:
+    """The app's news of a finished compile: the folders written, and the kernel file typed for each."""
+    paths, sources = [], {}
+    for o in outcomes:
+        if o.path is not None:
+            paths.append(Path(o.path))
+            named = named_kernel_file(o.point.kernel)
+            if named is not None:
+                sources[Path(o.path)] = named
+    return CompileScreen.SnapshotsCompiled(paths, Path(out), sources)
 
 
 def named_kernel_file(kernel: str) -> Path | None:
