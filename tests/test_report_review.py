@@ -186,3 +186,34 @@ def test_two_compiles_that_failed_differently_say_so_in_the_comparison(cli, tmp_
     page = (tmp_path / "r.html").read_text()
     assert "the compiles ended differently: m1 failed at source: mode one is refused; m2 failed at source: " \
            "mode two is refused" in page
+
+
+def test_python_and_ir_lines_are_chosen_from_the_keyboard(browser, tmp_path):
+    """The panes could only be clicked: not reachable by Tab, and no key moved the chosen line."""
+    from irscope.report import build_report, write_report
+    from irscope.store.snapshot import load_snapshot
+    from tests.test_report import MATMUL
+    keys = browser.selenium.webdriver.common.keys.Keys
+    path = write_report(tmp_path / "k.html", build_report(snapshots=[load_snapshot(MATMUL)]))
+    assert open_page(browser, path) == []
+    py = browser.find_element("css selector", ".vs.py")
+    ir = browser.find_element("css selector", ".vs.ir")
+    assert py.get_attribute("tabindex") == "0" and ir.get_attribute("tabindex") == "0"
+    status = browser.find_element("css selector", ".viewer .status")
+    py.send_keys(keys.HOME)
+    assert browser.find_elements("css selector", '.vs.py .r.cur[data-i="0"]') and status.text.startswith("line 1:")
+    py.send_keys(keys.ARROW_DOWN, keys.ARROW_DOWN)
+    assert status.text.startswith("line 3:"), status.text
+    py.send_keys(keys.END)
+    last = len(MATMUL.joinpath("source.py").read_text().splitlines())
+    assert status.text.startswith(f"line {last}:"), status.text
+    # In the stage, the arrows stop only on lines that came from Python, and choose their Python line.
+    ir.send_keys(keys.HOME)
+    cur = browser.find_element("css selector", ".vs.ir .r.cur")
+    assert "mp" in cur.get_attribute("class").split()
+    first = int(cur.get_attribute("data-i"))
+    ir.send_keys(keys.ARROW_DOWN)
+    nxt = browser.find_element("css selector", ".vs.ir .r.cur")
+    assert int(nxt.get_attribute("data-i")) > first and "mp" in nxt.get_attribute("class").split()
+    chosen = int(browser.find_element("css selector", ".vs.py .r.cur").get_attribute("data-i")) + 1
+    assert status.text.startswith(f"line {chosen}:"), status.text

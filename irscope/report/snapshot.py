@@ -114,9 +114,9 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
                    f'<span class="badge"></span></button>' for s in texts)
     import json
     py = (f'<div><div class="pane-head">python · source.py · click a line to see what it became</div>'
-          f'<div class="vs py"></div></div>') if py_id else ""
+          f'<div class="vs py" tabindex="0" aria-label="Python source: arrows choose a line"></div></div>') if py_id else ""
     note = "" if py_id else '<p class="note">no source.py in the snapshot: no Python beside the stages</p>'
     return (f'<h3>stages</h3>{note}<div class="viewer{"" if py_id else " nopy"}" data-stages="{escape(json.dumps(ids))}" '
             f'data-first="{escape(first)}" data-python="{py_id or ""}" data-counts="{page.add_data(counts, "n")}">{py}<div><div class="tabs">{tabs}</div>'
-            f'<div class="vs ir"></div><div class="status"></div><div class="note"></div></div></div>'
+            f'<div class="vs ir" tabindex="0" aria-label="stage text: arrows choose a line with a Python line"></div><div class="status" aria-live="polite"></div><div class="note"></div></div></div>'
             + "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems))

@@ -26,9 +26,12 @@
   }
 
   // One scrolling pane that draws only the rows in view.
+  // With `onClick`, its rows are chosen by a click or from the keyboard: the pane takes the focus (Tab), and
+  // the arrows, Page Up/Down, Home and End move to the next row `selectable` allows and choose it.
   class Pane {
-    constructor(el, onClick) {
+    constructor(el, onClick, selectable) {
       this.el = el; this.onClick = onClick; this.d = null; this.marks = new Set(); this.cursor = -1;
+      this.selectable = selectable || (() => true);
       el.innerHTML = '<div class="spacer"></div><div class="block"></div>';
       this.spacer = el.firstChild; this.block = el.lastChild; this.drawn = [-1, -1];
       el.addEventListener("scroll", () => this.draw());
@@ -36,6 +39,26 @@
         const r = e.target.closest(".r");
         if (r && this.onClick) this.onClick(+r.dataset.i, this);
       });
+      if (onClick) {
+        el.tabIndex = 0;
+        el.addEventListener("keydown", (e) => this.key(e));
+      }
+    }
+    key(e) {
+      if (!this.d || e.altKey || e.ctrlKey || e.metaKey) return;
+      const n = this.d.rows.length, page = Math.max(1, Math.floor((this.el.clientHeight || 400) / ROW) - 1);
+      const steps = { ArrowDown: [1, 1], ArrowUp: [-1, -1], PageDown: [page, 1], PageUp: [-page, -1],
+                      Home: [-n, 1], End: [n, -1] }[e.key];
+      if (!steps) return;
+      e.preventDefault();
+      const from = this.cursor >= 0 ? this.cursor : Math.floor(this.el.scrollTop / ROW) - (steps[1] > 0 ? 1 : -1);
+      // the row `steps` away (clamped to the pane), then onward in the key's direction to one that can be chosen
+      let i = Math.min(n - 1, Math.max(0, from + steps[0]));
+      const dir = e.key === "Home" ? 1 : e.key === "End" ? -1 : steps[1];
+      while (i >= 0 && i < n && !this.selectable(i)) i += dir;
+      if (i < 0 || i >= n || i === this.cursor) return;
+      this.onClick(i, this);
+      this.reveal(i);
     }
     show(d) { this.d = d; this.el.scrollTop = 0; this.spacer.style.height = (d.rows.length * ROW) + "px"; this.redraw(); }
     redraw() { this.drawn = [-1, -1]; this.draw(); }
@@ -69,7 +92,8 @@
     const ids = JSON.parse(root.dataset.stages), py = root.querySelector(".vs.py"), ir = root.querySelector(".vs.ir");
     const tabs = root.querySelectorAll(".tabs button");
     let stage = root.dataset.first, line = 0;
-    const irPane = new Pane(ir, (i) => { const l = (data(ids[stage]).src || [])[i]; if (l) select(l, i); });
+    const source = (i) => (data(ids[stage]).src || [])[i];
+    const irPane = new Pane(ir, (i) => { const l = source(i); if (l) select(l, i); }, (i) => !!source(i));
     const pyPane = py ? new Pane(py, (i) => select(i + 1, -1)) : null;
     if (pyPane) pyPane.show(data(root.dataset.python));
     function rowsOf(s, l) {
@@ -154,6 +178,7 @@
       if (near[i]) { once(el); return; } // on screen now: drawn before the page says it is ready
       io.observe(el);
       el.addEventListener("click", () => once(el), true); // (before the tab's own listener, which it adds)
+      el.addEventListener("focusin", () => once(el)); // reached by Tab before it came near the screen
     });
   }
 
