@@ -136,3 +136,37 @@ def test_a_damaged_constexpr_or_jit_field_is_the_launch_files_fault_not_an_inter
     [error], [hint] = _lines(err, "error"), _lines(err, "hint")
     assert f"bad.json is damaged: launch '{launch['id']}': " in error and says in error, error
     assert "capture it again" in hint and "bug" not in err
+
+
+AUTOTUNED = (
+    "import torch, triton, triton.language as tl\n\n"
+    "def make():\n"
+    "    @triton.heuristics({'EVEN': lambda args: args['n'] % 2 == 0})\n"
+    "    @triton.autotune(configs=[triton.Config({'BLOCK': 32}, num_warps=1), triton.Config({'BLOCK': 64}, num_warps=2)],\n"
+    "                     key=['n'])\n"
+    "    @triton.jit\n"
+    "    def inner(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n"
+    "        offs = tl.arange(0, BLOCK)\n"
+    "        tl.store(x_ptr + offs, 1.0, mask=offs < n)\n"
+    "    return inner\n\n"
+    "KERNELS = {'inner': make()}  # held by no module global of its own, as libraries keep kernels\n"
+    "x = torch.zeros(64)\n"
+    "KERNELS['inner'][(1,)](x, 64)\n"
+    "assert x.sum() == (64 if 'check' in __import__('sys').argv else 0)\n"
+)
+
+
+@pytest.mark.parametrize("execute", [False, True], ids=["record", "execute"])
+def test_an_autotuned_kernel_records_its_configs_when_no_global_holds_it_and_under_execute(cli, tmp_path, execute):
+    # The autotuner was looked for among the kernel's module globals only, and under --execute the chain of
+    # `.fn` reached the InterpretedFunction, not the shadow the JIT compiled: either way the launch file
+    # had no `autotune` and no `autotune_config`, silently.
+    (tmp_path / "tuned.py").write_text(AUTOTUNED)
+    code, _, err = cli("capture", "--no-compile", *(["--execute"] if execute else []), "--out", "snaps", "--",
+                       "python", "tuned.py", *(["check"] if execute else []))
+    assert code == 0, err
+    data = json.loads((tmp_path / "snaps" / "launches.json").read_text())
+    [kernel] = data["kernels"].values()
+    assert [c["BLOCK"] for c in kernel["autotune"]["configs"]] == [32, 64]
+    assert kernel["autotune"]["wrappers"] == ["Heuristics", "Autotuner"]
+    assert sorted(launch["autotune_config"] for launch in data["launches"]) == [0, 1]

@@ -57,6 +57,7 @@ class _Pending:
     stub: Any = None
     jit_stages: dict = field(default_factory=dict)
     error: str = ""
+    wrappers: tuple = ()  # the objects launching it (autotuner, heuristics): see _wrappers_on_stack
 
 
 class Recorder:
@@ -83,7 +84,7 @@ class Recorder:
         def compile(src, target=None, options=None, _env_vars=None, **kw):
             if self.mode == "interpret" and _is_gluon(src.fn):
                 raise self._refuse_gluon(src.fn)
-            p = _Pending(src.fn, src, dict(options or {}), _call_site())
+            p = _Pending(src.fn, src, dict(options or {}), _call_site(), wrappers=_wrappers_on_stack())
             self.pending.append(p)
             if self.mode != "gpu":
                 p.stub = capture_driver.StubKernel(lambda grid, args: self._first_launch(p, grid, args))
@@ -206,7 +207,7 @@ class Recorder:
                 "kernels": self.kernels, "launches": launches, "skipped": skipped}
 
     def _launch(self, p: _Pending) -> dict:
-        kid = self._kernel(p.fn)
+        kid = self._kernel(p.fn, p.wrappers)
         args = p.args if p.args is not None else self._encode_args(p, None)
         options = self._options(p.options)
         launch: dict[str, Any] = {"kernel": kid, "via": p.via, "args": args, "options": options,
@@ -243,7 +244,7 @@ class Recorder:
                 out[k] = v
         return out
 
-    def _kernel(self, fn) -> str:
+    def _kernel(self, fn, wrappers: tuple = ()) -> str:
         if id(fn) in self._kernel_ids:
             return self._kernel_ids[id(fn)]
         raw = fn.fn
@@ -273,7 +274,7 @@ class Recorder:
         foreign = _foreign_globals(fn)
         if foreign:
             entry["globals"] = foreign
-        tuned = _autotune_of(fn)
+        tuned = _autotune_of(fn, wrappers)
         if tuned:
             entry["autotune"] = tuned
         self.kernels[kid] = entry
@@ -312,6 +313,7 @@ def _shadow_interpreter() -> None:
         shadow = self.__dict__.get("_irscope_shadow")
         if shadow is None:
             shadow = self.__dict__["_irscope_shadow"] = JITFunction(self.fn, **self.kwargs)
+            shadow._irscope_interpreted = self  # what the program's autotuner wraps (_autotune_of)
         shadow.run(*args, grid=grid, warmup=warmup, **dict(kwargs))  # fake driver, stub: records only
         return interpret(self, *args, grid=grid, warmup=warmup, **kwargs)
 
@@ -460,16 +462,32 @@ def _foreign_globals(fn) -> dict[str, str]:
     return out
 
 
-def _autotune_of(fn) -> dict | None:
-    """The config space of an @triton.autotune whose chain of `.fn` reaches `fn` (in its module)."""
-    for value in list(getattr(fn, "__globals__", {}).values()):
+def _wrappers_on_stack() -> tuple:
+    """The objects whose `run` is on the stack (an autotuner, heuristics): the autotuner of a kernel that no
+    module global holds (one in a dict, on an object, made by a factory) is found among them."""
+    out = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        obj = frame.f_locals.get("self") if frame.f_code.co_name == "run" else None
+        if obj is not None and hasattr(obj, "fn"):
+            out.append(obj)
+        frame = frame.f_back
+    return tuple(reversed(out))  # outermost first: its chain of `.fn` holds every wrapper
+
+
+def _autotune_of(fn, wrappers: tuple = ()) -> dict | None:
+    """The config space of an @triton.autotune whose chain of `.fn` reaches `fn`: one that was launching it
+    (`wrappers`), else one in its module. Under --execute the chain reaches the InterpretedFunction that
+    `fn` shadows."""
+    ends = (fn, getattr(fn, "_irscope_interpreted", fn))
+    for value in [*wrappers, *list(getattr(fn, "__globals__", {}).values())]:
         chain, obj = [], value
         for _ in range(8):
-            if obj is fn or not hasattr(obj, "fn") or not callable(getattr(obj, "run", None)):
+            if any(obj is end for end in ends) or not hasattr(obj, "fn") or not callable(getattr(obj, "run", None)):
                 break
             chain.append(obj)
             obj = obj.fn
-        if obj is not fn:
+        if not any(obj is end for end in ends):
             continue
         tuner = next((c for c in chain if hasattr(c, "configs") and hasattr(c, "keys")), None)
         if tuner is None:
