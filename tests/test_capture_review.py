@@ -170,3 +170,15 @@ def test_an_autotuned_kernel_records_its_configs_when_no_global_holds_it_and_und
     assert [c["BLOCK"] for c in kernel["autotune"]["configs"]] == [32, 64]
     assert kernel["autotune"]["wrappers"] == ["Heuristics", "Autotuner"]
     assert sorted(launch["autotune_config"] for launch in data["launches"]) == [0, 1]
+
+
+def test_a_password_the_program_puts_in_its_environment_under_a_short_name_stays_out_of_the_launch_file(cli, tmp_path):
+    # DB_PASS, PGPASSFILE-style and PASSPHRASE names held none of the words the filter knew (PASSWORD, PASSWD),
+    # so their values were written into a launch file meant to be shared.
+    prog = _program(tmp_path, "os.environ['DB_PASS'] = 'hunter2'\nos.environ['SSH_PASSPHRASE'] = 'hunter3'\n"
+                              "os.environ['GIT_CREDS'] = 'hunter4'\nos.environ['MY_LIB_VENDOR'] = 'nvidia'\n")
+    code, _, err = cli("capture", "--no-compile", "--out", "snaps", "--", "python", prog)
+    assert code == 0, err
+    text = (tmp_path / "snaps" / "launches.json").read_text()
+    assert json.loads(text)["environment"] == {"MY_LIB_VENDOR": "nvidia"}
+    assert "hunter" not in text

@@ -22,7 +22,7 @@ import traceback
 
 
 # Variables whose names say they hold a credential stay out of the launch file, which is meant to be shared.
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASS", "CRED", "PRIVATE", "AUTH")  # PASS: DB_PASS, PASSWD, PASSPHRASE
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
