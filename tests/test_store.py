@@ -84,6 +84,32 @@ def test_a_rewrite_does_not_drop_an_empty_folder_the_user_made(tmp_path):
     assert (dest / "k.cubin").read_bytes() == b"\x7fELF new"
 
 
+def test_a_record_appended_while_the_folder_is_rewritten_is_carried_not_lost(tmp_path):
+    """A run appending to runs.json (under the folder's lock, as gpu/session.record does) while a recompile
+    replaced the folder: the recompile had read the records already, so the new one stayed in the folder
+    swapped out and was deleted with it. The rewrite waits for the lock and carries the record."""
+    import hashlib
+    import threading
+    import time
+    from irscope.store.folder import folder_lock
+    from irscope.store.results import append
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF old"))
+    done = threading.Event()
+    with folder_lock(dest):
+        writer = threading.Thread(target=lambda: (write_folder(dest, _snapshot_files(b"\x7fELF new")), done.set()))
+        writer.start()
+        time.sleep(0.5)
+        assert not done.is_set(), "the rewrite did not wait for the folder's lock"
+        append(dest, "runs.json", {"source": "jit", "ok": True})
+    writer.join(30)
+    assert done.is_set() and (dest / "k.cubin").read_bytes() == b"\x7fELF new"
+    old = hashlib.sha256(b"\x7fELF old").hexdigest()[:12]
+    assert [r["source"] for r in json.loads((dest / f"runs.{old}.json").read_text())] == ["jit"]
+    with folder_lock(dest):  # the lock is taken on the folder there now, not the one swapped out
+        pass
+
+
 def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
     dest = tmp_path / "snap"
     write_folder(dest, {"a.txt": "old"})

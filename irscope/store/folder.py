@@ -3,7 +3,9 @@ into a golden root unless asked, and sweeping up what a killed writer left. Read
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import hashlib
 import itertools
 import os
@@ -11,7 +13,7 @@ import re
 import secrets
 import shutil
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from ..errors import UsageError
 from ..ir.stages import STAGES
@@ -31,6 +33,34 @@ def check_writable(dest: Path, allow_goldens: bool) -> None:
                              "choose another --out, or pass --update-goldens to rewrite goldens on purpose")
 
 
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold the lock of an existing snapshot folder: an flock on the folder itself (no lock file in it).
+
+    `write_folder` holds it from reading the folder's records to swapping the new folder in, and a GPU
+    record is appended under it (gpu/session.py), so no record lands in a folder that is being replaced.
+    A folder swapped out while this waited is not the one at `folder` any more: the lock is taken again on
+    the folder that is there now."""
+    while True:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            locked, now = os.fstat(fd), os.stat(folder)
+        except FileNotFoundError:  # swapped out and not yet replaced: try again
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (locked.st_dev, locked.st_ino) == (now.st_dev, now.st_ino):
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     """Write a folder of files all at once: build it beside `dest`, then swap it in with one rename.
 
@@ -41,6 +71,14 @@ def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     is refused before anything is written (UsageError).
     """
     dest = Path(dest)
+    if dest.is_dir() and not dest.is_symlink():
+        with folder_lock(dest):  # a record appended meanwhile is carried, not left in the folder swapped out
+            _write_folder(dest, files)
+    else:
+        _write_folder(dest, files)
+
+
+def _write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
     carried = _carried(dest, files)
     dest.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale(dest.parent)
