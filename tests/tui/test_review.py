@@ -132,3 +132,50 @@ def test_quitting_while_compiling_stops_the_compiles_instead_of_waiting_for_them
     assert thread is None or not thread.is_alive()
     written = list(out.glob("add/*/*/irscope.json"))
     assert len(written) < 7, f"all {len(written)} compiles ran on after quitting ({time.monotonic() - start:.0f} s)"
+
+
+PLAIN_KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+'''
+
+
+def test_a_plain_jit_function_compiles_from_the_dialog_with_its_typical_args(compiled, tmp_path):
+    # The dialog had no field for typical argument values: a FILE.py:FUNCTION without a KernelSpec could
+    # not compile from it, and the refusal's hint said `--arg`, which the dialog does not have.
+    import asyncio
+    kernel = tmp_path / "plain.py"
+    kernel.write_text(PLAIN_KERNEL)
+    out = tmp_path / "new"
+
+    async def scenario():
+        async with started([compiled], out=out) as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            dialog = app.screen
+            dialog.query_one("#field-kernel").value = f"{kernel}:copy_kernel"
+            dialog.query_one("#field-target").value = "sm_80"
+            dialog.query_one("#field-constexpr").value = "BLOCK=128"
+            await pilot.press("ctrl+s")
+            for _ in range(600):
+                await asyncio.sleep(0.2)
+                if not dialog.busy:
+                    break
+            text = screen_text(app)
+            assert "needs a typical value for argument" in text and "in args" in text and "--arg" not in text, text
+            dialog.query_one("#field-arg").value = "src=*fp32 dst=*fp32 n=4096"
+            await pilot.press("ctrl+s")
+            for _ in range(600):
+                await asyncio.sleep(0.2)
+                if not dialog.busy:
+                    break
+            await settle(pilot)
+            assert "✓ copy_kernel/" in screen_text(app), screen_text(app)
+            assert app.view.snapshot is not None and app.view.snapshot.fn_name == "copy_kernel"
+
+    run(scenario)

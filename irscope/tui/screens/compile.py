@@ -33,6 +33,7 @@ FIELDS = (  # id, label, placeholder
     ("num_warps", "num_warps", "config's value"),
     ("num_stages", "num_stages", "config's value"),
     ("constexpr", "constexprs", "BLOCK_M=64 BLOCK_N=128"),
+    ("arg", "args", "typical values: x_ptr=*fp16 n_elements=4096"),
     ("divisibility", "alignment", "16 (default), 1, or x_ptr=4 ..."),
     ("option", "options", "maxnreg=128 enable_fp_fusion=false"),
 )
@@ -106,6 +107,7 @@ def parse_request(values: dict[str, str], out: Path) -> Request:
         constexprs=parsed("constexpr", lambda items: tuple(parse_assignment(c, "constexpr") for c in items)),
         backend_options=parsed("option", lambda items: tuple(parse_assignment(o, "option") for o in items)),
         divisibility=parsed("divisibility", parse_divisibility),
+        args=parsed("arg", lambda items: tuple(parse_assignment(a, "argument") for a in items)),
     )
     return Request(tuple(Point(kernel, t.name, options) for t in targets), Path(out))
 
