@@ -99,3 +99,63 @@ def test_a_golden_json_whose_tests_is_not_a_list_of_strings_is_damaged(tmp_path)
     (tmp_path / "golden.json").write_text(json.dumps({"test": "t::a", "tests": "t::b"}))
     with pytest.raises(SnapshotError, match="field 'tests' is 't::b', not a list of strings"):
         _record_at(tmp_path)
+
+
+@pytest.mark.slow
+def test_under_xdist_the_controller_reports_fails_and_deletes_unused_goldens(project):
+    """Under `pytest -n 2` each worker looked for unused goldens itself and its summary and exit status never
+    reached the controller: an unused golden passed the run silently, and the run had no summary at all."""
+    if importlib.util.find_spec("xdist") is None:
+        pytest.skip("pytest-xdist is not installed (pip install pytest-xdist): this checks the plugin under -n")
+    pt, tests, run = project
+    tests('''
+        def test_a(irscope):
+            irscope.assert_golden(K, target="sm_80", **KW)
+
+        def test_b(irscope):
+            irscope.assert_golden(K, target="sm_80", num_warps=2, **KW)
+    ''')
+    run("-n", "2", "--irscope-update").assert_outcomes(passed=2)
+    unused = pt.path / "snapshots" / POINT.replace("/default.", "/default.w2.") / "sm_80"
+    assert (unused / "irscope.json").is_file()
+    tests('''
+        def test_a(irscope):
+            irscope.assert_golden(K, target="sm_80", **KW)
+
+        def test_b(irscope):
+            pass
+    ''')
+    result = run("-n", "2")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*irscope goldens*", "1 match", "1 golden(s) unused by the tests that wrote them:",
+                                 f"  {unused}", "irscope: 1 unused golden(s) make this run fail*"])
+    result = run("-n", "2", "--irscope-update")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["1 golden(s) deleted:", f"  {unused}"])
+    assert not unused.exists() and (pt.path / "snapshots" / POINT / "sm_80" / "irscope.json").is_file()
+
+
+@pytest.mark.slow
+def test_under_xdist_a_crashed_worker_makes_no_golden_unused(project):
+    if importlib.util.find_spec("xdist") is None:
+        pytest.skip("pytest-xdist is not installed (pip install pytest-xdist): this checks the plugin under -n")
+    pt, tests, run = project
+    tests('''
+        def test_a(irscope):
+            irscope.assert_golden(K, target="sm_80", **KW)
+    ''')
+    run("--irscope-update").assert_outcomes(passed=1)
+    tests('''
+        import os
+
+        def test_a(irscope):
+            pass
+
+        def test_crash():
+            os._exit(3)
+    ''')
+    result = run("-n", "2", "--irscope-update")
+    assert "golden(s) deleted" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["irscope: 1 pytest-xdist worker(s) went down without saying which goldens*"])
+    assert (pt.path / "snapshots" / POINT / "sm_80" / "irscope.json").is_file()

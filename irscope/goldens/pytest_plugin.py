@@ -91,6 +91,12 @@ class IrscopeSession:
         self.version_notes: set[str] = set()
         self.unused: list[Path] = []
         self.problem: IrscopeError | None = None  # a damaged golden met while looking for unused ones
+        # pytest-xdist: a worker hands what it ran and compared to the controller, which alone decides what is
+        # unused (a golden a test on one worker stopped using may be compared by a test on another)
+        self.worker = hasattr(config, "workerinput")
+        self.worker_rows: list[dict] = []  # the controller's: the results the workers reported, as _row gives
+        self.worker_outs: list[str] = []
+        self.workers_lost = 0  # workers that went down without saying what they ran
         self.project = Path(config.rootpath)
         self.tmp_path_factory: pytest.TempPathFactory | None = None  # set by the first `irscope` fixture
         self._root = None
@@ -121,9 +127,32 @@ class IrscopeSession:
             failure = one_line(e)
         pytest.fail(failure, pytrace=False)  # outside the except: no "during handling of..." chain
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """pytest-xdist's controller: a worker finished; take the tests it ran and the goldens they used."""
+        data = (getattr(node, "workeroutput", None) or {}).get("irscope")
+        if error is not None or not isinstance(data, dict):
+            self.workers_lost += 1
+            return
+        self.ran.update(data["ran"])
+        if data["used"]:
+            self.root.used.update(Path(p) for p in data["used"])
+        self.worker_rows += data["results"]
+        self.version_notes.update(data["notes"])
+        self.worker_outs += [data["out"]] if data["out"] else []
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.worker:  # xdist sends this to the controller after every worker's sessionfinish
+            failing = any(not r.ok and r.status != "version-mismatch" for r in self.results)
+            self.config.workeroutput["irscope"] = {
+                "ran": sorted(self.ran), "used": sorted(str(p) for p in (self._root.used if self._root else ())),
+                "results": [_row(r) for r in self.results], "notes": sorted(self.version_notes),
+                "out": str(self._out) if failing and self._out is not None else ""}
+            return
         if not self.ran:
+            return
+        if self.workers_lost:  # its tests may have used any golden: none is called unused, none deleted
             return
         if self._root is None and not (self.root_path / ".irscope-goldens").is_file():
             # no test compared a golden and there is no golden root (store.snapshot.GOLDEN_MARKER): a suite
@@ -151,34 +180,40 @@ class IrscopeSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-        if not self.results and not self.unused and self.problem is None:
+        rows = [_row(r) for r in self.results] + self.worker_rows
+        if not rows and not self.unused and self.problem is None and not (self.workers_lost and self.ran):
             return
         counts: dict[str, int] = {}
-        for r in self.results:
-            counts[r.status] = counts.get(r.status, 0) + 1
+        for r in rows:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
         tr = terminalreporter
         tr.section("irscope goldens")
         tr.write_line(", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none compared")
         for note in sorted(self.version_notes):
             tr.write_line(escaped(note))
-        refreshed = [r for r in self.results if r.status == "source-refreshed"]
+        refreshed = [r for r in rows if r["status"] == "source-refreshed"]
         if refreshed:
             tr.write_line(f"{len(refreshed)} golden(s) with source.py refreshed (their IR matched; no other file "
                           f"rewritten):", green=True)
             for r in refreshed:
-                tr.write_line(escaped(f"  {r.golden_path}: {r.source.summary}"))
-        stale = [r for r in self.results if r.source_stale]
+                tr.write_line(escaped(f"  {r['golden']}: {r['source']}"))
+        stale = [r for r in rows if r["stale"]]
         if stale:
             strict = self.on_stale_source == "fail"
             tr.write_line(f"irscope: {len(stale)} matching golden(s) keep a stale source.py (not the kernel file "
                           f"their IR is compiled from){'' if strict else '; a warning, not a failure'}:",
                           yellow=not strict, red=strict)
             for r in stale:
-                tr.write_line(escaped(f"  {r.golden_path}: {r.source.summary}"))
+                tr.write_line(escaped(f"  {r['golden']}: {r['source']}"))
             tr.write_line("refresh source.py alone with: pytest --irscope-update (or irscope snapshot update)")
-        if any(not r.ok and r.status != "version-mismatch" for r in self.results) and self._out is not None:
-            tr.write_line(f"fresh snapshots of this run: {self._out} (under pytest's basetemp, which pytest "
+        outs = ([str(self._out)] if self._out is not None and any(not r.ok and r.status != "version-mismatch"
+                                                                   for r in self.results) else []) + self.worker_outs
+        for out in outs:
+            tr.write_line(f"fresh snapshots of this run: {out} (under pytest's basetemp, which pytest "
                           f"prunes to the last runs: tmp_path_retention_count)")
+        if self.workers_lost and self.ran:
+            tr.write_line(f"irscope: {self.workers_lost} pytest-xdist worker(s) went down without saying which goldens "
+                          "their tests used: no golden is reported unused, nor deleted, in this run", yellow=True)
         if self.unused:
             verb = "deleted" if self.update else "unused by the tests that wrote them"
             tr.write_line(f"{len(self.unused)} golden(s) {verb}:", red=not self.update)
@@ -264,6 +299,13 @@ class IrscopeSession:
             if o.path is not None and Path(o.path) == Path(snap.path):
                 return kernel
         return None
+
+
+def _row(result) -> dict:
+    """What the summary shows of a GoldenResult, in the plain types pytest-xdist carries from a worker."""
+    return {"status": str(result.status), "golden": str(result.golden_path),
+            "source": result.source.summary if result.source is not None else None,
+            "stale": result.source_stale}
 
 
 def _running_triton() -> str:
