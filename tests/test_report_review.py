@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,3 +218,27 @@ def test_python_and_ir_lines_are_chosen_from_the_keyboard(browser, tmp_path):
     assert int(nxt.get_attribute("data-i")) > first and "mp" in nxt.get_attribute("class").split()
     chosen = int(browser.find_element("css selector", ".vs.py .r.cur").get_attribute("data-i")) + 1
     assert status.text.startswith(f"line {chosen}:"), status.text
+
+
+def test_a_stage_past_the_reports_limit_is_cut_at_a_line_and_says_so(browser, tmp_path, monkeypatch):
+    """A stage of the store's largest size (512 MiB) took about eight times that to build, and no browser
+    holds a string that long: past SHOWN_LIMIT the stage is cut at a line's end, with a note (the limit is
+    lowered here so that a real compile's TTGIR is past it)."""
+    from irscope.report import build_report, stages, write_report
+    from irscope.store.snapshot import load_snapshot
+    from tests.test_report import MATMUL
+    snap = load_snapshot(MATMUL)
+    ttgir = snap.read("ttgir")
+    monkeypatch.setattr(stages, "SHOWN_LIMIT", len(ttgir) // 3)
+    kept = ttgir[:ttgir.rfind("\n", 0, len(ttgir) // 3) + 1].count("\n")
+    path = write_report(tmp_path / "cut.html", build_report(snapshots=[snap]))
+    assert open_page(browser, path) == []
+    browser.find_element("css selector", '.tabs button[data-stage="ttgir"]').click()
+    note = browser.find_element("css selector", ".viewer .note").text
+    total = len(ttgir.splitlines())
+    assert note.startswith(f"cut: the first {kept:,} of {total:,} lines are shown"), note
+    ir = browser.find_element("css selector", ".vs.ir")
+    browser.execute_script("arguments[0].scrollTop = 1e9", ir)
+    time.sleep(0.3)
+    last = max(int(r.get_attribute("data-i")) for r in browser.find_elements("css selector", ".vs.ir .r"))
+    assert last == kept - 1

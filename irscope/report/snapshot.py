@@ -12,7 +12,7 @@ from ..render.tables import resource_cells
 from ..render.terminal import human_bytes, stage_sizes
 from ..store.snapshot import Snapshot
 from .page import Page, table
-from .stages import maps_and_file, stage_view
+from .stages import maps_and_file, shown_part, stage_view
 from .runs import runs_section
 
 PREFERRED = ("ttgir", "glir", "ttir", "llir", "ptx", "amdgcn", "sass", "source")
@@ -80,10 +80,11 @@ def _source_pane(page: Page, snap: Snapshot) -> str:
 
 def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     texts: dict[str, str] = {}
+    cuts: dict[str, str] = {}
     problems = []
     for stage in snap.text_stages:
         try:
-            texts[stage] = snap.read(stage)
+            texts[stage], cuts[stage] = shown_part(snap.read(stage))  # (the whole dropped here, before its maps)
         except SnapshotError as e:
             problems.append(f"{stage}: {e.message}")
     if not texts:
@@ -95,7 +96,7 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     for stage, text in texts.items():
         if on_progress:
             on_progress(f"highlighting {snap.label} {stage}")
-        view = stage_view(stage, text, kfile, maps.get(stage))
+        view = stage_view(stage, text, kfile, maps.get(stage), cut=cuts.get(stage, ""))
         mapped.update(view.source_lines)
         ids[stage] = page.add_data(view.as_json(), "stage")
         # Each tab's badge, for every Python line, without parsing the stage itself before its tab opens

@@ -20,6 +20,10 @@ from ..render.terminal import LEXERS
 
 PYGMENTS_LIMIT = 10_000  # lines
 HIGHLIGHT_LIMIT = 500_000  # lines
+# Past this many characters a stage is cut at a line's end: building its rows takes about eight times its
+# size here (a 512 MiB stage, the store's limit, about 4 GB), and a browser cannot hold one string of the
+# whole (V8's limit is about 512 M characters). The note says so; `irscope show` has every line.
+SHOWN_LIMIT = 64 * 1024 * 1024
 
 # Pygments' classes (default style): c comment, s string, nv variable, nf function, nl label, m number.
 # Order matters: comments and strings first, so nothing inside them is coloured again.
@@ -89,7 +93,24 @@ def compact(row: str) -> str:
     return _SPAN.sub(lambda m: ">" if m.group(1) is None else f"<{m.group(1)}|", row)
 
 
-def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None) -> StageView:
+def shown_part(text: str, limit: int | None = None) -> tuple[str, str]:
+    """(the part of `text` the report shows, a note saying what was cut: "" when it is whole)."""
+    limit = SHOWN_LIMIT if limit is None else limit
+    if len(text) <= limit:
+        return text, ""
+    end = text.rfind("\n", 0, limit) + 1 or limit
+    total = text.count("\n") + (not text.endswith("\n"))
+    kept = text.count("\n", 0, end)
+    return text[:end], (f"cut: the first {kept:,} of {total:,} lines are shown (a report holds "
+                        f"{limit // 2**20} MiB of a stage; irscope show has the whole)")
+
+
+def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None,
+               cut: str = "") -> StageView:
+    """`cut`: the note of a text `shown_part` already cut (a text still too long is cut here)."""
+    if not cut:
+        text, cut = shown_part(text)
+        lmap = lmap if not cut else None
     rows, highlighted = highlight_lines(text, LEXERS.get(stage, stage))
     src = [0] * len(rows)
     note = ""
@@ -107,6 +128,7 @@ def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | N
         note = f"{len(rows):,} lines: shown without highlighting (more than {HIGHLIGHT_LIMIT:,})"
     elif len(rows) > PYGMENTS_LIMIT and stage != "diff":
         note = f"{len(rows):,} lines: coloured by a quick highlighter (Pygments' lexer up to {PYGMENTS_LIMIT:,})"
+    note = "; ".join(n for n in (cut, note) if n)
     return StageView(stage, tuple(map(compact, rows)) if highlighted else tuple(rows), tuple(src), highlighted, note)
 
 
