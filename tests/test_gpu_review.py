@@ -159,3 +159,18 @@ def test_under_xdist_a_crashed_worker_makes_no_golden_unused(project):
     assert "golden(s) deleted" not in result.stdout.str()
     result.stdout.fnmatch_lines(["irscope: 1 pytest-xdist worker(s) went down without saying which goldens*"])
     assert (pt.path / "snapshots" / POINT / "sm_80" / "irscope.json").is_file()
+
+
+def test_the_interpreter_child_does_not_put_irscope_s_own_package_folder_on_sys_path(tmp_path):
+    """The child's PYTHONPATH named irscope/ itself (a path left from before the re-layout moved the runner
+    into irscope/gpu/), so in it irscope's modules were top-level ones (`errors`, `spec`, `report`, `diff`...)
+    and shadowed any installed module of those names that a user's kernel file imported."""
+    from irscope.gpu.runner import Request, check_interpreted
+
+    data = Path(__file__).parent / "data" / "wrong_kernels.py"
+    kernel = tmp_path / "guarded.py"
+    kernel.write_text("import importlib.util\nif importlib.util.find_spec('errors') is not None:\n"
+                      "    raise RuntimeError('irscope/ itself is on sys.path: ' + importlib.util.find_spec('errors').origin)\n"
+                      + data.read_text())
+    result = check_interpreted(Request(f"{kernel}:add_no_tail", size="small"))
+    assert result.ok, result.error

@@ -287,7 +287,7 @@ def check_many_interpreted(requests: Sequence[Request], *, timeout: float = INTE
     _require_torch()
     reqs = [Request(_absolute_ref(r.kernel), r.config, r.size, r.seed) for r in requests]
     env = dict(os.environ, TRITON_INTERPRET="1")
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding the irscope package, not the package
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     with tempfile.TemporaryDirectory(prefix="irscope-run-") as tmp:
         result_path = Path(tmp) / "result.json"
