@@ -179,3 +179,39 @@ def test_a_plain_jit_function_compiles_from_the_dialog_with_its_typical_args(com
             assert app.view.snapshot is not None and app.view.snapshot.fn_name == "copy_kernel"
 
     run(scenario)
+
+
+def _tree_labels(app) -> list[str]:
+    from irscope.tui.widgets.browser import Browser
+
+    def walk(node):
+        for child in node.children:
+            yield child.label.plain
+            yield from walk(child)
+    return list(walk(app.query_one(Browser).tree.root))
+
+
+def test_escapes_and_newlines_in_variant_and_kernel_names_show_in_the_tree_never_reach_the_terminal(tmp_path):
+    # Sibling variants lose the dotted prefix they share; the rest of the name went to the tree as it was
+    # (an OSC set the terminal's title), and a newline in a kernel name hid what followed it.
+    from pathlib import Path
+    golden = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+    root = tmp_path / "root"
+    for folder, kernel, variant in (("a1", "add", "p\x1b]0;PWNED\x07.\x1b[41mone"),
+                                    ("a2", "add", "p\x1b]0;PWNED\x07.\x1b[41mtwo"),
+                                    ("b", "add\nevil\tname", "default")):
+        snap = root / folder / "default" / "sm_80"
+        shutil.copytree(golden, snap)
+        meta = json.loads((snap / "irscope.json").read_text())
+        meta.update(kernel=kernel, variant=variant)
+        (snap / "irscope.json").write_text(json.dumps(meta))
+
+    async def scenario():
+        async with started([root]) as (app, pilot):
+            labels = _tree_labels(app)
+            assert not any(c in label for label in labels for c in "\x1b\x07\n\t"), labels
+            assert "…␛[41mone" in labels and "…␛[41mtwo" in labels, labels
+            assert "add p␛]0;PWNED␇.…" in labels and "add␊evil␉name" in labels, labels
+            assert "\x1b" not in screen_text(app)
+
+    run(scenario)

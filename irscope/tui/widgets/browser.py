@@ -117,12 +117,12 @@ class Browser(Vertical):
                 path_key += (name,)
                 node = groups.get(path_key)
                 if node is None:
-                    label = Text(visible_controls(name if kind != "root" else Path(name).name or name),
+                    label = Text(one_row(name if kind != "root" else Path(name).name or name),
                                  style="bold" if kind in ("kernel", "root") else "")
                     if kind == "kernel" and prefix:
-                        label.append(f" {prefix}…", style="dim")
+                        label.append(f" {one_row(prefix)}…", style="dim")
                     elif kind == "variant" and prefix:
-                        label = Text("…" + name[len(prefix):])
+                        label = Text("…" + one_row(name[len(prefix):]))
                     node = parent.add(label, expand=True)
                     groups[path_key] = node
                     widest = max(widest, GUIDE * (depth + 1) + label.cell_len)
@@ -159,11 +159,11 @@ class Browser(Vertical):
             text.append("A ", style="bold reverse")
         if entry.snapshot is None:
             text.append("✗ ", style="red")
-            text.append(visible_controls(entry.relative))
+            text.append(one_row(entry.relative))
             return text
         if not entry.snapshot.ok:
             text.append("✗ ", style="red")
-        text.append(visible_controls(entry.parts[2]), style="bold" if entry.path == self.current else "")
+        text.append(one_row(entry.parts[2]), style="bold" if entry.path == self.current else "")
         return text
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -207,6 +207,13 @@ class Browser(Vertical):
 
 
 GUIDE = 2  # columns of indent per tree level (Tree.guide_depth, set in compose)
+
+
+def one_row(name: str) -> str:
+    """A name from a snapshot as it reads in one row of the tree: its control characters shown as their
+    pictures, newline and tab too (`add\\nevil` drew as `add`, and an escape sequence in a variant's name
+    reached the terminal once the shared prefix was cut off it)."""
+    return visible_controls(name).replace("\n", "\u240a").replace("\t", "\u2409")
 
 
 def shared_prefixes(entries: Sequence[Entry], many_roots: bool) -> dict[tuple, str]:
