@@ -174,3 +174,24 @@ def test_the_interpreter_child_does_not_put_irscope_s_own_package_folder_on_sys_
                       + data.read_text())
     result = check_interpreted(Request(f"{kernel}:add_no_tail", size="small"))
     assert result.ok, result.error
+
+
+def test_a_snapshot_without_a_runnable_cubin_is_refused_before_whether_a_gpu_is_here(cli, tmp_path):
+    """`run --snapshot` of an AMD snapshot (no cubin at all) or of a damaged cubin said, without a GPU,
+    'there is no CUDA GPU here to launch the snapshot's cubin on ... run --snapshot on a machine with a CUDA
+    GPU', where no GPU could run it: the user learnt that only on the GPU machine."""
+    import shutil
+
+    from tests.conftest import GOLDENS
+
+    code, _, err = cli("run", "--snapshot", GOLDENS / "add" / "default" / "gfx942")
+    assert code == 4, err
+    assert "has no cubin to run: it was compiled for gfx942, an AMD target" in err
+    assert "irscope compile add --target sm_90a" in err and "no CUDA GPU" not in err
+    damaged = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(GOLDENS / "add" / "default" / "sm_80", damaged)
+    with (damaged / "add_kernel.cubin").open("ab") as f:
+        f.write(b"x")
+    code, _, err = cli("run", "--snapshot", damaged)
+    assert code == 4, err
+    assert "add_kernel.cubin does not match the sha256 irscope.json records" in err and "no CUDA GPU" not in err

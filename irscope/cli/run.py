@@ -110,7 +110,8 @@ def run(args: argparse.Namespace, ui) -> int:
         raise UsageError("--config picks configs of the KERNELs you name; a snapshot's cubin runs with the config "
                          "it was compiled with", "drop --config, or name the kernel too: irscope run KERNEL --config "
                          f"{args.config[0]} --snapshot DIR")
-    for snap in snapshots:  # its kernel and the sizes it launches at, before whether a GPU is here
+    for snap in snapshots:  # its cubin, its kernel and the sizes it launches at, before whether a GPU is here
+        session.check_cubin(snap)
         workload = runner.workload_of(session.snapshot_kernel(snap, args.kernels, specs)[1])
         for size in args.size or []:
             workload.parse_size(size, workload.check_sizes[0])

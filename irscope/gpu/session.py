@@ -37,9 +37,7 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
     jobs = []
     for snap_dir in snapshots:
         snap = load_snapshot(snap_dir)
-        if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
-            raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
-                                "the cubin changed after the compile; recompile the snapshot")
+        check_cubin(snap)
         if target is not None and snap.target_name != target.name:
             # A cubin holds one architecture's machine code: launched anyway, it failed as the kernel's FAIL.
             raise SnapshotError(f"{snap.path} was compiled for {snap.target_name}, and this GPU is {target.name}: "
@@ -68,6 +66,22 @@ def plan_jobs(snapshots: Sequence[str], refs: Sequence[str], specs: Sequence, co
             for size in sizes or [None]:
                 jobs.append(Job(runner.Request(ref, name, size, seed), jit_launch, "jit", snap))
     return jobs
+
+
+def check_cubin(snap) -> None:
+    """Raise SnapshotError unless `snap` holds a cubin whose bytes are the ones irscope.json records: said
+    before whether this machine has a GPU, so a snapshot no GPU can run is not carried to one to find out."""
+    if "cubin" not in snap.stage_files:
+        amd, failed = snap.target_name.startswith("gfx"), not snap.ok
+        why = (f"it was compiled for {snap.target_name}, an AMD target (its binary is an hsaco)" if amd else
+               f"its compile {snap.meta.get('status')} before the binary" if failed else "the folder holds none")
+        raise SnapshotError(f"{snap.path} has no cubin to run: {why}",
+                            f"see why with irscope show {snap.path}, fix the kernel and compile it again" if failed
+                            and not amd else f"run a snapshot compiled for an NVIDIA target (irscope compile "
+                            f"{snap.kernel} --target sm_90a), or check the kernel itself: irscope run KERNEL --interpret")
+    if "cubin" in snap.damaged_stages():  # Triton loads the cubin by path: check its bytes first
+        raise SnapshotError(f"{snap.stage_files['cubin']} does not match the sha256 irscope.json records",
+                            "the cubin changed after the compile; recompile the snapshot")
 
 
 def recorded_snapshot(out: Path, kernel: str, variant: str, target: str):
