@@ -195,3 +195,16 @@ def test_a_snapshot_without_a_runnable_cubin_is_refused_before_whether_a_gpu_is_
     code, _, err = cli("run", "--snapshot", damaged)
     assert code == 4, err
     assert "add_kernel.cubin does not match the sha256 irscope.json records" in err and "no CUDA GPU" not in err
+
+
+def test_a_json_file_the_disk_refuses_after_the_runs_is_one_line_not_an_internal_error(cli):
+    """`--json /dev/full` (a full disk) passed the check before the runs, then was 'internal error: OSError:
+    [Errno 28] ... this is a bug in irscope', exit 70, once the runs were done."""
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full (Linux) to play a full disk")
+    code, out, err = cli("run", "add", "--interpret", "--size", "small", "--json", "/dev/full")
+    assert "PASS  add default small" in out
+    assert code == 5, err
+    assert err.splitlines()[-2:] == ["irscope: error: cannot write --json /dev/full: No space left on device",
+                                     "irscope: hint: the results are in the output above; give --json a file on a "
+                                     "disk with room that you may write"]

@@ -174,7 +174,10 @@ def _run_on_gpu(args, ui, specs) -> int:
         _run_jobs(args, ui, jobs, ceilings, target, payload, unrecorded)
     except BaseException:  # a run that stops midway (a size a snapshot refuses, Ctrl-C) keeps the runs it made
         if payload:
-            _write_json(args.json, payload)
+            try:
+                _write_json(args.json, payload)
+            except IrscopeError:  # what stopped the runs is the error to report
+                pass
         raise
     _write_json(args.json, payload)
     if unrecorded:  # said last, after every run and --json: an unwritable runs.json loses no other result
@@ -274,10 +277,19 @@ def _cpu_hint(snapshots) -> str:
 
 
 def _write_json(path: str | None, payload) -> None:
+    """Write --json FILE; one the file system refuses after the runs (a full disk) is an error naming it, not
+    an internal error."""
     if path:
         import json
         from pathlib import Path
-        Path(path).write_text(json.dumps(payload, indent=1, default=str) + "\n")
+
+        from ..errors import OutputUnwritable
+        try:
+            Path(path).write_text(json.dumps(payload, indent=1, default=str) + "\n")
+        except OSError as e:
+            raise OutputUnwritable(f"cannot write --json {path}: {e.strerror or e}",
+                                   "the results are in the output above; give --json a file on a disk with room "
+                                   "that you may write") from None
 
 
 def report(ui, r, snapshot: str | None = None) -> None:
