@@ -215,3 +215,34 @@ def test_escapes_and_newlines_in_variant_and_kernel_names_show_in_the_tree_never
             assert "\x1b" not in screen_text(app)
 
     run(scenario)
+
+
+@pytest.fixture(scope="module")
+def with_passes(tmp_path_factory):
+    """add for sm_80 compiled with --passes."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
+    out = tmp_path_factory.mktemp("review-passes")
+    assert all(o.ok for o in compile_points([Point("add", "sm_80", CompileOptions(passes="mlir"))], out))
+    return out
+
+
+def test_the_pass_timeline_names_a_kernel_with_an_escape_as_text_while_it_loads(with_passes, tmp_path):
+    # " reading the pass timeline of LABEL…" sent an OSC in the kernel's name to the terminal (its title).
+    from irscope.store.snapshot import load_snapshot
+    from irscope.tui.screens.timeline import TimelineScreen
+    copy = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(with_passes / "add/default/sm_80", copy)
+    meta = json.loads((copy / "irscope.json").read_text())
+    meta["kernel"] = "add\x1b]0;PWNED\x07"
+    (copy / "irscope.json").write_text(json.dumps(meta))
+
+    async def scenario():
+        async with started([tmp_path]) as (app, pilot):
+            await app.push_screen(TimelineScreen(load_snapshot(copy), stage="ttir"))
+            title = str(app.screen.query_one("#timeline-title").render())  # before the load is heard of
+            assert "reading the pass timeline of add␛]0;PWNED␇/default" in title and "\x1b" not in title, title
+            await settle(pilot)
+            assert "\x1b" not in screen_text(app)
+
+    run(scenario)

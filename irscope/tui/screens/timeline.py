@@ -18,6 +18,7 @@ from textual.widgets import Static
 from ...errors import IrscopeError, SnapshotError
 from ...passes import Step, Timeline, load_timeline
 from ...store.snapshot import Snapshot
+from ...render.controls import visible_controls
 from ..model.controls import visible_text
 from ..model.entries import DAMAGE
 from ..model.steps import first_of_stage, is_changing, stage_step
@@ -112,7 +113,9 @@ class TimelineScreen(Screen):
     def on_mount(self) -> None:
         self.diff_view.mode = "unified"  # as `irscope passes --diff` prints it; `u` for side by side
         self.set_class(self.app.size.width < 100, "-narrow")
-        self.query_one("#timeline-title", Static).update(Text(f" reading the pass timeline of {self.snapshot.label}…"))
+        # (the label is the snapshot's: an escape sequence in its kernel name reached the terminal from here)
+        self.query_one("#timeline-title", Static).update(
+            Text(visible_controls(f" reading the pass timeline of {self.snapshot.label}…")))
         self.step_list.focus()
         self.load(self.snapshot)
 
@@ -136,7 +139,7 @@ class TimelineScreen(Screen):
         if event.timeline is None:
             assert event.error is not None
             self.query_one("#timeline-title", Static).update(visible_text(Text(f" {event.error.message}", style="bold red")))
-            self.finder.say(Text(event.error.hint or "", style="yellow"))
+            self.finder.say(visible_text(Text(event.error.hint or "", style="yellow")))
             return
         tl = self.timeline = event.timeline
         self._title()
