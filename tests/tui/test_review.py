@@ -246,3 +246,31 @@ def test_the_pass_timeline_names_a_kernel_with_an_escape_as_text_while_it_loads(
             assert "\x1b" not in screen_text(app)
 
     run(scenario)
+
+
+def test_an_escape_in_a_debug_location_file_name_is_shown_on_the_status_line_never_sent(tmp_path):
+    # The status line names the file an IR line came from ("via NAME:LINE", "NAME:LINE"), straight from the
+    # snapshot's debug locations: an OSC there set the terminal's title.
+    import hashlib
+    from pathlib import Path
+    golden = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+    snap = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(golden, snap)
+    meta = json.loads((snap / "irscope.json").read_text())
+    for stage in ("ttir", "ttgir"):
+        path = snap / meta["stages"][stage]["file"]
+        data = path.read_bytes().replace(b"kernels/add.py", b"kernels/\x1b]0;PWNED\x07add.py")
+        path.write_bytes(data)
+        meta["stages"][stage].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    (snap / "irscope.json").write_text(json.dumps(meta))
+
+    async def scenario():
+        async with started([tmp_path]) as (app, pilot):
+            await open_snapshot(app, pilot, "add/default/sm_80")
+            assert app.view.stage == "ttgir"
+            await pilot.press("colon", "2", "0", "enter")
+            await settle(pilot)
+            status = str(app.view.query_one("#status").render())
+            assert "␛]0;PWNED" in status and "\x1b" not in status, status
+
+    run(scenario)
