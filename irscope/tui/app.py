@@ -215,7 +215,12 @@ class IrscopeApp(App):
         self.push_screen(LayoutsScreen(snapshot, line))
 
     def action_compile(self) -> None:
+        from ..spec.library import builtin_name
         initial = {}
-        if self.view.snapshot is not None:
-            initial = {"kernel": self.view.snapshot.kernel, "target": self.view.snapshot.target_name}
+        snapshot = self.view.snapshot
+        if snapshot is not None:
+            # The open snapshot's kernel, only as a built-in's name: its irscope.json is untrusted, and a
+            # `FILE.py:FUNCTION` from there, compiled with one Enter, would import (run) that file.
+            initial = {"kernel": snapshot.kernel if builtin_name(snapshot.kernel) else "",
+                       "target": snapshot.target_name}
         self.push_screen(CompileScreen(self.out, self.kernels, initial))

@@ -274,3 +274,32 @@ def test_an_escape_in_a_debug_location_file_name_is_shown_on_the_status_line_nev
             assert "␛]0;PWNED" in status and "\x1b" not in status, status
 
     run(scenario)
+
+
+def test_the_compile_dialog_never_fills_in_a_kernel_file_named_by_the_open_snapshot(tmp_path):
+    # `c` filled the kernel field with the snapshot's irscope.json 'kernel', whatever it was: Enter then
+    # imported (ran) a FILE.py the untrusted snapshot named, here a source.py shipped inside it.
+    from pathlib import Path
+    from irscope.tui.screens.compile import CompileScreen
+    golden = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+    for folder, kernel in (("named", "add"), ("file", "root/file/default/sm_80/source.py:add_kernel")):
+        snap = tmp_path / "root" / folder / "default" / "sm_80"
+        shutil.copytree(golden, snap)
+        meta = json.loads((snap / "irscope.json").read_text())
+        meta["kernel"] = kernel
+        (snap / "irscope.json").write_text(json.dumps(meta))
+
+    async def scenario():
+        async with started([tmp_path / "root"]) as (app, pilot):
+            for label, wanted in (("root/file/default/sm_80/source.py:add_kernel/default/sm_80", ""),
+                                  ("add/default/sm_80", "add")):
+                await open_snapshot(app, pilot, label)
+                await pilot.press("c")
+                await settle(pilot)
+                assert isinstance(app.screen, CompileScreen)
+                assert app.screen.query_one("#field-kernel").value == wanted
+                assert app.screen.query_one("#field-target").value == "sm_80"
+                await pilot.press("escape")
+                await settle(pilot)
+
+    run(scenario)
