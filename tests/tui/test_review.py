@@ -303,3 +303,18 @@ def test_the_compile_dialog_never_fills_in_a_kernel_file_named_by_the_open_snaps
                 await settle(pilot)
 
     run(scenario)
+
+
+def test_a_big_python_file_is_highlighted_a_line_at_a_time_not_lexed_whole_on_first_paint():
+    # source.py was lexed whole on first paint, at about 5 us a character: a 7 MB one in a snapshot held the
+    # screen for 35 s. Past PYTHON_WHOLE characters it is lexed a line at a time, as the IR stages are.
+    import time
+    from irscope.tui.model.document import Document
+    body = "@triton.jit\ndef k(x_ptr, n):\n    '''a docstring'''\n    return tl.load(x_ptr + n)  # load\n\n"
+    big = Document(body * (3_000_000 // len(body)), "python")
+    start = time.monotonic()
+    first, last = big.text(0), big.text(len(big) - 2)
+    assert time.monotonic() - start < 3
+    assert first.plain == "@triton.jit" and first.spans and last.spans  # still highlighted
+    small = Document('"""one\nstring"""\n', "python")  # under PYTHON_WHOLE: lexed whole, the string is one token
+    assert small.text(1).spans and small.text(1).spans[0].style == small.text(0).spans[0].style

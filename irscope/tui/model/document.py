@@ -1,8 +1,9 @@
 """A stage's text as the viewer needs it: lines with tabs expanded, highlighting on demand, search.
 
 Highlighting is lazy and per line (toolong's approach): a 100k-line LLIR costs nothing until a line is
-on screen, and a line is lexed once while it stays in the cache. Python source is small and has
-multi-line strings, so it is lexed whole on first use. No Textual import (Rich only).
+on screen, and a line is lexed once while it stays in the cache. Python source is usually small and has
+multi-line strings, so it is lexed whole on first use, up to PYTHON_WHOLE characters; a longer file is
+lexed a line at a time like the IR. No Textual import (Rich only).
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from ...render.terminal import LEXERS
 CACHE_LINES = 4096
 LEX_WHOLE = 160  # lines up to this long are lexed whole; longer ones (LLIR's inline asm) only as far as shown
 LEX_AHEAD = 64  # and this many columns past the last one shown (a short scroll right needs no relex)
+# Python is lexed whole up to this many characters (Pygments takes about 5 us a character: a 7 MB source.py
+# in a snapshot held the screen for 35 s); past it, line by line (a multi-line string may then be miscoloured).
+PYTHON_WHOLE = 100_000
 DARK_THEME = "monokai"
 LIGHT_THEME = "friendly"
 
@@ -72,6 +76,7 @@ class Document:
         # (visible_controls: a stage's text is untrusted, and an ESC in it would reach the terminal)
         self.lines: list[str] = [visible_controls(ln.expandtabs(8) if "\t" in ln else ln) for ln in split_lines(text, stage)]
         self.width = max((len(ln) if ln.isascii() else cell_len(ln) for ln in self.lines), default=0)
+        self._lex_whole = stage == "python" and sum(map(len, self.lines)) + len(self.lines) <= PYTHON_WHOLE
         self._lexer = None
         self._lexer_loaded = False
         self._cache: OrderedDict[int, tuple[Text, int]] = OrderedDict()  # line -> (text, columns lexed)
@@ -98,7 +103,7 @@ class Document:
         that much of it: the rest is read when the reader scrolls there (a line of 50 MB made into one
         Text cost seconds a keystroke).
         """
-        if self.stage == "python":
+        if self._lex_whole:
             return self._whole_text()[index]
         with self._lock:  # the viewer's prefetch worker fills the cache from another thread
             cached = self._cache.get(index)
