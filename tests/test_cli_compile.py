@@ -282,6 +282,17 @@ def test_a_name_that_is_not_one_folder_name_is_a_usage_error_and_writes_nothing(
     assert not (tmp_path / "snaps").exists() and not (tmp_path.parent / "victim").exists()
 
 
+def test_a_file_where_a_snapshot_folder_must_go_is_one_usage_error_before_any_compile(cli, tmp_path):
+    """A user's file `snaps/add` in the way of `snaps/add/default/sm_80`: each compile 'crashed' with a
+    NotADirectoryError (exit 3); it is one usage error naming the file, and the file is kept."""
+    (tmp_path / "snaps").mkdir()
+    (tmp_path / "snaps" / "add").write_text("mine")
+    code, out, err = cli("compile", "add", "--target", "sm_80,gfx942", "--out", "snaps")
+    assert code == 2 and err.splitlines()[0] == (
+        "irscope: error: 'snaps/add' is a file, where irscope would make the folder 'snaps/add/default/sm_80'"), err
+    assert "crashed" not in out + err and (tmp_path / "snaps" / "add").read_text() == "mine"
+
+
 def test_compiling_again_keeps_the_gpu_records_and_refuses_to_drop_a_users_file(cli, tmp_path):
     """A recompile into the same folder carries runs.json and verify.json over while the cubin is the same,
     and refuses, naming it, a file irscope did not write there (compile replaced the whole folder)."""

@@ -196,15 +196,19 @@ def _fresh_root(keep: str | None, goldens: Path):
     from ..store.folder import check_writable
     from ..errors import UsageError
     path = Path(keep)
+    hint = "give --keep a folder you can write (or leave --keep out: a temporary folder is used)"
+    for part in [path, *path.parents]:  # (the first that exists: a file there, or above, is no folder)
+        if part.exists():
+            if not part.is_dir():
+                raise UsageError(f"--keep '{keep}'" + (" is" if part == path else f": '{part}' is") +
+                                 " a file, not a folder", hint)
+            break
     check_writable(path.resolve(), False)
     # a golden root not yet marked (its first update) is still the goldens: a fresh compile written there
     # would be taken for the golden it is compared with, and pass
     if path.resolve() == goldens.resolve() or goldens.resolve() in path.resolve().parents:
         raise UsageError(f"--keep '{keep}' is the golden root '{goldens}' or a folder inside it",
                          "keep the fresh compiles in another folder: --keep fresh/")
-    hint = "give --keep a folder you can write (or leave --keep out: a temporary folder is used)"
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"--keep '{keep}' is a file, not a folder", hint)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -26,6 +26,7 @@ def snapshot_dir(root: Path, kernel: str, variant: str, target: str) -> Path:
 
 def check_writable(dest: Path, allow_goldens: bool) -> None:
     """Refuse to write under a golden root unless asked, so a stray --out never rewrites the goldens."""
+    _check_is_folder_path(Path(dest))
     dest = Path(dest).resolve()  # a relative --out's parents stop at the cwd, which may lie inside the root
     for parent in [dest, *dest.parents]:
         if (parent / GOLDEN_MARKER).is_file() and not allow_goldens:
@@ -59,6 +60,22 @@ def folder_lock(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _check_is_folder_path(dest: Path) -> None:
+    """A file (or anything but a folder) where the snapshot folder or one of its parents must go: a usage
+    error naming it, before any compile, where it was each compile's crash (NotADirectoryError)."""
+    for path in [dest, *dest.parents]:
+        try:
+            if path.is_dir():
+                return
+            if not path.exists() and not path.is_symlink():
+                continue
+        except OSError:
+            return  # (unreadable: the write says why)
+        what = "a link to nothing" if path.is_symlink() and not path.exists() else "a file"
+        raise UsageError(f"'{path}' is {what}, where irscope would make the folder '{dest}'",
+                         "move it aside, or compile into another --out")
 
 
 def write_folder(dest: Path, files: Mapping[str, bytes | str]) -> None:
