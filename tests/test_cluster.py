@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -338,11 +339,49 @@ def test_a_scheduler_left_without_workers_is_an_error_not_a_hang(tmp_path):
         executor.close()
 
 
+def test_worker_wait_waits_that_long_for_a_first_worker_and_the_run_then_completes(cli, tmp_path):
+    """A scheduler with no worker yet (an adaptive or batch cluster starting its first): the run stopped after
+    a fixed 30 s. With --worker-wait it waits, and compiles once a worker joins; without a worker it stops
+    after the wait, with the hint naming the option."""
+    import subprocess
+    import sys
+    import distributed
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kernels: [add]\ntargets: [gfx942]\n")
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=50)
+    try:
+        address = cluster.scheduler_address
+        code, out, err = cli("sweep", sweep, "--out", tmp_path / "none", "--scheduler", address, "--worker-wait", "3")
+        assert code == 5 and "no Dask worker joined the scheduler" in err and "within 3 s" in err, err
+        assert "--worker-wait SECONDS" in err
+        started = []
+        worker = threading.Timer(6.0, lambda: started.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        worker.start()
+        begun = time.monotonic()
+        code, out, err = cli("sweep", sweep, "--out", tmp_path / "late", "--scheduler", address,
+                             "--worker-wait", "120")
+        worker.join()
+        assert code == 0, err
+        assert time.monotonic() - begun > 6  # it waited for the worker started 6 s in
+        assert (tmp_path / "late" / "add" / "default" / "gfx942" / "irscope.json").is_file()
+    finally:
+        worker_procs = locals().get("started") or []
+        for proc in worker_procs:
+            proc.terminate()
+            proc.wait(30)
+        cluster.close()
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--scheduler", "http://127.0.0.1:8787"], "'http://' is not a Dask protocol"),  # the dashboard's address
     (["--scheduler", "127.0.0.1:8786"], "is not an address"),
     (["--scheduler", ""], "--scheduler was given an empty address"),  # used to compile locally, silently
     (["--cluster", "local:2", "--jobs", "2"], "--jobs with --cluster"),  # used to be ignored
+    (["--worker-wait", "60"], "--worker-wait without --scheduler or --cluster"),
+    (["--cluster", "local:1", "--worker-wait", "-1"], "--worker-wait '-1': not a number of seconds"),
+    (["--cluster", "local:1", "--worker-wait", "nan"], "--worker-wait 'nan': not a number of seconds"),
 ])
 def test_a_bad_scheduler_or_jobs_with_a_cluster_is_refused_before_anything_runs(cli, tmp_path, argv, words):
     sweep = tmp_path / "s.yaml"

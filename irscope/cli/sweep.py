@@ -47,6 +47,10 @@ def add_cluster_options(p) -> None:
                             "(needs irscope[cluster])")
     where.add_argument("--cluster", metavar="local:N",
                        help="start a Dask LocalCluster of N worker processes here and compile on it (to try it out)")
+    p.add_argument("--worker-wait", metavar="SECONDS", type=str, default=None,
+                   help="with --scheduler or --cluster: how long the run waits while the cluster has no worker "
+                        "(none yet, as an adaptive or batch cluster starts them, or all gone) before it stops "
+                        "with an error (default: 30)")
 
 
 def open_executor(args, jobs=None):
@@ -60,7 +64,26 @@ def open_executor(args, jobs=None):
         raise UsageError(f"--jobs with {'--scheduler' if scheduler else '--cluster'}: a cluster runs one compile per "
                          "worker thread", "leave --jobs out; set the compiles at once with `dask worker --nthreads N` "
                          "(or N in --cluster local:N)")
-    return _open(workers=jobs, scheduler=scheduler, cluster=cluster)
+    wait = getattr(args, "worker_wait", None)
+    if wait is not None and not (scheduler or cluster):
+        raise UsageError("--worker-wait without --scheduler or --cluster: only a cluster waits for workers",
+                         "add --scheduler ADDRESS (or --cluster local:N), or leave --worker-wait out")
+    executor = _open(workers=jobs, scheduler=scheduler, cluster=cluster)
+    if wait is not None:
+        executor.worker_wait = _seconds("--worker-wait", wait)
+    return executor
+
+
+def _seconds(option: str, text: str) -> float:
+    import math
+    from ..errors import UsageError
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option} {text!r}: not a number of seconds", f"e.g. {option} 600 (ten minutes)")
+    return value
 
 
 def progress_text(p) -> str:

@@ -54,9 +54,13 @@ class DaskCluster:
     when first needed (`run` with jobs, `client`, `workers()`)."""
 
     remote = True
-    # How long a run waits with no worker in the cluster (all died, or were stopped) before it gives up
-    # with an error: long enough for a nanny to restart a killed worker, or a worker to be started again.
+    # How long a run waits with no worker in the cluster (none yet, all died, or were stopped) before it gives
+    # up with an error: long enough for a nanny to restart a killed worker, or a worker to be started again;
+    # --worker-wait sets it (an adaptive or batch cluster may take minutes to start its first worker).
     no_worker_grace = 30.0
+    # --worker-wait: when set, both how long the start waits for a first worker (else the connect timeout)
+    # and the grace above.
+    worker_wait: float | None = None
 
     def __init__(self, name: str, connect: Callable[[], tuple[Any, Any]], timeout: float):
         self.name, self.versions = name, local_versions()
@@ -102,7 +106,7 @@ class DaskCluster:
                 self._client, self._cluster = self._connect()
             finally:
                 self._connected.set()
-            self.check_workers(self._timeout)
+            self.check_workers(self._timeout if self.worker_wait is None else self.worker_wait)
             # Triton's key hashed and the compiler imported on every worker now, not in its first task.
             self._client.run(_warm_worker, self.versions, on_error="return")
         except BaseException as e:  # noqa: BLE001 - raised again in the thread that waits (ready)
@@ -138,7 +142,9 @@ class DaskCluster:
             client.wait_for_workers(1, timeout=timeout)
         except (OSError, TimeoutError):
             raise EnvironmentProblem(f"no Dask worker joined the scheduler {self.name} within {timeout:g} s",
-                                     f"start workers with `dask worker {self.name}` (irscope installed on each)") from None
+                                     f"start workers with `dask worker {self.name}` (irscope installed on each); "
+                                     "--worker-wait SECONDS waits longer for a cluster that starts them "
+                                     "slowly") from None
         answers = client.run(version_probe(), on_error="return")
         for where, v in sorted(answers.items()):
             if isinstance(v, BaseException):
@@ -176,7 +182,7 @@ class DaskCluster:
         self._asked, self._held = 0.0, []
         if on_progress:
             on_progress(tally.progress(self._running(index, jobs)))
-        watch = _WorkerWatch(client, self.name, self.no_worker_grace)
+        watch = _WorkerWatch(client, self.name, self.no_worker_grace if self.worker_wait is None else self.worker_wait)
         try:
             # with_results: each result is fetched by the client's event loop as its task ends, not by a
             # round trip from this thread afterwards.
@@ -267,7 +273,8 @@ class _WorkerWatch:
                 "finished are written and cached",
                 f"the LocalCluster's workers died (out of memory?): {again}, or without --cluster"
                 if self.name.startswith("local:") else
-                f"start workers with `dask worker {self.name}` (irscope installed on each) and {again}")
+                f"start workers with `dask worker {self.name}` (irscope installed on each) and {again}; "
+                f"--worker-wait SECONDS waits longer for a cluster that starts its workers slowly")
 
 
 def _check_scheduler(future, value, name: str) -> None:
