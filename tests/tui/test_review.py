@@ -318,3 +318,13 @@ def test_a_big_python_file_is_highlighted_a_line_at_a_time_not_lexed_whole_on_fi
     assert first.plain == "@triton.jit" and first.spans and last.spans  # still highlighted
     small = Document('"""one\nstring"""\n', "python")  # under PYTHON_WHOLE: lexed whole, the string is one token
     assert small.text(1).spans and small.text(1).spans[0].style == small.text(0).spans[0].style
+
+
+def test_a_refusal_hint_that_says_pass_a_flag_names_the_dialog_field_in_words():
+    # ",," in targets: the hint read "pass the targets field sm_90a, a comma-separated list, or all".
+    from pathlib import Path
+    from irscope.errors import UsageError
+    from irscope.tui.screens.compile import in_field_words, parse_request
+    with pytest.raises(UsageError) as refused:
+        parse_request({"kernel": "add", "target": ",,"}, Path("out"))
+    assert in_field_words(refused.value.hint, message=False) == "type in targets: sm_90a, a comma-separated list, or all"

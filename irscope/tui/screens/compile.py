@@ -57,6 +57,7 @@ def in_field_words(text: str | None, message: bool = True) -> str | None:
             text = re.sub(rf"^{f} ", f"{label}: ", text)
         text = re.sub(rf"e\.g\. {f} ", "e.g. ", text)  # the example is what goes in the field
         text = re.sub(rf"{f} (\S+=\S+)", rf"\1 in {label}", text)
+        text = re.sub(rf"\bpass {f} ", f"type in {label}: ", text)  # `pass --target sm_90a, ... or all`
         text = re.sub(rf"\({f}\)", f"({label})", text)
         text = re.sub(rf"{f}\b", f"the {label} field", text)
     return text
