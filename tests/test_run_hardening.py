@@ -112,6 +112,25 @@ def test_a_verify_json_no_verdict_can_be_appended_to_is_found_before_the_compile
     session.readable_records(None, results.VERIFY_FILE)  # no snapshot to record in: nothing to read
 
 
+def test_a_run_recorded_after_a_recompile_replaced_its_binary_is_filed_under_the_binary_it_ran(add_snap):
+    """A run planned on one cubin, recorded after a recompile put another cubin in the folder: the record went
+    into runs.json, taken for the new binary's. It is filed as runs.<the binary's sha256[:12]>.json, as the
+    recompile files the earlier binary's records."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
+    planned = load_snapshot(add_snap)
+    old_sha = planned.meta["stages"]["cubin"]["sha256"]
+    done = compile_points([Point("add", "sm_90a", CompileOptions(num_warps=8, name="default"))], add_snap.parents[2])
+    assert done[0].ok and done[0].path == add_snap
+    assert load_snapshot(add_snap).meta["stages"]["cubin"]["sha256"] != old_sha
+    session.record(planned, results.RUNS_FILE, {"source": "snapshot", "ok": True, "size_name": "then"})
+    assert not (add_snap / results.RUNS_FILE).exists()
+    kept = json.loads((add_snap / f"runs.{old_sha[:12]}.json").read_text())
+    assert [r["size_name"] for r in kept] == ["then"]
+    session.record(load_snapshot(add_snap), results.RUNS_FILE, {"source": "snapshot", "ok": True, "size_name": "now"})
+    assert [r["size_name"] for r in results.runs(load_snapshot(add_snap))] == ["now"]
+
+
 def test_a_snapshot_for_another_gpu_is_refused_when_planned_not_run_and_recorded_as_a_failure(add_snap, tmp_path):
     """An sm_90a cubin on an A100 (sm_80) cannot load: it was launched anyway, failed, and went into runs.json
     as the kernel's FAIL."""

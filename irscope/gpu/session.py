@@ -6,6 +6,7 @@ torch and Triton are imported inside functions.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -119,26 +120,46 @@ def record(snapshot, name: str, result: dict) -> Path | None:
     """Append a run's (`runs.json`) or verification's (`verify.json`) result to its snapshot's records.
 
     Two runs of one snapshot at once (two shells, a script's jobs) would each read the list, append and
-    rename theirs over the other's: the folder is locked around the read and the rename, so none is lost.
-    A file that cannot be written is a SnapshotError naming it, not an OSError after the GPU's work."""
-    import fcntl
-    import os
-
+    rename theirs over the other's: the folder is locked around the read and the rename (store.folder_lock,
+    which a recompile holds too), so none is lost. A recompile that replaced the binary while this ran
+    leaves it beside the new one as `runs.<its sha256[:12]>.json`, as the recompile files the binary's
+    earlier records: never taken for the new binary's. A file that cannot be written is a SnapshotError
+    naming it, not an OSError after the GPU's work."""
     from ..store import results
+    from ..store.folder import folder_lock
     if snapshot is None or not_recorded_because(snapshot):
         return None
     try:
-        fd = os.open(snapshot.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # on the folder itself: no lock file left in it
+        with folder_lock(Path(snapshot.path)):
+            measured = _binary_sha(snapshot.meta)
+            if measured and _binary_sha(_meta_now(snapshot)) != measured:
+                name = f"{Path(name).stem}.{measured[:12]}.json"
             return results.append(snapshot.path, name, result)
-        finally:
-            os.close(fd)  # closing releases the lock
     except OSError as e:
         raise SnapshotError(f"cannot record the result in {Path(snapshot.path) / name}: "
                             f"{e.strerror or type(e).__name__}",
                             "make the snapshot folder writable (the result is still in the output above and "
                             "in --json)") from None
+
+
+def _binary_sha(meta: dict) -> str:
+    """The sha256 irscope.json records for the snapshot's binary (cubin or hsaco), or ""."""
+    stages = meta.get("stages") if isinstance(meta, dict) else None
+    for stage in ("cubin", "hsaco"):
+        info = stages.get(stage) if isinstance(stages, dict) else None
+        sha = info.get("sha256") if isinstance(info, dict) else None
+        if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
+            return sha
+    return ""
+
+
+def _meta_now(snapshot) -> dict:
+    """The folder's irscope.json as it is now (a recompile may have replaced it since the run was planned)."""
+    from ..store.snapshot import load_snapshot
+    try:
+        return load_snapshot(snapshot.path).meta
+    except SnapshotError:
+        return {}
 
 
 def snapshot_kernel(snap, refs, specs) -> tuple[str, object]:
