@@ -328,3 +328,29 @@ def test_a_refusal_hint_that_says_pass_a_flag_names_the_dialog_field_in_words():
     with pytest.raises(UsageError) as refused:
         parse_request({"kernel": "add", "target": ",,"}, Path("out"))
     assert in_field_words(refused.value.hint, message=False) == "type in targets: sm_90a, a comma-separated list, or all"
+
+
+def test_a_stage_of_millions_of_lines_is_shown_up_to_max_lines_and_says_the_rest_is_not(tmp_path):
+    # Each line costs the views some 60 bytes beyond its text: 20 MB of empty lines took 1.2 GB and 28 s to
+    # open, and the 512 MiB a stage file may have would take tens of GB.
+    import hashlib
+    from pathlib import Path
+    from irscope.store.snapshot import load_snapshot
+    from irscope.tui.model.stages import MAX_LINES, python_text, read_stage
+    golden = Path(__file__).resolve().parents[2] / "snapshots" / "add" / "default" / "sm_80"
+    snap = tmp_path / "add" / "default" / "sm_80"
+    shutil.copytree(golden, snap)
+    meta = json.loads((snap / "irscope.json").read_text())
+    ttgir = snap / meta["stages"]["ttgir"]["file"]
+    data = b"x\x0c" * (MAX_LINES + 5)  # a form feed ends an IR line (str.splitlines) as a newline does
+    ttgir.write_bytes(data)
+    meta["stages"]["ttgir"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    (snap / "irscope.json").write_text(json.dumps(meta))
+    (snap / "source.py").write_text("pass\n" * (MAX_LINES + 3))
+
+    snapshot = load_snapshot(snap)
+    lines = read_stage(snapshot, "ttgir").splitlines()
+    assert len(lines) == MAX_LINES + 1 and lines[-2] == "x"
+    assert lines[-1].startswith("✗ … the rest of ttgir (10 characters) is not shown")
+    source = python_text(snapshot).split("\n")
+    assert len(source) == MAX_LINES + 2 and source[-2].startswith("✗ … the rest of python (15 characters)")

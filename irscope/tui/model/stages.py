@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from ...ir.lines import LineMap, kernel_file, line_map
 from ...ir.outline import Landmark, outline
+from ...store.schema import MAX_FILE_BYTES
 from ...store.snapshot import PYTHON_FILE, Snapshot
 from .entries import DAMAGE, inside
 from .document import Document
@@ -37,6 +39,27 @@ def nothing_found(roots: list[Path], out: Path) -> str:
             f"Or compile from a shell, then start irscope tui again:\n\n    {shell}\n")
 
 
+# The reader shows a stage's first MAX_LINES lines (ten times the 100,000-line LLIR of the speed benchmark): a line costs
+# some 60 bytes of bookkeeping beyond its text, so a 20 MB stage of empty lines took 1.2 GB and 28 s, and
+# one of the 512 MiB the store allows would take tens of GB.
+MAX_LINES = 1_000_000
+# Where a line ends, as the views split a text: str.splitlines for IR, newlines only for Python.
+_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_NEWLINES = re.compile("\n")
+
+
+def cut(text: str, stage: str) -> str:
+    """`text` up to its MAX_LINES-th line, and a last line saying how much is not shown."""
+    if len(text) <= MAX_LINES:  # too short to hold that many lines
+        return text
+    breaks = (_NEWLINES if stage == PYTHON else _BREAKS).finditer(text)
+    last = next(itertools.islice(breaks, MAX_LINES - 1, None), None)
+    if last is None or last.end() == len(text):
+        return text
+    return (text[:last.end()] + f"✗ … the rest of {stage} ({len(text) - last.end():,} characters) is not shown: "
+            f"the reader shows the first {MAX_LINES:,} lines of a stage\n")
+
+
 PREFERRED = (ERROR, "ttgir", "ttir", "llir", "ptx", "amdgcn", "sass", "source", PYTHON)
 
 
@@ -58,10 +81,10 @@ def python_text(snapshot: Snapshot, trusted: Path | None = None) -> str | None:
     """
     own = snapshot.path / PYTHON_FILE
     try:
-        if own.is_file() and inside(snapshot.path, own):
-            return own.read_text(errors="replace")
-        if trusted is not None and Path(trusted).is_file():
-            return Path(trusted).read_text(errors="replace")
+        if own.is_file() and inside(snapshot.path, own) and own.stat().st_size <= MAX_FILE_BYTES:
+            return cut(own.read_text(errors="replace"), PYTHON)
+        if trusted is not None and Path(trusted).is_file() and Path(trusted).stat().st_size <= MAX_FILE_BYTES:
+            return cut(Path(trusted).read_text(errors="replace"), PYTHON)
     except DAMAGE:
         return None
     return None
@@ -81,7 +104,7 @@ def read_stage(snapshot: Snapshot, stage: str) -> str:
     if path is not None and not inside(snapshot.path, path):
         raise StageProblem(stage, f"{Path(path).name} leads outside the snapshot folder; not reading it")
     try:
-        return snapshot.read(stage)
+        return cut(snapshot.read(stage), stage)
     except DAMAGE as e:  # the store's SnapshotError (a missing file, a sha256 mismatch), or worse
         message = getattr(e, "message", None) or f"cannot read {stage}: {e}"
         # Paths relative to the snapshot (the reader knows which one is open), so the file's name comes
