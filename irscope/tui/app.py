@@ -193,6 +193,8 @@ class IrscopeApp(App):
         self.query_one(Browser).mark(self.view.snapshot)
 
     def action_compare(self) -> None:
+        if isinstance(self.screen, CompareScreen):  # `d` there stacked another compare of the same pair
+            return
         snapshots = self.query_one(Browser).snapshots
         if self.view.snapshot is None:
             self.notify("open a snapshot first, then press d", severity="warning", markup=False)
@@ -207,6 +209,8 @@ class IrscopeApp(App):
     def action_layouts(self) -> None:
         """The layout screen for the snapshot being read, at what the TTGIR line under the cursor uses."""
         from .screens.layouts import LayoutsScreen
+        if isinstance(self.screen, LayoutsScreen):  # `L` there stacked another copy of the screen
+            return
         snapshot = self.view.snapshot
         if snapshot is None:
             self.notify("open a snapshot first", severity="warning", markup=False)

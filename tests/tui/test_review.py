@@ -354,3 +354,22 @@ def test_a_stage_of_millions_of_lines_is_shown_up_to_max_lines_and_says_the_rest
     assert lines[-1].startswith("✗ … the rest of ttgir (10 characters) is not shown")
     source = python_text(snapshot).split("\n")
     assert len(source) == MAX_LINES + 2 and source[-2].startswith("✗ … the rest of python (15 characters)")
+
+
+def test_d_on_the_compare_screen_and_l_on_the_layout_screen_do_not_stack_copies_of_them(compiled):
+    # The app's `d` and `L` work everywhere, so on their own screens each press pushed another copy
+    # (a burst of keys left a dozen screens for Esc to pop).
+    from irscope.tui.screens.compare import CompareScreen
+
+    async def scenario():
+        async with started([compiled]) as (app, pilot):
+            await open_snapshot(app, pilot, "add/default/sm_90a")
+            for key in ("d", "d", "d", "L", "L", "L"):
+                await pilot.press(key)
+                await settle(pilot)
+            assert [type(s) for s in app.screen_stack[1:]] == [CompareScreen, LayoutsScreen]
+            await pilot.press("escape", "escape")
+            await settle(pilot)
+            assert len(app.screen_stack) == 1
+
+    run(scenario)
