@@ -144,3 +144,20 @@ def test_an_emitted_modules_description_cannot_close_its_docstring(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert not hasattr(mod, "PWNED") and len(mod.CONFIGS) == 1
+
+
+def test_a_config_whose_compile_failed_is_not_ranked_as_one_that_cannot_launch(tmp_path, cli):
+    """matmul at maxnreg=64 fails in ptxas and keeps its folder: it was ranked last as 'cannot launch: did not
+    compile' and counted among the configs that cannot launch (so --measured scored it as the model's call).
+    It is listed as not compiled, in the table's note and in --json's `not_compiled`, and not ranked."""
+    sweep = tmp_path / "m.yaml"
+    sweep.write_text("kernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  option.maxnreg: [64, 255]\n")
+    code, out, err = cli("rank", sweep, "--target", "sm_90a", "--out", tmp_path / "o")
+    assert code == 0, err
+    assert "cannot launch" not in out and "default.maxnreg=64" not in out.split("\n1 config(s) did not")[0], out
+    assert "1 config(s) did not compile and are not ranked: default.maxnreg=64: failed at cubin" in out, out
+    code, out, err = cli("rank", sweep, "--target", "sm_90a", "--out", tmp_path / "o", "--json")
+    report = json.loads(out)
+    assert [r["facts"]["label"] for r in report["sizes"][0]["ranking"]] == ["matmul/default.maxnreg=255/sm_90a"]
+    assert [(c["label"], c["status"]) for c in report["not_compiled"]] == [("matmul/default.maxnreg=64/sm_90a",
+                                                                             "failed")]

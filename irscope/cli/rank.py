@@ -171,12 +171,13 @@ def run(args, ui) -> int:
         executor.close()
     snaps, failed, ref_of = [], [], {}
     for row in result.rows:
-        if row.path is None:
+        snap = load_snapshot(row.path) if row.path is not None else None
+        if snap is None or not snap.ok:  # (a failed compile keeps its folder: not ranked as "cannot launch")
             failed.append(row)
         else:
-            snaps.append(load_snapshot(row.path))
-            ref_of[snaps[-1].label] = row.point.kernel
-    if not any(s.ok for s in snaps):  # nothing to rank: a table of failures and exit 0 would read as success
+            snaps.append(snap)
+            ref_of[snap.label] = row.point.kernel
+    if not snaps:  # nothing to rank: a table of failures and exit 0 would read as success
         first = next(r for r in result.rows if r.status != "ok")
         raise CompileError(f"none of the {len(result.rows)} configs compiled, so none is ranked; first: "
                            f"{first.label}: {first.status}: {first.reason}",
@@ -208,7 +209,8 @@ def run(args, ui) -> int:
         raise no_runs_error(planned[0][1].size_name, args.space, str(out), menu=not _is_sweep_file(args.space))
     # (the model asked for, and the one the chip's calibration allows: docs/rank.md)
     report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "model": args.model,
-              "model_run": effective_model(chip, args.model), "sizes": []}
+              "model_run": effective_model(chip, args.model), "sizes": [],
+              "not_compiled": [{"label": r.label, "status": str(r.status), "reason": r.reason} for r in failed]}
     rankings = []
     for size, first, problems, measured in planned:
         ranking = []
@@ -485,7 +487,10 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
     if cannot:
         ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
     if failed:
-        ui.print(f"{len(failed)} config(s) did not compile and are not ranked")
+        named = "; ".join(f"{r.label.split('/')[1] if r.label.count('/') == 2 else r.label}: {r.status}"
+                          + (f" {r.reason}" if r.reason and r.reason != str(r.status) else "") for r in failed[:3])
+        more = f"; and {len(failed) - 3} more (--json lists them)" if len(failed) > 3 else ""
+        ui.print(f"{len(failed)} config(s) did not compile and are not ranked: {named}{more}")
     if show_measured:
         _print_measured(ui, ranking, measured, scored, chip)
     ui.print()
