@@ -48,3 +48,16 @@ def test_an_encoding_name_with_a_colour_prints_escaped_with_color_never(tmp_path
         assert main(["--color", mode, "layouts", str(snap)], out=out, err=err) == 0, err.getvalue()
         assert "#b\\x1b[31mRED" in out.getvalue() and "\x1b[31mRED" not in out.getvalue()
         assert "n\\x1b[2J" in out.getvalue()
+
+
+def test_bidirectional_controls_are_shown_escaped_not_obeyed():
+    """U+202E (right-to-left override) and the isolates reached the terminal and the TUI raw: a terminal that
+    honours them shows a line's characters in another order than they are ("Trojan Source")."""
+    from irscope.render.controls import escaped, visible_controls
+    hostile = "tt.load \u202e%evil\u202c ok \u2066x\u2069"
+    assert _through(hostile) == "tt.load \\u202e%evil\\u202c ok \\u2066x\\u2069"
+    assert escaped(hostile) == "tt.load \\u202e%evil\\u202c ok \\u2066x\\u2069"
+    shown = visible_controls(hostile)
+    assert len(shown) == len(hostile) and not any(c in shown for c in "\u202e\u202c\u2066\u2069")
+    rows = _through(table(["a", "b"], [["x\u202e", "1"], ["yy", "2"]])).splitlines()
+    assert rows[1].rindex("1") == rows[2].rindex("2")

@@ -13,7 +13,10 @@ def visible_controls(text: str) -> str:
     return _CONTROLS.sub(_picture, text) if _CONTROLS.search(text) else text
 
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline (a \r would overwrite a line)
+# All but tab and newline (a \r would overwrite a line), and Unicode's bidirectional controls: an override
+# (U+202E) or isolate makes a terminal or editor that honours them show a line's characters in another
+# order than they are (the "Trojan Source" trick), so the text read is not the text there.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _picture(m: re.Match) -> str:
@@ -21,8 +24,14 @@ def _picture(m: re.Match) -> str:
     return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7f else "\ufffd"
 
 
+def code(c: str) -> str:
+    """One character as Python writes it in a string: `\x1b`, `\u202e`."""
+    n = ord(c)
+    return f"\\x{n:02x}" if n <= 0xff else f"\\u{n:04x}"
+
+
 def escaped(text: str) -> str:
     """`text` with every control character and escape sequence written as `\\xNN`, keeping newlines and tabs:
     for text irscope hands to another program's output (pytest's failure reports), where a golden's stage or
     message reaches a terminal or a CI log and no colour of irscope's own is expected."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROLS.search(text) else text
+    return _CONTROLS.sub(lambda m: code(m.group()), text) if _CONTROLS.search(text) else text

@@ -13,7 +13,7 @@ import time
 from typing import IO, Iterable, Sequence
 
 from ..store.snapshot import Snapshot
-from .controls import escaped
+from .controls import code, escaped
 
 # What a terminal would act on in text irscope prints from untrusted input (a snapshot's fields and stages,
 # a launch file): every control character and escape sequence. An OSC 52 writes the clipboard, ESC [2J
@@ -22,7 +22,8 @@ from .controls import escaped
 # process's secret mark before each of their SGR sequences, and SafeStream keeps a sequence with the mark
 # (dropping the mark) and escapes every other one. A file cannot carry the mark: it is drawn afresh at start.
 _MARK = "\ue000" + secrets.token_hex(8) + "\ue001"
-_UNSAFE = re.compile(rf"(?:{_MARK})?\x1b(?:\[[0-9;]*m)?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]")
+_UNSAFE = re.compile(rf"(?:{_MARK})?\x1b(?:\[[0-9;]*m)?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x80-\x9f]"
+                     "|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # and bidi controls (controls.py)
 _UNSAFE_OUT = re.compile(_UNSAFE.pattern + r"|\r")  # results: a carriage return could overwrite a line
 _STRAY_MARK = re.compile(re.escape(_MARK))
 # The SGR parameters colour output uses (irscope's Style, Pygments' formatters): colours, bold, dim, italic,
@@ -36,7 +37,7 @@ def _escaped(m: re.Match) -> str:
         seq = seq[len(_MARK):]
         if len(seq) > 1 and _colour_only(seq[2:-1]):
             return seq  # irscope's own colours: kept
-    return f"\\x{ord(seq[0]):02x}" + seq[1:]
+    return code(seq[0]) + seq[1:]
 
 
 def _trusted(sgr: str) -> str:
