@@ -120,6 +120,24 @@ def test_unused_goldens_fail_the_run_but_only_for_tests_that_ran(project):
 
 
 @pytest.mark.slow
+def test_an_unused_golden_holding_a_users_file_is_not_deleted(project):
+    """--irscope-update deleted an unused golden folder whole, notes a user had put in it included; it keeps
+    that golden, names the file, and fails the run, as a recompile into such a folder is refused."""
+    pt, write, run = project
+    run("--irscope-update").assert_outcomes(passed=1)
+    gfx = pt.path / "snapshots" / "scale" / "default" / "gfx942"
+    (gfx / "notes.txt").write_text("why this golden matters")
+    write(targets='["sm_80"]')
+    result = run("--irscope-update")
+    out = result.stdout.str()
+    assert result.ret == 1 and "notes.txt (not written by irscope)" in out and "not deleted" in out, out
+    assert (gfx / "notes.txt").read_text() == "why this golden matters" and (gfx / "irscope.json").is_file()
+    (gfx / "notes.txt").unlink()
+    cleaned = run("--irscope-update")
+    assert cleaned.ret == 0 and "1 golden(s) deleted" in cleaned.stdout.str() and not gfx.exists()
+
+
+@pytest.mark.slow
 def test_goldens_from_another_triton_version_are_reported_in_one_line(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)

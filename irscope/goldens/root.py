@@ -371,7 +371,15 @@ class GoldenRoot:
         return out
 
     def remove(self, folder: Path) -> None:
+        """Delete an unused golden; refused (UsageError) while it holds a file irscope did not write there."""
         if self.path in folder.parents:
+            from ..store.folder import foreign_files
+            foreign = foreign_files(folder) if folder.is_dir() and not folder.is_symlink() else []
+            if foreign:
+                more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+                raise UsageError(f"the unused golden {folder} holds {', '.join(foreign[:3])}{more}: not deleted",
+                                 "move those files out of it and run --irscope-update again (or delete the "
+                                 "folder yourself)")
             with _writing(folder):
                 shutil.rmtree(folder)
                 for parent in folder.parents:  # drop variant/kernel folders left empty

@@ -143,45 +143,64 @@ def _carried(dest: Path, files: Mapping[str, bytes | str]) -> dict[str, bytes]:
     other's. A file irscope never writes there is refused, naming it, before anything is written."""
     if not dest.is_dir() or dest.is_symlink():
         return {}
-    old = [p for p in sorted(dest.rglob("*")) if not p.is_dir() or p.is_symlink()]  # FIFOs too: never read
-    # An empty folder is nobody's file, but one irscope does not make is the user's: kept as a loss, named.
-    empty = [p.relative_to(dest).as_posix() for p in sorted(dest.rglob("*"))
-             if p.is_dir() and not p.is_symlink() and _empty(p)]
-    names = {p.relative_to(dest).as_posix(): p for p in old}
-    stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES}
+    lost = foreign_files(dest, files)
+    if lost:
+        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+        raise UsageError(f"'{dest}' holds {', '.join(lost[:3])}{more}; compiling into it again would lose "
+                         f"{'it' if len(lost) == 1 else 'them'}",
+                         "move those files out of the folder (or the folder aside), or compile into another --out")
+    names = _contents(dest)
     binaries = [n for n in files if Path(n).suffix in BINARIES]
     same_binary = bool(binaries) and all(
         n in names and _plain(names[n]) and names[n].read_bytes() == _bytes(files[n]) for n in binaries)
     was = next((names[n] for n in sorted(names) if "/" not in n and Path(n).suffix in BINARIES
                 and _plain(names[n])), None)
     old_sha = hashlib.sha256(was.read_bytes()).hexdigest()[:12] if was is not None else "nobinary0000"
-    carried, lost = {}, []
+    carried = {}
+    for name, path in names.items():
+        if name in files or not _plain(path):
+            continue
+        if name in RECORDS:
+            kept = name if same_binary else f"{Path(name).stem}.{old_sha}.json"
+            carried[kept] = path.read_bytes()
+        elif _OLD_RECORD.fullmatch(name):
+            carried[name] = path.read_bytes()
+    return carried
+
+
+def _contents(folder: Path) -> dict[str, Path]:
+    """Every file, link, FIFO... under `folder` (not its folders) by its path inside it; none is read."""
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if not p.is_dir() or p.is_symlink()}
+
+
+def foreign_files(folder: Path, replaced_by: Mapping[str, object] = {}) -> list[str]:
+    """What `folder` holds that irscope never writes in a snapshot folder, each named with why (a link, a
+    FIFO, a file or an empty folder of the user's): what replacing the folder (by the files `replaced_by`)
+    or deleting it would lose. Its stages, logs, pass timeline, GPU records and caches are irscope's own."""
+    names = _contents(folder)
+    # An empty folder is nobody's file, but one irscope does not make is the user's: kept as a loss, named.
+    empty = [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*"))
+             if p.is_dir() and not p.is_symlink() and _empty(p)]
+    stems = {Path(n).stem for n in names if "/" not in n and Path(n).suffix in STAGE_SUFFIXES}
+    lost = []
     for name, path in names.items():
         top = name.split("/", 1)[0]
-        if name in files or name in CACHES or top in MADE_DIRS and "/" in name or _LEFTOVER.fullmatch(name):
+        if name in replaced_by or name in CACHES or top in MADE_DIRS and "/" in name or _LEFTOVER.fullmatch(name):
             continue
         if path.is_symlink():
             lost.append(f"{name} (a link, not written by irscope)")
         elif not path.is_file():
             lost.append(f"{name} (a FIFO, socket or device, not written by irscope)")
-        elif name in RECORDS:
-            kept = name if same_binary else f"{Path(name).stem}.{old_sha}.json"
-            carried[kept] = path.read_bytes()
-        elif _OLD_RECORD.fullmatch(name):
-            carried[name] = path.read_bytes()
+        elif name in RECORDS or _OLD_RECORD.fullmatch(name):
+            continue
         elif "/" not in name and (Path(name).suffix in STAGE_SUFFIXES
                                   or name in ("irscope.json", "source.py", "golden.json")
                                   or Path(name).suffix == ".json" and Path(name).stem in stems):
             continue  # a stage of an earlier compile into the same folder: irscope's own
         else:
             lost.append(f"{name} (not written by irscope)")
-    lost += [f"{name}/ (a folder, not made by irscope)" for name in empty if name.split("/", 1)[0] not in MADE_DIRS]
-    if lost:
-        more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
-        raise UsageError(f"'{dest}' holds {', '.join(lost[:3])}{more}; compiling into it again would lose "
-                         f"{'it' if len(lost) == 1 else 'them'}",
-                         "move those files out of the folder (or the folder aside), or compile into another --out")
-    return carried
+    return lost + [f"{name}/ (a folder, not made by irscope)" for name in empty
+                   if name.split("/", 1)[0] not in MADE_DIRS]
 
 
 def _empty(folder: Path) -> bool:
