@@ -161,3 +161,60 @@ def test_a_config_whose_compile_failed_is_not_ranked_as_one_that_cannot_launch(t
     assert [r["facts"]["label"] for r in report["sizes"][0]["ranking"]] == ["matmul/default.maxnreg=255/sm_90a"]
     assert [(c["label"], c["status"]) for c in report["not_compiled"]] == [("matmul/default.maxnreg=64/sm_90a",
                                                                              "failed")]
+
+
+CALL_BLOCK = textwrap.dedent('''
+    import json, sys, warnings
+    import torch, triton, triton.language as tl
+    sys.path.insert(0, ".")
+    from ranked import early_config_prune
+
+    kept = []
+
+    def prune(configs, named_args, **kwargs):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            out = early_config_prune(configs, named_args, **kwargs)
+        kept.extend([c.num_warps for c in out] + [str(w.message) for w in said])
+        return out
+
+    # BLOCK_SIZE is the call's, not the configs': the ranking has it, the user's configs do not
+    CONFIGS = [triton.Config({}, num_warps=w) for w in (2, 4, 8)]
+
+    @triton.autotune(configs=CONFIGS, key=["n"], prune_configs_by={"early_config_prune": prune},
+                     do_bench=lambda fn, quantiles=None: (fn(), [1.0, 1.0, 1.0])[1])
+    @triton.jit
+    def add(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + tl.load(y_ptr + offs, mask=offs < n),
+                 mask=offs < n)
+
+    x = torch.ones(4096)
+    out = torch.empty(4096)
+    add[(4,)](x, x, out, 4096, BLOCK_SIZE=int(sys.argv[1]))
+    print(json.dumps(kept))
+''')
+
+
+def test_the_pruner_takes_a_constexpr_its_configs_do_not_set_from_the_call_and_warns_when_nothing_matches(
+        tmp_path, cli):
+    """The ranking varies BLOCK_SIZE; the user's configs vary only the warps and pass BLOCK_SIZE at the call.
+    Nothing matched (the configs have no BLOCK_SIZE), so every config was timed, without a word. The call's
+    value is used; a call whose value was never ranked keeps all, with a warning."""
+    (tmp_path / "b.yaml").write_text("kernels: [add]\ntargets: [sm_90a]\ngrid:\n  BLOCK_SIZE: [1024, 2048]\n"
+                                     "  num_warps: [4]\n")
+    code, _, err = cli("rank", "b.yaml", "--gpu", "h200", "--out", "snaps", "--top", "2", "--emit-configs",
+                       "ranked.py")
+    assert code == 0, err
+    (tmp_path / "user.py").write_text(CALL_BLOCK)
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+
+    def keeps(block):
+        done = subprocess.run([sys.executable, "user.py", str(block)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert keeps(1024) == [4]
+    unranked = keeps(256)
+    assert unranked[:3] == [2, 4, 8] and "kept none of these 3 configs" in unranked[3], unranked

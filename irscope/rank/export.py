@@ -86,10 +86,20 @@ _NAMES = {{n for c in RANKED for n in c["kwargs"]}}
 
 
 def early_config_prune(configs, named_args, **kwargs):
-    """The configs of `configs` among the {k} irscope kept; all of them if none matches."""
-    kept = [c for c in configs
-            if _key({{n: v for n, v in c.kwargs.items() if n in _NAMES}}, c.num_warps, c.num_stages,
-                    getattr(c, "num_ctas", 1), getattr(c, "maxnreg", None)) in _KEEP]
+    """The configs of `configs` among the {k} irscope kept (a constexpr a config does not set is the call's,
+    as the launch passes it); all of them, with a warning, if none matches."""
+    call = {{**kwargs, **named_args}}  # (a constexpr passed by name at the call comes in kwargs)
+
+    def ranked(c):
+        values = {{n: call[n] for n in _NAMES if n in call}}
+        values.update({{n: v for n, v in c.kwargs.items() if n in _NAMES}})
+        return _key(values, c.num_warps, c.num_stages, getattr(c, "num_ctas", 1), getattr(c, "maxnreg", None))
+
+    kept = [c for c in configs if ranked(c) in _KEEP]
+    if not kept:
+        import warnings
+        warnings.warn(f"irscope's ranking kept none of these {{len(configs)}} configs (none has the constexprs, "
+                      f"warps and stages of the {k} it ranked first): all of them are timed", stacklevel=2)
     return kept or list(configs)
 '''
 
