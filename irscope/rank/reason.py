@@ -50,8 +50,8 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
             text += f" ({mix}{', overlapped' if f.warp_specialized else ', in turn'})"
         text += f", {occ}"
     if fill < 0.85:
-        text += (f"; wave quantisation: {programs} programs in {waves} wave(s) of {chip.sms * f.blocks_per_sm}"
-                 f" ({fill:.0%} full)")
+        text += (f"; wave quantisation: {programs} program{'s' if programs != 1 else ''} in {waves} "
+                 f"wave{'s' if waves != 1 else ''} of {chip.sms * f.blocks_per_sm} ({fill:.0%} full)")
     return for_chip(text, chip)
 
 
