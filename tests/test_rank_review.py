@@ -218,3 +218,12 @@ def test_the_pruner_takes_a_constexpr_its_configs_do_not_set_from_the_call_and_w
     assert keeps(1024) == [4]
     unranked = keeps(256)
     assert unranked[:3] == [2, 4, 8] and "kept none of these 3 configs" in unranked[3], unranked
+
+
+def test_a_size_that_gives_some_dimensions_names_the_others_it_took_from_the_preset(cli):
+    """`--size M=512` ranked 'at M=512', taking N and K from the default preset without saying so."""
+    code, out, err = cli("rank", "matmul", "--target", "sm_90a", "--size", "M=512")
+    assert code == 0, err
+    assert " at M=512 (M=512, N=4096, K=4096): " in out.splitlines()[0], out.splitlines()[0]
+    code, out, err = cli("rank", "matmul", "--target", "sm_90a", "--size", "M=512,N=256,K=64")
+    assert " at M=512,N=256,K=64: " in out.splitlines()[0]

@@ -453,13 +453,25 @@ def _config_name(facts, tuned, options=None) -> str:
         else variant
 
 
+def _size_words(problem) -> str:
+    """The size a table is at: its name, and every dimension where the name does not give them all (`--size
+    M=512` takes N and K from the default preset: said, not left to guess)."""
+    if problem is None:
+        return "?"
+    name, size = problem.size_name, dict(problem.size or {})
+    given = {part.partition("=")[0].strip() for part in name.rpartition(":")[2].split(",") if "=" in part}
+    if "=" not in name or set(size) <= given:
+        return name
+    return f"{name} ({', '.join(f'{k}={v}' for k, v in size.items())})"
+
+
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
            scored=None, tuned=None, models=None, options=None) -> None:
     asked, ran = models or (None, None)
     by = f"model {ran}" if asked == ran or asked is None else \
         f"model {ran}: {chip.product} has no calibration for model {asked}, so times are from published peaks; " \
         "compare its configs, not chips"
-    ui.print(f"{name} on {chip.product} ({target}) at {problem.size_name if problem else '?'}: "
+    ui.print(f"{name} on {chip.product} ({target}) at {_size_words(problem)}: "
              f"{plural(len(ranking), 'config')} ranked by predicted time ({by}; docs/rank.md)")
     rows = []
     for i, r in enumerate(ranking[:top]):
