@@ -445,3 +445,23 @@ def test_closing_a_cluster_gives_dasks_client_log_back(tmp_path):
     finally:
         scheduler.close()
         log.setLevel(before)
+
+
+def test_worker_wait_0_gives_up_at_once_on_a_scheduler_with_no_worker(cli, tmp_path):
+    """`--worker-wait 0` waited forever: distributed takes a timeout of 0 for no limit."""
+    import distributed
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("kernels: [add]\ntargets: [gfx942]\n")
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=50)
+    try:
+        done = []
+        runner = threading.Thread(target=lambda: done.append(cli(
+            "sweep", sweep, "--out", tmp_path / "none", "--scheduler", cluster.scheduler_address, "--worker-wait", "0")),
+            daemon=True)
+        runner.start()
+        runner.join(30)
+        assert done, "--worker-wait 0 still waited for a worker after 30 s"
+        code, out, err = done[0]
+        assert code == 5 and "no Dask worker joined the scheduler" in err and "within 0 s" in err, err
+    finally:
+        cluster.close()

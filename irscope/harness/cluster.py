@@ -139,7 +139,8 @@ class DaskCluster:
         """Every worker runs the irscope, Triton and Python of this client, or a one-line error naming it."""
         client = self._client
         try:
-            client.wait_for_workers(1, timeout=timeout)
+            # (a floor: distributed takes a timeout of 0, `--worker-wait 0`, for no limit at all, and waited forever)
+            client.wait_for_workers(1, timeout=max(timeout, 0.01))
         except (OSError, TimeoutError):
             raise EnvironmentProblem(f"no Dask worker joined the scheduler {self.name} within {timeout:g} s",
                                      f"start workers with `dask worker {self.name}` (irscope installed on each); "
