@@ -110,6 +110,24 @@ def test_a_record_appended_while_the_folder_is_rewritten_is_carried_not_lost(tmp
         pass
 
 
+def test_a_rewrite_where_the_file_system_has_no_flock_on_a_folder_still_writes(tmp_path, monkeypatch):
+    """NFS emulates flock as a write lock, which a folder (open read-only) cannot take: EBADF. Every recompile
+    into an existing folder failed with that OSError once the rewrite took the folder's lock."""
+    import errno
+    from irscope.store import folder as folder_module
+
+    def no_flock(fd, op):
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    dest = tmp_path / "add" / "default" / "sm_90a"
+    write_folder(dest, _snapshot_files(b"\x7fELF old"))
+    monkeypatch.setattr(folder_module.fcntl, "flock", no_flock)
+    write_folder(dest, _snapshot_files(b"\x7fELF new"))
+    assert (dest / "k.cubin").read_bytes() == b"\x7fELF new"
+    with folder_module.folder_lock(dest):  # (a GPU record is appended under it)
+        pass
+
+
 def test_interrupted_write_leaves_the_old_folder_untouched(tmp_path):
     dest = tmp_path / "snap"
     write_folder(dest, {"a.txt": "old"})

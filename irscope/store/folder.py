@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import hashlib
 import itertools
@@ -50,6 +51,15 @@ def folder_lock(folder: Path) -> Iterator[None]:
         except FileNotFoundError:  # swapped out and not yet replaced: try again
             os.close(fd)
             continue
+        except OSError as e:
+            os.close(fd)
+            if e.errno not in _NO_FLOCK:
+                raise
+            # A file system with no flock on a folder: NFS emulates flock as a write lock, which a folder (open
+            # read-only) cannot take (EBADF). There the work goes on unlocked: it is not refused (every
+            # recompile into an existing folder, and every GPU record, failed with that OSError).
+            fd = None
+            break
         except BaseException:
             os.close(fd)
             raise
@@ -59,7 +69,11 @@ def folder_lock(folder: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        if fd is not None:
+            os.close(fd)  # closing releases the lock
+
+
+_NO_FLOCK = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}
 
 
 def _check_is_folder_path(dest: Path) -> None:
