@@ -138,6 +138,23 @@ def test_an_unused_golden_holding_a_users_file_is_not_deleted(project):
 
 
 @pytest.mark.slow
+def test_an_unused_golden_holding_a_users_file_does_not_keep_the_other_unused_goldens(project):
+    """The first unused golden holding a user's file stopped --irscope-update: every unused golden after it was
+    neither deleted nor listed. That one is kept and named; the others are deleted."""
+    pt, write, run = project
+    write(targets='["sm_80", "gfx942", "sm_90a"]')
+    run("--irscope-update").assert_outcomes(passed=1)
+    goldens = pt.path / "snapshots" / "scale" / "default"
+    (goldens / "gfx942" / "notes.txt").write_text("why this golden matters")  # the first unused one, by name
+    write(targets='["sm_80"]')
+    result = run("--irscope-update")
+    out = result.stdout.str()
+    assert result.ret == 1 and "notes.txt (not written by irscope)" in out and "not deleted" in out, out
+    assert "1 golden(s) deleted" in out and not (goldens / "sm_90a").exists(), out
+    assert (goldens / "gfx942" / "notes.txt").is_file() and (goldens / "sm_80" / "irscope.json").is_file()
+
+
+@pytest.mark.slow
 def test_goldens_from_another_triton_version_are_reported_in_one_line(project):
     pt, write, run = project
     run("--irscope-update").assert_outcomes(passed=1)

@@ -167,13 +167,20 @@ class IrscopeSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         if self.update:
-            removed = []
+            removed, kept = [], []
             try:
                 for folder in self.unused:
-                    self.root.remove(folder)
-                    removed.append(folder)
+                    try:
+                        self.root.remove(folder)
+                        removed.append(folder)
+                    except UsageError as e:  # a file of the user's in it: that one is kept, the others deleted
+                        kept.append(e)
             except IrscopeError as e:  # a read-only golden root: say so, and list only what was deleted
                 self.problem = e
+            if kept and self.problem is None:
+                more = f" (and {len(kept) - 1} more unused golden(s) holding files of their own)" if len(kept) > 1 else ""
+                self.problem = UsageError(kept[0].message + more, kept[0].hint)
+            if self.problem is not None:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.unused = removed
         elif self.unused and session.exitstatus == 0:
