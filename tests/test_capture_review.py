@@ -64,6 +64,18 @@ def test_a_launch_from_a_thread_still_running_when_the_main_module_ends_is_recor
     assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 2, err
 
 
+def test_a_program_that_leaves_a_thread_pool_open_is_captured_and_does_not_hang(tmp_path):
+    # Waiting for every thread before Python's own exit hooks ran waited forever for the idle workers of a
+    # ThreadPoolExecutor never shut down (python itself ends such a program at once).
+    prog = _program(tmp_path, "import concurrent.futures\n"
+                              "pool = concurrent.futures.ThreadPoolExecutor(2)\n"
+                              "pool.submit(lambda: k[(1,)](torch.zeros(32), 32, BLOCK=32)).result()\n")
+    done = subprocess.run([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
+                           sys.executable, str(prog)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(_launch_ids(tmp_path / "snaps" / "launches.json")) == 2, done.stderr
+
+
 def test_a_kernel_in_a_file_that_declares_its_encoding_is_captured_and_compiles_back(cli, tmp_path):
     # The capture read the kernel's file as UTF-8: a latin-1 file (valid Python, `# -*- coding: latin-1 -*-`)
     # raised UnicodeDecodeError as the program ended, a traceback, and nothing was recorded.

@@ -255,8 +255,16 @@ def _one_interrupt_per_ctrl_c() -> None:
 def _wait_for_threads() -> None:
     """Wait for the threads the program left running, as Python does when a program's main module ends
     (before its atexit handlers): what they launch belongs in the launch file, which is written after this
-    (it was written at once, and their launches were lost). A Ctrl-C ends the wait, as it ends Python's."""
+    (it was written at once, and their launches were lost). A Ctrl-C ends the wait, as it ends Python's.
+
+    Python first runs the exit hooks of `threading._register_atexit`: a ThreadPoolExecutor never shut down
+    has idle workers that end only once its hook tells them to, and waiting for them hung the capture."""
     try:
+        for hook in reversed(list(getattr(threading, "_threading_atexits", ()))):
+            try:
+                hook()  # (concurrent.futures' hooks: run again at the exit, where they do nothing more)
+            except Exception:  # noqa: BLE001 - the program's to report at its exit, not irscope's here
+                pass
         while True:
             running = [t for t in threading.enumerate()
                        if t is not threading.current_thread() and not t.daemon and t.is_alive()]
