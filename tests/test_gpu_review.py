@@ -208,3 +208,30 @@ def test_a_json_file_the_disk_refuses_after_the_runs_is_one_line_not_an_internal
     assert err.splitlines()[-2:] == ["irscope: error: cannot write --json /dev/full: No space left on device",
                                      "irscope: hint: the results are in the output above; give --json a file on a "
                                      "disk with room that you may write"]
+
+
+def test_tests_added_to_a_shared_golden_at_once_are_all_kept(tmp_path):
+    """Two xdist workers each adding their test to a golden's `tests` read golden.json, added theirs and wrote
+    it back, unlocked: one was lost, and the golden could then be deleted while that test still compared
+    it. The read and write hold the folder's lock (held here while eight threads add theirs)."""
+    import threading
+    import time
+    from irscope.goldens.root import GoldenRoot, _record_at, recorded_tests
+    from irscope.harness.batch import Point, compile_points
+    from irscope.store.folder import folder_lock
+    from irscope.store.snapshot import load_snapshot
+    fresh = load_snapshot(compile_points([Point("add", "gfx942")], tmp_path / "fresh")[0].path)
+    root = GoldenRoot(tmp_path / "snapshots")
+    root.mark()
+    root.update(fresh, "t.py::test_0", "add")
+    folder = root.folder(fresh)
+    ids = [f"t.py::test_{i}" for i in range(1, 9)]
+    threads = [threading.Thread(target=root.update, args=(fresh, i, "add")) for i in ids]
+    with folder_lock(folder):
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        assert recorded_tests(_record_at(folder)) == ["t.py::test_0"], "an update wrote without the lock"
+    for t in threads:
+        t.join(60)
+    assert sorted(recorded_tests(_record_at(folder))) == sorted(["t.py::test_0", *ids])

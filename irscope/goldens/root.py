@@ -168,8 +168,11 @@ class GoldenRoot:
                     result = dataclasses.replace(result, status=GoldenStatus.WRITTEN)
             elif test_id is not None and test_id not in recorded_tests(record):
                 # another test compares this golden too: recorded, or the golden would be deleted as unused
-                # once the test that wrote it stops using it, while this one still does
-                self._write_record(folder, self._record_for(folder, fresh, test_id, kernel_ref))
+                # once the test that wrote it stops using it, while this one still does. Read and written
+                # under the folder's lock: two xdist workers adding their tests at once lost one of them.
+                from ..store.folder import folder_lock
+                with _writing(folder), folder_lock(folder):
+                    self._write_record(folder, self._record_for(folder, fresh, test_id, kernel_ref))
         return dataclasses.replace(result, record_mended=damage) if damage is not None else result
 
     def _record_for(self, folder: Path, fresh: Snapshot, test_id: str | None, kernel_ref: str) -> dict:
