@@ -12,7 +12,7 @@ from ..render.tables import resource_cells
 from ..render.terminal import human_bytes, stage_sizes
 from ..store.snapshot import Snapshot
 from .page import Page, table
-from .stages import maps_and_file, shown_part, stage_view
+from .stages import mapping_text, maps_and_file, shown_part, stage_view
 from .runs import runs_section
 
 PREFERRED = ("ttgir", "glir", "ttir", "llir", "ptx", "amdgcn", "sass", "source")
@@ -81,17 +81,22 @@ def _source_pane(page: Page, snap: Snapshot) -> str:
 def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     texts: dict[str, str] = {}
     cuts: dict[str, str] = {}
+    mapped_from: dict[str, str] = {}  # what each stage's line map is made of (a cut stage: with its aliases)
     problems = []
     for stage in snap.text_stages:
         try:
-            texts[stage], cuts[stage] = shown_part(snap.read(stage))  # (the whole dropped here, before its maps)
+            whole = snap.read(stage)
         except SnapshotError as e:
             problems.append(f"{stage}: {e.message}")
+            continue
+        texts[stage], cuts[stage] = shown_part(whole)
+        mapped_from[stage] = mapping_text(whole, texts[stage]) if cuts[stage] else texts[stage]
+        del whole  # (the rest of a cut stage is dropped here, before its maps are made)
     if not texts:
         why = " (the compile stopped before its first)" if snap.error and not snap.text_stages else ""
         return f'<p class="note">no text stage to show{why}</p>' + \
             "".join(f"<p class='bad'>{escape(p)}</p>" for p in problems)
-    maps, kfile = maps_and_file(texts)
+    maps, kfile = maps_and_file(mapped_from)
     ids, mapped, counts = {}, set(), {}
     for stage, text in texts.items():
         if on_progress:

@@ -105,6 +105,19 @@ def shown_part(text: str, limit: int | None = None) -> tuple[str, str]:
                         f"{limit // 2**20} MiB of a stage; irscope show has the whole)")
 
 
+_LOC_ALIAS = re.compile(r"^#loc\w*\s*=.*$", re.M)
+
+
+def mapping_text(whole: str, shown: str) -> str:
+    """The text a cut stage is mapped from: the part shown, and the location aliases (`#loc12 = loc(...)`)
+    of the part cut off, where MLIR prints them (after the module): without them no line of a cut TTIR or
+    TTGIR maps to Python. The aliases' own lines fall past the rows shown, so none is drawn."""
+    if len(shown) >= len(whole):
+        return shown
+    aliases = "\n".join(m.group() for m in _LOC_ALIAS.finditer(whole, len(shown)))
+    return shown + ("\n" if shown and not shown.endswith("\n") else "") + aliases + "\n" if aliases else shown
+
+
 def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None,
                cut: str = "") -> StageView:
     """`cut`: the note of a text `shown_part` already cut (a text still too long is cut here)."""
