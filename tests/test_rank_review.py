@@ -227,3 +227,23 @@ def test_a_size_that_gives_some_dimensions_names_the_others_it_took_from_the_pre
     assert " at M=512 (M=512, N=4096, K=4096): " in out.splitlines()[0], out.splitlines()[0]
     code, out, err = cli("rank", "matmul", "--target", "sm_90a", "--size", "M=512,N=256,K=64")
     assert " at M=512,N=256,K=64: " in out.splitlines()[0]
+
+
+def test_the_pruner_takes_a_numpy_scalar_at_the_call_as_its_number(tmp_path, cli):
+    """A ranked constexpr passed at the call as a NumPy integer made the pruner's json.dumps raise TypeError
+    inside the user's autotuner."""
+    import importlib.util
+
+    import numpy as np
+    import triton
+    (tmp_path / "b.yaml").write_text("kernels: [add]\ntargets: [sm_90a]\ngrid:\n  BLOCK_SIZE: [1024, 2048]\n"
+                                     "  num_warps: [4]\n")
+    code, _, err = cli("rank", "b.yaml", "--gpu", "h200", "--out", "snaps", "--top", "2", "--emit-configs",
+                       "ranked.py")
+    assert code == 0, err
+    spec = importlib.util.spec_from_file_location("ranked_np", tmp_path / "ranked.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    configs = [triton.Config({}, num_warps=w) for w in (2, 4)]
+    kept = module.early_config_prune(configs, {}, BLOCK_SIZE=np.int64(1024))
+    assert [c.num_warps for c in kept] == [4]

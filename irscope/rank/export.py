@@ -77,8 +77,10 @@ CONFIGS = [triton.Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["nu
 
 
 def _key(kwargs, num_warps, num_stages, num_ctas=1, maxnreg=None):
+    # (a value the call passes as a NumPy or torch scalar is its number; anything else JSON lacks, its text)
     return json.dumps({{"kwargs": {{k: kwargs[k] for k in sorted(kwargs)}}, "num_warps": num_warps,
-                       "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}}, sort_keys=True)
+                       "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}}, sort_keys=True,
+                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
 
 
 _KEEP = {{_key(c["kwargs"], c["num_warps"], c["num_stages"], c.get("num_ctas", 1), c.get("maxnreg")) for c in RANKED}}
