@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from ..errors import UsageError
 from ..render.terminal import ProgressLine, plural, table
 from ..rank.model import DEFAULT_MODEL, MODELS, effective_model
 from ..rank.reason import for_chip
+from ..store.results import finite
 from .options import positive_int
 from .sweep import add_cluster_options, open_executor, progress_text
 
@@ -235,7 +235,7 @@ def run(args, ui) -> int:
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
-        ui.print(json.dumps(_finite(report), indent=1))
+        ui.print(json.dumps(finite(report), indent=1))
     if not any(r.estimate.launchable for ranking in rankings for r in ranking):
         raise CompileError(f"none of the {plural(len(facts), 'config')} can launch on {chip.product}, so none "
                            "is ranked" + (" and nothing is written to --emit-configs" if emit else ""),
@@ -294,18 +294,6 @@ def _captured_plans(captured, facts, ref_of) -> list:
         groups.setdefault(size_key(launch), {})[label] = launch_problem(launch, captured.name, f, s.read("ttgir")
                                                                         if "ttgir" in s.stage_files else "")
     return [(None, next(iter(problems.values())), problems, None) for problems in groups.values()]
-
-
-def _finite(value):
-    """`value` with NaN and infinities as null: JSON has no such numbers (a slowdown over a recorded time of
-    1e-300 ms overflows), and `--json` is read by tools that refuse Python's spelling of them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _is_sweep_file(space: str) -> bool:
