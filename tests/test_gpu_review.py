@@ -101,12 +101,17 @@ def test_a_golden_json_whose_tests_is_not_a_list_of_strings_is_damaged(tmp_path)
         _record_at(tmp_path)
 
 
+# (pytest-xdist is in the test extra; a bare install without it skips these)
+needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None,
+                                 reason="pytest-xdist is not installed (pip install pytest-xdist): this checks the "
+                                        "plugin under -n")
+
+
 @pytest.mark.slow
+@needs_xdist
 def test_under_xdist_the_controller_reports_fails_and_deletes_unused_goldens(project):
     """Under `pytest -n 2` each worker looked for unused goldens itself and its summary and exit status never
     reached the controller: an unused golden passed the run silently, and the run had no summary at all."""
-    if importlib.util.find_spec("xdist") is None:
-        pytest.skip("pytest-xdist is not installed (pip install pytest-xdist): this checks the plugin under -n")
     pt, tests, run = project
     tests('''
         def test_a(irscope):
@@ -137,9 +142,8 @@ def test_under_xdist_the_controller_reports_fails_and_deletes_unused_goldens(pro
 
 
 @pytest.mark.slow
+@needs_xdist
 def test_under_xdist_a_crashed_worker_makes_no_golden_unused(project):
-    if importlib.util.find_spec("xdist") is None:
-        pytest.skip("pytest-xdist is not installed (pip install pytest-xdist): this checks the plugin under -n")
     pt, tests, run = project
     tests('''
         def test_a(irscope):

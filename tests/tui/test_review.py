@@ -82,6 +82,16 @@ async def _compile_from_dialog(app, pilot, kernel: str, targets: str) -> None:
     assert app.screen.busy
 
 
+async def _submit_and_wait(pilot, dialog) -> None:
+    """Press the dialog's compile key and wait (up to 2 minutes) until it is no longer busy."""
+    import asyncio
+    await pilot.press("ctrl+s")
+    for _ in range(600):
+        await asyncio.sleep(0.2)
+        if not dialog.busy:
+            break
+
+
 def _compile_thread():
     import threading
     return next((t for t in threading.enumerate() if t.name == "irscope-compile"), None)
@@ -148,7 +158,6 @@ def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
 def test_a_plain_jit_function_compiles_from_the_dialog_with_its_typical_args(compiled, tmp_path):
     # The dialog had no field for typical argument values: a FILE.py:FUNCTION without a KernelSpec could
     # not compile from it, and the refusal's hint said `--arg`, which the dialog does not have.
-    import asyncio
     kernel = tmp_path / "plain.py"
     kernel.write_text(PLAIN_KERNEL)
     out = tmp_path / "new"
@@ -161,19 +170,11 @@ def test_a_plain_jit_function_compiles_from_the_dialog_with_its_typical_args(com
             dialog.query_one("#field-kernel").value = f"{kernel}:copy_kernel"
             dialog.query_one("#field-target").value = "sm_80"
             dialog.query_one("#field-constexpr").value = "BLOCK=128"
-            await pilot.press("ctrl+s")
-            for _ in range(600):
-                await asyncio.sleep(0.2)
-                if not dialog.busy:
-                    break
+            await _submit_and_wait(pilot, dialog)
             text = screen_text(app)
             assert "needs a typical value for argument" in text and "in args" in text and "--arg" not in text, text
             dialog.query_one("#field-arg").value = "src=*fp32 dst=*fp32 n=4096"
-            await pilot.press("ctrl+s")
-            for _ in range(600):
-                await asyncio.sleep(0.2)
-                if not dialog.busy:
-                    break
+            await _submit_and_wait(pilot, dialog)
             await settle(pilot)
             assert "✓ copy_kernel/" in screen_text(app), screen_text(app)
             assert app.view.snapshot is not None and app.view.snapshot.fn_name == "copy_kernel"
