@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -111,6 +112,18 @@ def test_a_hanging_compile_is_killed_at_the_timeout(cli, tmp_path):
     started = time.monotonic()
     code, out, err = cli("compile", f"{USER}:hangs", "--timeout", "3")
     assert code == 3 and "timeout" in out and time.monotonic() - started < 30
+
+
+def test_a_killed_or_aborted_compile_leaves_no_triton_cache_behind(cli, tmp_path, monkeypatch):
+    # Killed at the timeout, or aborted by the compiler, a compile never runs its own clean-up: its Triton
+    # cache must live where the process that started it removes it.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    code, out, err = cli("compile", f"{USER}:hangs", f"{USER}:crashes", "--timeout", "5")
+    assert code == 3 and "timeout" in out and "SIGABRT" in out
+    assert list(scratch.iterdir()) == []
 
 
 def test_goldens_are_not_overwritten_unless_asked(cli, tmp_path):

@@ -89,7 +89,10 @@ def compile_kernel(spec: KernelSpec, target: Target, opts: CompileOptions, *, ca
     def listener(**event: Any) -> None:
         captured["times"] = event.get("times")
 
-    cache_dir = Path(tempfile.mkdtemp(prefix="irscope-triton-cache-"))
+    # Beside the log when there is one: that folder belongs to the process that started this compile and
+    # is removed by it, so a compile killed at the timeout, or aborted by the compiler, leaves nothing
+    # behind (its own clean-up below never runs then: 2 GB of caches were left in /tmp in two days).
+    cache_dir = Path(tempfile.mkdtemp(prefix="irscope-triton-cache-", dir=log_path.parent if log_path else None))
     stdout = io.StringIO()
     failure: Exception | None = None
     started = time.perf_counter()
