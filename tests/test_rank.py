@@ -245,6 +245,29 @@ def test_the_committed_facts_are_what_the_snapshots_say_today():
         assert getattr(same, key) == getattr(fresh, key), key
 
 
+@pytest.mark.parametrize("model", [15, 16])
+def test_a_launch_of_one_partial_wave_says_the_demands_of_its_own_programs(model):
+    """`terms_us` are the fullest wave's demands. A launch of one partial wave has a few programs an SM, and
+    its bound is read from those: its terms were a full SM's, so a config bound by latency showed a memory
+    term larger than its latency (add, BLOCK_SIZE 16,384 at n = 2,097,152: memory 192 us, latency 90)."""
+    from irscope.spec.problem import Problem
+    facts = json.loads((EVAL / "facts.json").read_text())
+    seen = 0
+    for space in facts["spaces"].values():
+        for c in space["configs"]:
+            f = Facts.from_dict(c["facts"])
+            for size, p in c["problems"].items():
+                e = estimate(f, Problem(p["kernel"], size, {}, tuple(p["grid"]), p["flops"], p["min_bytes"]),
+                             H200, model)
+                if not e.launchable or e.waves != 1:
+                    continue
+                demands = {k: v for k, v in e.terms_us.items() if k not in ("tensor core", "issue", "spills", "core")}
+                if e.bound in demands:
+                    seen += 1
+                    assert demands[e.bound] >= 0.99 * max(demands.values()), (f.label, size, e.bound, demands)
+    assert seen > 500
+
+
 def test_the_prefetch_distance_is_read_from_the_loops_async_wait():
     """At num_stages s the pipelined matmul loop waits with `num = 2 (s - 2)` over two commit groups an
     iteration: each copy is issued s - 1 iterations before it is waited for."""

@@ -389,7 +389,10 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     launch_us = measured.launch_us if model >= 5 and measured.launch_us else chip.launch_us
     ms = cycles / (chip.clock_ghz * 1e9) * 1e3 + launch_us / 1e3
     fill = programs / (waves * slots)
-    terms_us = {k: round(blocks * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
+    # The fullest wave's demands: a launch of one partial wave has per_sm_last programs an SM, not a full SM's,
+    # and its bound (above) is read from those; its terms say the same.
+    fullest = blocks if waves > 1 or model < 9 else per_sm_last
+    terms_us = {k: round(fullest * v / (chip.clock_ghz * 1e3), 3) for k, v in {**parts, **demand}.items()}
     terms_us["latency"] = round(chain / (chip.clock_ghz * 1e3), 3)
     reason = reason_for(bound, facts, chip, programs, waves, 1.0 if stream else fill, n, pipelined, loop_latency,
                         per_iter, compute(loop, loop_floor) if facts.loop else 0.0, parts, ahead, stores,
