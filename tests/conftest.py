@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import signal
 from pathlib import Path
 from typing import Sequence
 
@@ -146,6 +147,13 @@ def cli(monkeypatch, tmp_path):
         return code, out.getvalue(), err.getvalue()
 
     return run
+
+
+def sigint_as_in_a_terminal() -> None:
+    """Popen's preexec_fn for a test that sends SIGINT as a terminal's Ctrl-C: SIGINT at its default
+    disposition. A shell that started this test run in the background (`pytest &`, nohup, CI wrappers)
+    gives it SIGINT ignored, and every child inherits that: the Ctrl-C would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import sigint_as_in_a_terminal
+
 PROGRAMS = Path(__file__).parent / "capture_programs"
 SMALL = PROGRAMS / "small.py"
 
@@ -97,7 +99,7 @@ def _capture_a_sleeping_program(tmp_path, on_interrupt: str = "") -> subprocess.
         f"open({str(ready)!r}, 'w').close()\n" + sleep)
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "capture", "--no-compile", "--out", "snaps", "--",
                              "python", "slow.py"], cwd=tmp_path, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            preexec_fn=sigint_as_in_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import DATA, sigint_as_in_a_terminal
 
 USER = DATA / "user_kernels.py"
 
@@ -175,7 +175,7 @@ def test_killing_a_compile_midway_leaves_no_half_written_folder(tmp_path, sig):
     # Ctrl-C in a terminal: SIGINT at its default disposition (a shell that started this run in the
     # background would have it ignored, and the child would inherit that).
     proc = _irscope("compile", "matmul", "--target", "sm_90a,sm_100a", cwd=tmp_path, start_new_session=True,
-                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                    preexec_fn=sigint_as_in_a_terminal)
     # Inside the compiles: wait until the parent has forked its workers (a warm compile takes under 2 s,
     # so a fixed sleep could land after the end), then let them get into Triton.
     deadline = time.monotonic() + 60

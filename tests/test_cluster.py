@@ -8,12 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import sigint_as_in_a_terminal
 
 pytest.importorskip("distributed")
 
@@ -182,7 +183,7 @@ def test_ctrl_c_cancels_the_rest_quietly_and_prints_what_finished(tmp_path):
         pass
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--cluster", "local:2"],
                             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"  # written by the client, from the worker's files
     deadline = time.monotonic() + 120
     while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:

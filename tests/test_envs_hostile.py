@@ -18,6 +18,7 @@ import pytest
 
 from irscope.cli import main
 from irscope.harness import envs
+from tests.conftest import sigint_as_in_a_terminal
 
 RUNNING = envs.running_version()
 NAMED = "3.8.0" if RUNNING != "3.8.0" else "3.7.1"  # an env name that is not the running release
@@ -325,7 +326,8 @@ def test_ctrl_c_while_the_virtual_environment_is_made_leaves_no_folder(cache, tm
     path = cache / "envs" / f"triton-{NAMED}"
     env = dict(os.environ, IRSCOPE_CACHE=str(cache), PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_NO_INDEX="1")
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "envs", "add", NAMED], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=sigint_as_in_a_terminal)
     deadline = time.monotonic() + 60
     while not (path / "pyvenv.cfg").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -6,7 +6,7 @@ import pytest
 
 from irscope.errors import UsageError
 from irscope.sweep import TooManyPoints, expand, load_sweep, run_points
-from tests.conftest import DATA
+from tests.conftest import DATA, sigint_as_in_a_terminal
 
 KERNEL = '''
 import triton
@@ -158,7 +158,7 @@ def test_ctrl_c_prints_the_table_of_what_finished_and_exits_130(tmp_path, as_jso
     proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "-j", "2",
                              *(["--json"] if as_json else [])], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=sigint_as_in_a_terminal)
     done = tmp_path / "o/copy_rows/default/gfx942/irscope.json"
     deadline = time.monotonic() + 90
     while not done.is_file() and proc.poll() is None and time.monotonic() < deadline:
