@@ -1,8 +1,11 @@
 """The analyzers' numbers against independent readings of the same compile: the PTX itself read line by
 line, and the CUDA occupancy calculator's rules (cuda_occupancy.h) worked by hand. Each test names the
 number it protects; a counter that drifts from what the stage says fails here."""
+import dataclasses
+import json
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -118,6 +121,40 @@ def test_shared_memory_is_allocated_in_128_byte_units_plus_the_reserved_kilobyte
     assert occ.limits["shared memory"] == 4 and occ.value == 4 and occ.limiter == "shared memory"
     assert occupancy(Resources(num_warps=4, shared=147456), get_target("sm_90a")).limits["shared memory"] == 1
     assert launch(Resources(num_warps=4, shared=227 * 1024), get_target("sm_90a")).launchable
+
+
+DRIVER = Path(__file__).resolve().parent.parent / "docs" / "gpu-runs" / "2026-12-05-occupancy-h200.json"
+
+
+def test_occupancy_and_launchability_are_what_the_h200s_driver_answered():
+    """benchmarks/gpu_occupancy.py asked the H200's CUDA driver (cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    cuFuncSetAttribute, cuFuncGetAttribute) about 376 cubins of the rank spaces, and about one cubin at
+    every dynamic shared size in 32-byte steps. irscope's rules, recomputed here, must still give its answers."""
+    doc = json.loads(DRIVER.read_text())
+    target = get_target(doc["target"])
+    assert doc["device"]["reserved_shared_per_block"] == 1024 and doc["device"]["sms"] == 132
+    assert (target.shared_per_block, target.shared_per_sm) == (doc["device"]["max_shared_per_block_optin"],
+                                                               doc["device"]["shared_per_sm"])
+    assert target.regs_per_sm == doc["device"]["registers_per_sm"]
+    assert target.max_warps_per_sm * target.warp_size == doc["device"]["max_threads_per_sm"]
+    assert len(doc["rows"]) == 376
+    for row in doc["rows"]:
+        res = Resources(num_warps=row["warps"], registers=row["irscope"]["registers"], shared=row["shared"])
+        assert row["irscope"]["registers"] == row["driver"]["registers"], row["config"]
+        assert occupancy(res, target).value == row["driver"]["blocks_per_sm"], row["config"]
+        assert launch(res, target).launchable == row["driver"]["accepts_shared"], row["config"]
+        assert (row["irscope"]["stack"] or 0) + (row["irscope"]["local"] or 0) == row["driver"]["local"]
+    assert {r["driver"]["blocks_per_sm"] for r in doc["rows"]} >= {0, 1, 2, 3}  # shared memory and registers bind
+    sweep = doc["rule_sweep"]
+    steps = sweep["driver_steps"]
+    res = Resources(num_warps=sweep["warps"], registers=sweep["registers"])
+    checked = 0
+    for i, (start, blocks) in enumerate(steps):
+        end = steps[i + 1][0] if i + 1 < len(steps) else sweep["last"] + sweep["step"]
+        for shared in range(start, end, sweep["step"]):
+            assert occupancy(dataclasses.replace(res, shared=shared), target).value == blocks, shared
+            checked += 1
+    assert checked == sweep["points"] == 7265 and [b for _, b in steps] == list(range(32, 0, -1))
 
 
 def test_blackwell_consumer_fp8_mma_is_counted_by_shape(compile_cache, kernels):

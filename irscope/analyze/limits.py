@@ -6,7 +6,8 @@ Rules and their sources (docs/analyzers.md has the long form):
   warp's from one of the SM's 4 sub-partitions (a quarter of the register file each); every block reserves
   1 KiB of shared memory for the system and allocates shared memory in units of 128 bytes; an SM holds at
   most `max_warps_per_sm` warps and `MAX_BLOCKS_PER_SM` blocks; Blackwell datacenter SMs have 512
-  tensor-memory columns.
+  tensor-memory columns. Checked against the H200's driver (cuOccupancyMaxActiveBlocksPerMultiprocessor):
+  the same blocks/SM for 376 cubins and at every dynamic shared size in 32-byte steps (docs/gpu.md).
 - AMD (CDNA3/CDNA4 ISA guides): a CU has 4 SIMDs of 512 VGPRs per lane (arch VGPRs and AGPRs share
   them, allocated in granules of 8), at most 8 waves per SIMD, and LDS is shared by the CU's workgroups.
   LLVM's own estimate (`; Occupancy: N` in the listing) is used when present: it knows the VGPR, AGPR

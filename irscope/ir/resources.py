@@ -20,8 +20,11 @@ class Resources:
     registers: int | None = None  # 32-bit registers per thread (NVIDIA) / arch VGPRs per lane (AMD)
     spill_stores: int | None = None  # bytes (NVIDIA, ptxas) or spilled VGPRs (AMD)
     spill_loads: int | None = None
-    stack: int | None = None  # bytes of stack frame per thread (NVIDIA)
-    local: int | None = None  # bytes of local memory per thread (NVIDIA: spills plus stack arrays)
+    stack: int | None = None  # bytes of stack frame per thread (NVIDIA): where ptxas puts spills and arrays
+    # bytes of local memory per thread outside the stack frame (NVIDIA, cuobjdump's LOCAL; 0 for Triton's
+    # kernels, whose spills are in the stack). The driver reserves stack + local per thread: equal to
+    # CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES for 376 cubins on the H200 (docs/gpu.md, "Occupancy against the driver").
+    local: int | None = None
     barriers: int | None = None
     tensor_memory: int | None = None  # Blackwell tensor-memory columns
     sgprs: int | None = None  # AMD scalar registers
