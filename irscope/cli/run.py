@@ -281,11 +281,11 @@ def _write_json(path: str | None, payload) -> None:
     an internal error."""
     if path:
         import json
-        from pathlib import Path
 
         from ..errors import OutputUnwritable
+        from ..store.output import write_output
         try:
-            Path(path).write_text(json.dumps(payload, indent=1, default=str) + "\n")
+            write_output(path, json.dumps(payload, indent=1, default=str) + "\n")
         except OSError as e:
             raise OutputUnwritable(f"cannot write --json {path}: {e.strerror or e}",
                                    "the results are in the output above; give --json a file on a disk with room "

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from ..store.output import write_output
 from . import Ranked
 
 OPTION_KEYS = ("num_warps", "num_stages")
@@ -138,13 +138,4 @@ def write_module(path: Path, configs: list[dict], what: str) -> None:
     # stay text, whatever quotes or backslashes they hold, so that importing the module runs nothing of them
     what = "".join(c if c.isprintable() and c not in '"\\' else "?" for c in what)
     text = MODULE.format(what=what, data=json.dumps(configs), k=len(configs))
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_output(path, text)

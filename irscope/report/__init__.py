@@ -6,11 +6,10 @@ Textual: it reads what the store, ir, analyze and diff layers give.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..store.output import write_output
 from ..store.snapshot import Snapshot
 from .compare import add_comparison
 from .page import Page
@@ -38,21 +37,8 @@ def build_report(snapshots: Sequence[Snapshot] = (), *, compare: Sequence[Snapsh
 
 
 def write_report(path: Path | str, html: str) -> Path:
-    """Write atomically: a reader never opens half a report."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(html)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # a report is for sharing: the umask's mode, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write atomically: a reader never opens half a report (store.output.write_output)."""
+    return write_output(path, html, make_folder=True)
 
 
 def _title(snapshots, compare, sweeps) -> str:
