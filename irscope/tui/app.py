@@ -10,6 +10,8 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.geometry import Size
+from textual.screen import Screen
 from textual.widgets import Header
 
 from ..render.controls import visible_controls
@@ -87,9 +89,23 @@ class IrscopeApp(App):
         prewarm()
 
     def on_resize(self, event) -> None:
-        self.screen.set_class(event.size.width < 100, "-narrow")
-        if self.is_mounted and self.query(Browser):
-            self.query_one(Browser).fit_width()
+        # Every screen on the stack, not just the top one: a resize while the compare screen (or any) was
+        # open left the reader below laid out for the old size when it came back. (`self.size` is still
+        # the old size here: this handler runs before App's own.)
+        for screen in self.screen_stack:
+            self.fit_screen(screen, event.size)
+        browsers = self.screen_stack[0].query(Browser) if self.screen_stack else []
+        if self.is_mounted and browsers:
+            browsers.first().fit_width(event.size.width)
+
+    def fit_screen(self, screen: Screen, size: Size) -> None:
+        """The classes the stylesheet sizes a screen by: `-narrow` under 100 columns."""
+        screen.set_class(size.width < 100, "-narrow")
+
+    def push_screen(self, screen, *args, **kwargs):
+        if isinstance(screen, Screen):  # a screen opened after the last resize starts at the current size
+            self.fit_screen(screen, self.size)
+        return super().push_screen(screen, *args, **kwargs)
 
     @work(thread=True, exclusive=True, group="scan")
     def scan_roots(self) -> None:

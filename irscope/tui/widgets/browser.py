@@ -139,12 +139,13 @@ class Browser(Vertical):
         self.content_width = widest + 3  # the border, a column of padding, the scrollbar's room
         self.fit_width()
 
-    def fit_width(self) -> None:
-        """Width from the content (at least the CSS width, at most WIDTH_CAP of the screen), plus `<`/`>`."""
+    def fit_width(self, screen_width: int | None = None) -> None:
+        """Width from the content (at least the CSS width, at most WIDTH_CAP of the screen), plus `<`/`>`.
+        `screen_width`: the terminal's new width, during a resize (the app's size is still the old one)."""
         if not self.extra_width and self.content_width <= self.WIDTH:
             self.styles.width = None  # the stylesheet's width (narrower on a narrow screen)
             return
-        cap = max(self.WIDTH, int(self.app.size.width * self.WIDTH_CAP))
+        cap = max(self.WIDTH, int((screen_width or self.app.size.width) * self.WIDTH_CAP))
         self.styles.width = max(12, min(max(self.content_width, self.WIDTH) + self.extra_width, cap))
 
     def widen(self, step: int) -> None:

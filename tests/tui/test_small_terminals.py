@@ -1,0 +1,79 @@
+"""The TUI at small and odd terminal sizes, and resized while a screen is open: what each screen does when
+space is short (what stays on screen, what scrolls, what a user can still reach) on real snapshots."""
+import pytest
+
+from irscope.tui.widgets.browser import Browser
+from irscope.tui.widgets.resource_panel import ResourcePanel
+
+from .driver import open_snapshot, run, settle, started
+from .test_browse import sweep_root
+
+LONG = ["default.a-very-long-variant-name-for-a-sweep.w4.s2.GROUP_M=8",
+        "default.a-very-long-variant-name-for-a-sweep.w8.s3.GROUP_M=16.BLOCK_SIZE=1024"]
+
+
+@pytest.fixture(scope="module")
+def rich_root(tmp_path_factory):
+    """matmul for sm_90a with its pass timeline and layouts, and for gfx942: every screen has something."""
+    from irscope.harness.batch import Point, compile_points
+    from irscope.spec.kernel import CompileOptions
+
+    out = tmp_path_factory.mktemp("small-terminals")
+    outcomes = compile_points([Point("matmul", "sm_90a", CompileOptions(passes="mlir")), Point("matmul", "gfx942")],
+                              out, layouts=True)
+    assert all(o.ok for o in outcomes), outcomes
+    return out
+
+
+def test_shrinking_the_terminal_narrows_a_wide_tree_to_half_the_new_width(tmp_path):
+    """The tree was capped at half the old width (the app read its size before Textual updated it): at
+    200 columns it took 57, and after a resize to 60 it still took 57 of the 60."""
+    async def scenario():
+        async with started([sweep_root(tmp_path, LONG)], size=(200, 60)) as (app, pilot):
+            browser = app.query_one(Browser)
+            assert browser.outer_size.width > 50
+            await pilot.resize_terminal(60, 15)
+            await settle(pilot)
+            assert browser.outer_size.width <= 30
+            await pilot.resize_terminal(200, 60)
+            await settle(pilot)
+            assert browser.outer_size.width > 50
+    run(scenario)
+
+
+def test_a_resize_under_another_screen_reaches_the_reader_and_the_tree(tmp_path, goldens):
+    """Resized while the compare (or help) screen was open, the reader came back laid out for the old
+    size: at 80 columns the resource panel still took 30 of them and the tree kept half of 200."""
+    async def scenario():
+        async with started([goldens], size=(160, 48)) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            panel = app.query_one(ResourcePanel)
+            assert panel.display and panel.region.width > 0
+            await pilot.press("d")
+            await settle(pilot)
+            await pilot.resize_terminal(80, 24)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen.has_class("-narrow")
+            assert panel.region.width == 0  # hidden under 100 columns, as on a terminal started at 80
+            await pilot.press("question_mark")
+            await settle(pilot)
+            await pilot.resize_terminal(160, 48)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert not app.screen.has_class("-narrow") and panel.region.width > 0
+    run(scenario)
+
+    async def tree():
+        async with started([sweep_root(tmp_path, LONG)], size=(200, 60)) as (app, pilot):
+            browser = app.query_one(Browser)
+            await pilot.press("question_mark")
+            await settle(pilot)
+            await pilot.resize_terminal(60, 15)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert browser.outer_size.width <= 30
+    run(tree)
