@@ -77,3 +77,61 @@ def test_a_resize_under_another_screen_reaches_the_reader_and_the_tree(tmp_path,
             await settle(pilot)
             assert browser.outer_size.width <= 30
     run(tree)
+
+
+async def _compare(app, pilot) -> None:
+    await open_snapshot(app, pilot, "matmul/default/sm_90a")
+    await pilot.press("m")
+    await open_snapshot(app, pilot, "matmul/default/gfx942")
+    await pilot.press("d")
+    await settle(pilot)
+    assert type(app.screen).__name__ == "CompareScreen"
+
+
+def _rows(app, selector: str) -> int:
+    return app.screen.query_one(selector).region.height
+
+
+@pytest.mark.parametrize("size", [(40, 10), (60, 15)])
+def test_on_a_short_terminal_the_compare_header_folds_to_two_rows_and_the_diff_keeps_the_rest(goldens, size):
+    """At 40x10 the title and deltas took every row and the diff had none."""
+    async def scenario():
+        async with started([goldens], size=size) as (app, pilot):
+            await _compare(app, pilot)
+            assert _rows(app, "#compare-title") == 1 and _rows(app, "#compare-deltas") == 1
+            assert "more (e: all)" in "\n".join(app.screen.query_one("#compare-deltas").render().plain.split("\n"))
+            assert _rows(app, "#diff-view") >= size[1] - 7  # title, deltas, tabs (2), status, footer
+    run(scenario)
+
+
+@pytest.mark.parametrize("size", [(40, 10), (80, 24)])
+def test_every_delta_takes_at_most_half_the_screen_and_scrolls(goldens, size):
+    """`e` at 80x24 pushed the tabs, the diff and its status line off the screen (92 deltas)."""
+    async def scenario():
+        async with started([goldens], size=size) as (app, pilot):
+            await _compare(app, pilot)
+            await pilot.press("e")
+            await settle(pilot)
+            box = app.screen.query_one("#compare-deltas-box")
+            assert box.region.height <= size[1] // 2 and box.max_scroll_y > 0
+            assert _rows(app, "#diff-view") >= 1 and _rows(app, "#compare-status") == 1
+            box.scroll_end(animate=False)  # the last delta is there to scroll to
+            await settle(pilot)
+            assert box.scroll_y == box.max_scroll_y > 0
+    run(scenario)
+
+
+def test_the_compare_header_folds_and_unfolds_as_the_terminal_is_resized(goldens):
+    async def scenario():
+        async with started([goldens], size=(160, 48)) as (app, pilot):
+            await _compare(app, pilot)
+            deltas = app.screen.query_one("#compare-deltas")
+            assert _rows(app, "#compare-deltas") == 4
+            await pilot.resize_terminal(40, 10)
+            await settle(pilot)
+            assert _rows(app, "#compare-title") == 1 and _rows(app, "#compare-deltas") == 1
+            assert _rows(app, "#diff-view") >= 3
+            await pilot.resize_terminal(160, 48)
+            await settle(pilot)
+            assert deltas.region.height == 4
+    run(scenario)

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
@@ -64,6 +64,8 @@ class CompareScreen(Screen):
     ] + [Binding(key, f"axis('{axis}')", axis.replace("num_", ""), show=axis in ("target", "num_warps", "alignment"))
          for axis, key in AXES.items()]
 
+    SHORT = 24  # rows: below this the header folds to two rows
+
     @dataclass
     class StageAligned(Message):
         """The alignment of one stage of A and B is ready (computed in a worker)."""
@@ -90,15 +92,27 @@ class CompareScreen(Screen):
     def compose(self) -> ComposeResult:
         with Vertical(id="compare"):
             yield Static(id="compare-title")
-            yield DeltaSummary(key="e", id="compare-deltas")
+            with VerticalScroll(id="compare-deltas-box", can_focus=False):  # `e`'s every delta scrolls
+                yield DeltaSummary(key="e", id="compare-deltas")
             yield Tabs(classes="compare-tabs")
             yield DiffView(id="diff-view")
             yield Static(id="compare-status")
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self._fit(self.app.size.height)
         self._load()
         self.query_one(DiffView).focus()
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        # A short terminal keeps its rows for the diff: the title on one row (cut with …), the deltas folded
+        # to one (at 40x10 the header took every row and the diff had none).
+        short = height < self.SHORT
+        self.set_class(short, "-short")
+        self.query_one(DeltaSummary).fold_to(1 if short else DeltaSummary.FOLDED)
 
     def facts(self, snap: Snapshot) -> Facts:
         if snap.path not in self._facts:

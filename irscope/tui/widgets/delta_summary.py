@@ -70,6 +70,7 @@ class DeltaSummary(Widget):
         self.items: list[Text] = []
         self.empty = Text()
         self.expanded = False
+        self.folded = self.FOLDED  # lines shown folded (fewer on a short screen: `fold_to`)
         self.hidden = 0  # items left out as last laid out
 
     def show(self, items: list[Text], empty: Text) -> None:
@@ -81,11 +82,17 @@ class DeltaSummary(Widget):
         self.expanded = not self.expanded
         self.refresh(layout=True)
 
+    def fold_to(self, lines: int) -> None:
+        """Show at most `lines` lines while folded."""
+        if lines != self.folded:
+            self.folded = max(1, lines)
+            self.refresh(layout=True)
+
     def lines(self, width: int) -> list[Text]:
         if not self.items:
             return [self.empty]
-        lines, self.hidden = fold(self.items, width, None if self.expanded else self.FOLDED, self.key)
-        if self.expanded and len(lines) > self.FOLDED:
+        lines, self.hidden = fold(self.items, width, None if self.expanded else self.folded, self.key)
+        if self.expanded and len(lines) > self.folded:
             note = Text(f"({self.key}: fewer)", style="dim")
             if lines[-1].cell_len + len(SEPARATOR) + note.cell_len <= width:
                 lines[-1].append(SEPARATOR, style="dim")
