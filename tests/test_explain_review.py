@@ -175,7 +175,7 @@ def test_the_alignment_fix_rounds_up_an_integer_whose_value_is_not_a_multiple_of
     base = CompileOptions(args=(("n_elements", 1000),), divisibility=(("x_ptr", 1),))
     result = explain("add", "sm_80", base, out, budget=1)
     fix = [r for r in result.remarks if r.change and r.decision.topic == "vectors"]
-    assert {r.change for r in fix} == {"--divisibility 16 --arg n_elements=1008"}, [r.message for r in fix]
+    assert {r.change for r in fix} == {"--divisibility x_ptr=16 --arg n_elements=1008"}, [r.message for r in fix]
     assert len(fix) == 3 and all(r.kind == "missed" and "would be 16 B per thread" in r.message for r in fix), \
         [r.message for r in fix]
     alone = explain("add", "sm_80", CompileOptions(args=(("n_elements", 1000),)), out, budget=1)

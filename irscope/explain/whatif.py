@@ -80,13 +80,14 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                  and value % 16]
     aligned_pointers = all(facts.divisibility.get(a, 1) >= 16 for a in pointers)
     if pointers and aligned_pointers and not unaligned:
-        wanted.append(WhatIf("vectors", "--divisibility 1", target, base.with_(divisibility=((None, 1),)),
+        change, probe = _divisibility(base, 1)
+        wanted.append(WhatIf("vectors", change, target, probe,
                              "no pointer or integer known to be 16-aligned: vector widths and async copies"))
     elif pointers:
         fix, change, why = base, [], []
         if not aligned_pointers:
-            fix = fix.with_(divisibility=((None, 16),))
-            change.append("--divisibility 16")
+            flags, fix = _divisibility(base, 16)
+            change.append(flags)
             why.append("every pointer and integer 16-aligned, as torch's allocator gives")
         if unaligned:
             rounded = {name: value + 16 - value % 16 for name, value in unaligned}
@@ -145,6 +146,23 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
             seen.add(key)
             unique.append(w)
     return unique[:max(0, budget)], unique[max(0, budget):]
+
+
+def _divisibility(base: CompileOptions, d: int) -> tuple[str, CompileOptions]:
+    """(the switch, the options) that assume divisibility `d` for every pointer and integer, as the switch typed
+    after the base's own flags gives them: a per-argument `--divisibility NAME=D` of the base outranks a global
+    `--divisibility D`, so each that differs is given again by name (`--divisibility 16` alone kept x_ptr=1)."""
+    named = {n: v for n, v in base.divisibility if n is not None}
+    again = [n for n, v in named.items() if v != d]
+    given = [v for n, v in base.divisibility if n is None]
+    added, flags = [], []
+    if (given and given[-1] != d) or not again:
+        added.append((None, d))
+        flags.append(f"--divisibility {d}")
+    if again:
+        added += [(n, d) for n in again]
+        flags.append(f"--divisibility {','.join(again)}={d}")
+    return " ".join(flags), base.with_(divisibility=base.divisibility + tuple(added))
 
 
 def _mask_integers(facts: Facts, loads) -> list[str]:
