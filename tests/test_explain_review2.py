@@ -45,3 +45,55 @@ def test_the_alignment_switch_typed_after_a_per_argument_divisibility_compiles_w
     assert code == 0, err
     (folder,) = [p.parent for p in typed.rglob("irscope.json")]
     assert _key(folder) == _key(Path(whatif["snapshot"])), (whatif["change"], folder, whatif["snapshot"])
+
+
+MM32 = '''
+import triton
+import triton.language as tl
+from irscope.spec import Config, KernelSpec, Tensor
+
+
+@triton.jit
+def mm32(a_ptr, b_ptr, c_ptr, K, sam, sbk, scm, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :]
+    b = b_ptr + rk[:, None] * sbk + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a, mask=rk[None, :] < K - k, other=0.0)
+        y = tl.load(b, mask=rk[:, None] < K - k, other=0.0)
+        acc += tl.dot(x, y)
+        a += BK
+        b += BK * sbk
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc)
+
+
+SPEC = KernelSpec(name="mm32", fn=mm32, description="tf32 dot, a K-major B in shared memory",
+                  args={"a_ptr": Tensor("fp32"), "b_ptr": Tensor("fp32"), "c_ptr": Tensor("fp32"), "K": 4096,
+                        "sam": 4096, "sbk": 4096, "scm": 4096},
+                  configs=(Config("default", {"BM": 64, "BN": 64, "BK": 256}, num_warps=4, num_stages=3),))
+'''
+
+
+@pytest.fixture(scope="module")
+def mm32(out):
+    path = out / "mm32.py"
+    path.write_text(MM32)
+    return explain(f"{path}:mm32", "sm_90a", CompileOptions(), out, budget=1)
+
+
+def test_a_fix_that_loses_pipelining_is_no_advice_for_a_vector_width_it_happens_to_widen(mm32):
+    """tf32's B tile is copied 4 B at a time into its K-major buffer. The shared-memory fix `--num-stages 1`
+    (the only depth that fits) also drops the loop's cp.async for plain 16 B loads, and the B load read
+    'missed: would be 16 B per thread (ld.global) with --num-stages 1': advice to unpipeline the loop."""
+    assert [w.whatif.change for w in mm32.whatifs] == ["--num-stages 1"]
+    shared = [r for r in mm32.remarks if r.change == "--num-stages 1" and r.decision.topic == "shared"]
+    assert [r.kind for r in shared] == ["missed"] and "would be" in shared[0].message  # what it was planned for
+    loop = next(r for r in mm32.remarks if r.change == "--num-stages 1" and r.decision.topic == "pipelining")
+    assert loop.decision.good is False  # the fast path it loses
+    width = next(r for r in mm32.remarks if r.change == "--num-stages 1" and r.decision.topic == "vectors")
+    assert width.decision.value == "16 B per thread (ld.global)"
+    assert width.kind == "analysis" and width.message.startswith("load of b_ptr at line 17: becomes 16 B"), \
+        width.message

@@ -255,6 +255,9 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
                        folder, change=w.change)]
     from ..store.snapshot import load_snapshot
     other = {d.key: d for d in read_decisions(gather(load_snapshot(r.folder), r.analysis))}
+    # A fix that loses a fast path the base has (--num-stages 1 for shared memory: no pipelining) is advice for
+    # the decision it was planned for; what it happens to fix elsewhere is a side effect, not advice
+    costly = any(d.good and other.get(d.key) is not None and other[d.key].good is False for d in decisions)
     out, planned_topic_changed = [], False
     for d in decisions:
         after = other.get(d.key)
@@ -268,7 +271,8 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
                    if d.topic == "vectors" or _value(base, k) != _value(r.analysis, k))
         if d.topic == "vectors":
             ev = (f"{d.value} → {after.value}",)
-        if d.good is False and after.good and w.fixes:  # a probe that happens to fix it is no advice
+        # (a probe that happens to fix it is no advice)
+        if d.good is False and after.good and w.fixes and (d.topic == w.topic or not costly):
             kind, verb = "missed", "would be"
         else:
             kind, verb = "analysis", "becomes"
