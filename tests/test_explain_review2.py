@@ -97,3 +97,14 @@ def test_a_fix_that_loses_pipelining_is_no_advice_for_a_vector_width_it_happens_
     assert width.decision.value == "16 B per thread (ld.global)"
     assert width.kind == "analysis" and width.message.startswith("load of b_ptr at line 17: becomes 16 B"), \
         width.message
+
+
+def test_a_narrow_async_copy_names_the_shared_memory_layout_it_writes_not_only_the_values(mm32):
+    """The B load is 16 contiguous bytes a thread in registers (contiguity 4 fp32) and 16-aligned, yet each
+    cp.async moves 4 B: wgmma's tf32 B operand is K-major in shared memory. The remark blamed only 'the value's
+    layout', which its own 'contiguity 4 elements' contradicted."""
+    b = next(d for d in mm32.decisions if d.topic == "vectors" and d.subject.startswith("load of b_ptr"))
+    assert b.value == "4 B per thread (cp.async)" and "contiguity 4 elements" in b.why, (b.value, b.why)
+    assert "in the shared-memory layout the copy writes" in b.why, b.why
+    store = next(d for d in mm32.decisions if d.topic == "vectors" and d.subject.startswith("store"))
+    assert "shared-memory" not in store.why  # a plain store writes no buffer

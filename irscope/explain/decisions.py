@@ -274,10 +274,13 @@ def _vectors(f: Facts) -> list[Decision]:
             why += f"; contiguity {g.contiguity} elements"
         if g.width < 16:
             low = [a for a, d in divs.items() if d < 16]
+            # An async copy writes shared memory: its width is also capped by the buffer's layout (tf32's B
+            # operand, K-major for wgmma, takes 4 B copies of a row 16 B contiguous in registers)
+            into = " and in the shared-memory layout the copy writes" if g.via in _ASYNC_VIA else ""
             why += ("; 16 B needs " + " and ".join(f"{a} divisible by 16" for a in low) if low else
                     "; 16 B needs 16 contiguous bytes per thread in the layout the source wrote (size_per_thread "
-                    "of its gl.BlockedLayout) and an aligned mask" if gluon else
-                    "; 16 B needs 16 contiguous bytes per thread in the value's layout (and an aligned mask)")
+                    f"of its gl.BlockedLayout){into} and an aligned mask" if gluon else
+                    f"; 16 B needs 16 contiguous bytes per thread in the value's layout{into} (and an aligned mask)")
         value = f"{g.width} B per thread ({g.via})"
         out.append(Decision("vectors", g.subject, value, g.width >= 16,
                             tuple((f"{g.via}.{w}B", n) for w, n in g.widths), why,
