@@ -135,3 +135,61 @@ def test_the_compare_header_folds_and_unfolds_as_the_terminal_is_resized(goldens
             await settle(pilot)
             assert deltas.region.height == 4
     run(scenario)
+
+
+def _on_screen(app, widget) -> bool:
+    """Whether all of `widget` is drawn: inside the screen and inside what its scrolled parents show."""
+    region = widget.region
+    return region.area > 0 and app.screen.region.contains_region(region) and \
+        all(p.region.contains_region(region) for p in widget.ancestors if getattr(p, "region", None) is not None
+            and p is not app and p is not app.screen)
+
+
+@pytest.mark.parametrize("size", [(40, 10), (60, 15), (80, 24)])
+def test_every_field_and_button_of_the_compile_dialog_is_reachable_on_a_small_terminal(goldens, tmp_path, size):
+    """The dialog was at least 60 columns wide (past a 40-column screen's edge) and cut its buttons off
+    below about 20 rows, with no way to scroll to them."""
+    async def scenario():
+        async with started([goldens], size=size, out=tmp_path / "out") as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            dialog = app.screen.query_one("#compile-dialog")
+            assert app.screen.region.contains_region(dialog.region), (dialog.region, app.screen.region)
+            reached = []
+            for k in range(11):  # the kernel field has focus; Tab through the 8 other fields and 2 buttons
+                assert _on_screen(app, app.focused), app.focused
+                reached.append(app.focused.id)
+                if k < 10:
+                    await pilot.press("tab")
+                    await settle(pilot)
+            assert reached[-2:] == ["compile-go", "compile-close"]
+            await pilot.press("enter")  # the Close button, reached and pressed
+            await settle(pilot)
+            assert type(app.screen).__name__ != "CompileScreen"
+    run(scenario)
+
+
+@pytest.mark.parametrize("size", [(40, 10), (100, 30)])
+def test_every_compile_result_can_be_scrolled_to(goldens, tmp_path, size):
+    """The results were a Static capped at 10 lines: three failed compiles' reasons (8 lines each) showed
+    the first and a half, and nothing scrolled to the rest; at 40x10 not even the first was on screen."""
+    from .test_compile import fill, wait_for_compile
+
+    async def scenario():
+        async with started([goldens], size=size, out=tmp_path / "out") as (app, pilot):
+            await pilot.press("c")
+            await settle(pilot)
+            await fill(pilot, "kernel", "add")
+            await fill(pilot, "target", "sm_80,sm_90a,gfx942")
+            await fill(pilot, "constexpr", "BLOCK_SIZE=3")  # arange's range must be a power of 2
+            await pilot.press("ctrl+s")
+            await wait_for_compile(pilot)
+            dialog, log = app.screen.query_one("#compile-dialog"), app.screen.query_one("#compile-log")
+            text = str(log.render())
+            assert text.count("failed") == 3
+            assert dialog.region.intersection(log.region).area > 0  # scrolled down to the results
+            assert log.virtual_region.height >= len(text.splitlines())  # all of them laid out, none cut
+            dialog.scroll_end(animate=False)
+            await settle(pilot)
+            assert log.region.bottom <= dialog.region.bottom  # the last line drawn, scrolled to
+    run(scenario)

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
@@ -157,7 +157,9 @@ class CompileScreen(ModalScreen):
         self.busy = False
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="compile-dialog"):
+        # Scrolled: on a terminal too short for the form, the buttons and the results are scrolled to (a
+        # focused field or button scrolls into view), not cut off below the screen's edge.
+        with VerticalScroll(id="compile-dialog", can_focus=False):
             yield Label(Text.assemble(("Compile", "bold"), f"  into {self.out}"), id="compile-title")
             for field_id, label, placeholder in FIELDS:
                 with Horizontal(classes="compile-row"):
@@ -271,7 +273,10 @@ class CompileScreen(ModalScreen):
         self.query_one("#compile-go", Button).disabled = False
 
     def _log(self, text: Text) -> None:
-        self.query_one("#compile-log", Static).update(text)
+        log = self.query_one("#compile-log", Static)
+        log.update(text)
+        # On a terminal too short for the form and the results, the dialog scrolls down to them.
+        self.call_after_refresh(log.scroll_visible, animate=False)
 
     def _log_error(self, message: str, hint: str | None) -> None:
         message, hint = in_field_words(message), in_field_words(hint, message=False)
