@@ -108,3 +108,16 @@ def test_a_narrow_async_copy_names_the_shared_memory_layout_it_writes_not_only_t
     assert "in the shared-memory layout the copy writes" in b.why, b.why
     store = next(d for d in mm32.decisions if d.topic == "vectors" and d.subject.startswith("store"))
     assert "shared-memory" not in store.why  # a plain store writes no buffer
+
+
+def test_amd_spills_are_vgprs_and_scratch_not_bytes_stored_and_loaded(out):
+    """AMD's listing counts spilled VGPRs (and the scratch they take), nothing of loads: attention on gfx942
+    with nothing aligned read '256 registers/thread, spills 5 spilled VGPRs stored / 0 spilled VGPRs loaded'."""
+    result = explain("attention", "gfx942", CompileOptions(divisibility=((None, 1),)), out, budget=0)
+    regs = next(d for d in result.decisions if d.topic == "registers")
+    ev = dict(regs.evidence)
+    assert ev["resources.spill_stores"] > 0 and ev["resources.scratch"] > 0 and "resources.spill_loads" not in ev
+    assert regs.value.endswith(f", {ev['resources.spill_stores']} VGPRs spilled ({ev['resources.scratch']} B of "
+                               "scratch a lane)"), regs.value
+    assert "loaded" not in regs.value
+

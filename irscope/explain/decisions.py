@@ -325,9 +325,11 @@ def _registers(f: Facts) -> list[Decision]:
     if res.registers is None:
         return []
     spills = (res.spill_stores or 0) + (res.spill_loads or 0)
-    unit = "spilled VGPRs" if f.snapshot.target and f.snapshot.target.vendor == "amd" else "B"
-    value = f"{res.registers} registers/thread, " + (f"spills {res.spill_stores or 0} {unit} stored / "
-                                                     f"{res.spill_loads or 0} {unit} loaded" if spills else "no spills")
+    amd = f.snapshot.target is not None and f.snapshot.target.vendor == "amd"
+    # (AMD's listing counts the VGPRs spilled and the scratch they take, not bytes stored and loaded as ptxas)
+    said = (f"{res.spill_stores or 0} VGPRs spilled ({res.scratch or 0} B of scratch a lane)" if amd else
+            f"spills {res.spill_stores or 0} B stored / {res.spill_loads or 0} B loaded")
+    value = f"{res.registers} registers/thread, " + (said if spills else "no spills")
     maxnreg = f.backend_options.get("maxnreg")
     why = f"num_warps={f.num_warps}" + (f", maxnreg={maxnreg}" if maxnreg else "")
     ws = _partitions(f.snapshot)
@@ -336,7 +338,7 @@ def _registers(f: Facts) -> list[Decision]:
         why += (f"; setmaxnreg then gives the worker partitions {', '.join(map(str, ws[1]))} registers a thread "
                 "(ttg.warp_specialize requestedRegisters) and the default partition the rest")
     ev = (("resources.registers", res.registers), ("resources.spill_stores", res.spill_stores or 0),
-          ("resources.spill_loads", res.spill_loads or 0))
+          ("resources.scratch", res.scratch or 0) if amd else ("resources.spill_loads", res.spill_loads or 0))
     c = f.analysis.counters
     ev += tuple((k, c[k]) for k in ("sass.STL", "sass.LDL", "amdgcn.scratch_store") if k in c)
     return [Decision("registers", "kernel", value, not spills, ev, why, "resources")]
