@@ -121,3 +121,12 @@ def test_amd_spills_are_vgprs_and_scratch_not_bytes_stored_and_loaded(out):
                                "scratch a lane)"), regs.value
     assert "loaded" not in regs.value
 
+
+def test_a_blackwell_dot_below_four_warps_says_why_it_is_no_tcgen05(out):
+    """On sm_100a at 2 warps the dot is mma.sync, 'missed', with no reason given (Hopper's said that wgmma needs
+    a warpgroup); the fix `--num-warps 4` was planned all the same."""
+    result = explain("matmul", "sm_100a", CompileOptions(config="m64n128k32.w4.s4", num_warps=2), out, budget=0)
+    matrix = next(d for d in result.decisions if d.topic == "matrix")
+    assert matrix.value.startswith("mma.sync") and matrix.good is False
+    assert matrix.why.endswith("sm_100a: Triton uses tcgen05 from 4 warps up (num_warps >= 4)"), matrix.why
+    assert [w.change for w in result.skipped if w.topic == "matrix"] == ["--num-warps 4"]

@@ -114,8 +114,9 @@ def _matrix(f: Facts) -> list[Decision]:
                              pick(c, "ptx.wgmma") + pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
         if c.get("ptx.mma.sync"):
             best = arch in (80, 86, 87, 89, 120, 121)
-            if arch == 90 and (f.num_warps or 0) < 4:
-                why += ": wgmma needs a warpgroup (num_warps >= 4)"
+            if arch in (90, 100, 103) and (f.num_warps or 0) < 4:
+                why += (": wgmma needs a warpgroup (num_warps >= 4)" if arch == 90 else
+                        ": Triton uses tcgen05 from 4 warps up (num_warps >= 4)")
             return [Decision("matrix", "tt.dot", f"mma.sync {shapes(c, 'ptx.mma.sync')}".strip(), best,
                              pick(c, "ptx.mma.sync") + pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
         return [Decision("matrix", "tt.dot", "FMA (no tensor-core instruction)", False, pick(c, "ttgir.dot"),
