@@ -130,3 +130,14 @@ def test_a_blackwell_dot_below_four_warps_says_why_it_is_no_tcgen05(out):
     assert matrix.value.startswith("mma.sync") and matrix.good is False
     assert matrix.why.endswith("sm_100a: Triton uses tcgen05 from 4 warps up (num_warps >= 4)"), matrix.why
     assert [w.change for w in result.skipped if w.topic == "matrix"] == ["--num-warps 4"]
+
+
+def test_layouts_of_a_failed_compile_says_it_failed_not_compile_it_again(out):
+    """`irscope layouts` on the folder of a compile that failed before TTGIR said 'has no TTGIR stage' and
+    'compile it again', which fails the same way; it says what failed and where the log is."""
+    code, _, err = _cli("compile", "matmul", "--target", "sm_80", "--constexpr", "BLOCK_K=24", "--out", str(out))
+    assert code != 0
+    folder = out / "matmul" / "default.BLOCK_K=24" / "sm_80"
+    code, _, err = _cli("layouts", str(folder))
+    assert code == 4 and "did not compile (at source: arange's range must be a power of 2)" in err, err
+    assert "compile it again" not in err and f"irscope show {folder}" in err, err
