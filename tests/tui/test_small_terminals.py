@@ -193,3 +193,26 @@ def test_every_compile_result_can_be_scrolled_to(goldens, tmp_path, size):
             await settle(pilot)
             assert log.region.bottom <= dialog.region.bottom  # the last line drawn, scrolled to
     run(scenario)
+
+
+@pytest.mark.parametrize("size", [(40, 10), (60, 15), (80, 24)])
+def test_the_layout_screen_keeps_room_for_the_grid_on_a_small_terminal(rich_root, size):
+    """The list was 36 columns whatever the width (at 40 the grid had 3) and the description up to 14
+    rows whatever the height (at 60x15 it took all of them and the grid had none); its text past 14 rows
+    was cut, with nothing to scroll."""
+    async def scenario():
+        async with started([rich_root], size=size) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            await pilot.press("L")
+            await settle(pilot)
+            screen = app.screen
+            assert type(screen).__name__ == "LayoutsScreen"
+            grid = screen.query_one("#layouts-left")
+            assert grid.region.width >= size[0] // 2 and grid.region.height >= 2, grid.region
+            box, info = screen.query_one("#layouts-info-box"), screen.query_one("#layouts-info")
+            assert box.region.height <= size[1] * 2 // 5
+            assert info.virtual_region.height >= len(str(info.render()).splitlines())  # all of it, scrollable
+            await pilot.press("escape")
+            await settle(pilot)
+            assert type(app.screen).__name__ != "LayoutsScreen"
+    run(scenario)

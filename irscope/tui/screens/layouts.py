@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -124,12 +124,13 @@ class LayoutsScreen(Screen):
         Binding("tab", "focus_next", "Grid/list", show=False),
     ]
     DEFAULT_CSS = """
-    LayoutsScreen #layouts-list { width: 36; }
-    LayoutsScreen #layouts-info { height: auto; max-height: 14; padding: 0 1; }
+    LayoutsScreen #layouts-list { width: 36; max-width: 45%; }
+    LayoutsScreen #layouts-info-box { height: auto; max-height: 40%; }
+    LayoutsScreen #layouts-info { height: auto; padding: 0 1; }
     LayoutsScreen .layouts-grid { overflow: auto auto; }
     LayoutsScreen .layouts-grid Static { width: auto; height: auto; }
     LayoutsScreen .layouts-side { width: 1fr; }
-    LayoutsScreen #layouts-shown { height: 1; color: $text-muted; }
+    LayoutsScreen #layouts-shown { height: auto; color: $text-muted; }
     """
 
     def __init__(self, snapshot: Snapshot, line: int | None = None):
@@ -145,7 +146,10 @@ class LayoutsScreen(Screen):
         with Horizontal():
             yield OptionList(id="layouts-list")
             with Vertical():
-                yield Static(id="layouts-info")
+                # Scrolled, at most 40% of the screen: a shared layout's accesses ran past a fixed 14 lines
+                # (cut, with no scrolling), and on a short screen the description hid the grid.
+                with VerticalScroll(id="layouts-info-box", can_focus=False):
+                    yield Static(id="layouts-info")
                 yield Static(id="layouts-shown")
                 with Horizontal(id="layouts-sides"):
                     with ScrollableContainer(classes="layouts-grid layouts-side", id="layouts-left"):
