@@ -141,3 +141,13 @@ def test_layouts_of_a_failed_compile_says_it_failed_not_compile_it_again(out):
     code, _, err = _cli("layouts", str(folder))
     assert code == 4 and "did not compile (at source: arange's range must be a power of 2)" in err, err
     assert "compile it again" not in err and f"irscope show {folder}" in err, err
+
+
+def test_the_json_of_a_snapshot_read_without_what_ifs_names_its_kernel(out):
+    """`irscope explain SNAPSHOT --budget 0 --json` gave `"kernel": ""` (the kernel was looked up only to compile
+    what-ifs), where the same snapshot with what-ifs gave its name."""
+    base = explain("add", "sm_80", CompileOptions(), out, budget=0)
+    code, text, err = _cli("explain", base.snapshot, "--budget", "0", "--json")
+    assert code == 0, err
+    data = json.loads(text)
+    assert data["kernel"] == "add" and data["label"] == "add/default/sm_80", (data["kernel"], data["label"])

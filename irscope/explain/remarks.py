@@ -117,7 +117,7 @@ def explain(kernel: str | None, target: str | None, options: CompileOptions, out
     remarks = [_base_remark(d, str(snap.path), found, vendor, gluon) for d in decisions]
     for r in results:
         remarks.extend(_whatif_remarks(decisions, facts.analysis, r, vendor, gluon))
-    return Explanation(kernel or "", snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
+    return Explanation(kernel or snap.kernel, snap.target_name, str(snap.path), snap.label, decisions, tuple(remarks),
                        tuple(results), tuple(skipped), found is not None, gluon)
 
 
