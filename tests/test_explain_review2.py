@@ -41,7 +41,8 @@ def test_the_alignment_switch_typed_after_a_per_argument_divisibility_compiles_w
     (whatif,) = json.loads(text)["whatifs"]
     assert whatif["status"] == "ok", whatif
     typed = tmp_path / "typed"
-    code, _, err = _cli("compile", "add", "--target", "sm_80", *base, *shlex.split(whatif["change"]), "--out", str(typed))
+    code, _, err = _cli("compile", "add", "--target", "sm_80", *base, *shlex.split(whatif["change"]),
+                        "--out", str(typed))
     assert code == 0, err
     (folder,) = [p.parent for p in typed.rglob("irscope.json")]
     assert _key(folder) == _key(Path(whatif["snapshot"])), (whatif["change"], folder, whatif["snapshot"])
@@ -151,3 +152,17 @@ def test_the_json_of_a_snapshot_read_without_what_ifs_names_its_kernel(out):
     assert code == 0, err
     data = json.loads(text)
     assert data["kernel"] == "add" and data["label"] == "add/default/sm_80", (data["kernel"], data["label"])
+
+
+def test_an_ieee_fp32_dot_says_what_would_use_tensor_cores_and_amd_has_fp32_mfma(out):
+    """The missed FMA remark said why (input_precision='ieee') but not what would be needed, and docs/explain.md
+    said such a dot 'uses no tensor core anywhere', while gfx942 runs it on fp32 MFMA."""
+    nvidia = explain("matmul.fp32", "sm_80", CompileOptions(), out, budget=0)
+    fma = next(d for d in nvidia.decisions if d.topic == "matrix")
+    assert fma.value.startswith("FMA") and fma.good is False
+    assert "input_precision='tf32' or 'tf32x3' would" in fma.why, fma.why
+    amd = explain("matmul.fp32", "gfx942", CompileOptions(), out, budget=0)
+    mfma = next(d for d in amd.decisions if d.topic == "matrix")
+    assert mfma.value.startswith("mfma f32_") and mfma.value.endswith("_f32") and mfma.good is True, mfma.value
+    doc = (Path(__file__).parent.parent / "docs" / "explain.md").read_text()
+    assert "uses no tensor core anywhere" not in doc and "`mfma f32_32x32x2_f32`" in doc

@@ -50,8 +50,9 @@ def _load(path: str, compute: bool, ui):
         if not snap.ok:  # (compiling it again fails again: what failed is the news)
             err = snap.error or {}
             said = error_summary(err)[:300] if err.get("message") else ""
-            raise SnapshotError(f"{snap.label} did not compile (at {err.get('stage', '?')}" + (f": {said}" if said else "")
-                                + "): it has no TTGIR to read layouts from", f"irscope show {snap.path} for the log")
+            raise SnapshotError(f"{snap.label} did not compile (at {err.get('stage', '?')}"
+                                + (f": {said}" if said else "") + "): it has no TTGIR to read layouts from",
+                                f"irscope show {snap.path} for the log")
         raise SnapshotError(f"{snap.label} has no TTGIR stage", "layouts are read from the ttgir; compile it again")
     ls = None if compute else load_layouts(snap)
     if ls is None:

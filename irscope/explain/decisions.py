@@ -119,9 +119,11 @@ def _matrix(f: Facts) -> list[Decision]:
                         ": Triton uses tcgen05 from 4 warps up (num_warps >= 4)")
             return [Decision("matrix", "tt.dot", f"mma.sync {shapes(c, 'ptx.mma.sync')}".strip(), best,
                              pick(c, "ptx.mma.sync") + pick(c, "ttgir.nvidia_mma.version"), why, "ptx")]
+        # (TTGIR prints no inputPrecision for ieee, the default)
         return [Decision("matrix", "tt.dot", "FMA (no tensor-core instruction)", False, pick(c, "ttgir.dot"),
-                         why + (": fp32 operands with input_precision='ieee' never use tensor cores"
-                                if dtype == "f32" else ""), "ptx")]
+                         why + (": fp32 operands with input_precision='ieee' never use NVIDIA's tensor cores "
+                                "(input_precision='tf32' or 'tf32x3' would, at tf32's precision)"
+                                if dtype == "f32" and precision in ("", "ieee") else ""), "ptx")]
     for kind in ("v_mfma", "v_wmma"):
         if c.get(f"amdgcn.{kind}"):
             return [Decision("matrix", "tt.dot", f"{kind[2:]} {shapes(c, 'amdgcn.' + kind)}".strip(), True,
