@@ -216,3 +216,26 @@ def test_the_layout_screen_keeps_room_for_the_grid_on_a_small_terminal(rich_root
             await settle(pilot)
             assert type(app.screen).__name__ != "LayoutsScreen"
     run(scenario)
+
+
+@pytest.mark.parametrize("size", [(40, 10), (60, 15), (80, 24)])
+def test_the_pass_timeline_shows_the_list_and_the_step_on_a_narrow_terminal_one_row_a_step(rich_root, size):
+    """At 40 columns the step list took all 40 and the step's diff had none; at 60 its rows wrapped, each
+    step reading as two (its change on a row of its own)."""
+    async def scenario():
+        async with started([rich_root], size=size) as (app, pilot):
+            await open_snapshot(app, pilot, "matmul/default/sm_90a")
+            await pilot.press("p")
+            await settle(pilot)
+            screen = app.screen
+            assert type(screen).__name__ == "TimelineScreen" and screen.timeline is not None
+            steps, pane = screen.query_one("#step-list"), screen.query_one("#step-pane")
+            assert pane.region.width >= size[0] * 2 // 5 and steps.region.width >= size[0] * 2 // 5
+            shown = steps.shown
+            rules = sum(a.stage != b.stage for a, b in zip(shown, shown[1:]))
+            assert steps.virtual_size.height == len(shown) + rules
+            before = screen.current.n
+            await pilot.press("down")  # the list still steps, and the step's diff follows
+            await settle(pilot)
+            assert screen.current.n == next(s.n for s in shown if s.n > before)
+    run(scenario)

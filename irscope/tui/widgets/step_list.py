@@ -74,7 +74,7 @@ class StepList(OptionList):
 
     def _row_width(self) -> int:
         # Room for the vertical scrollbar whether or not it is there yet (it appears after the first layout).
-        return max(30, (self.size.width or 58) - self.styles.scrollbar_size_vertical - 1)
+        return max(12, (self.size.width or 58) - self.styles.scrollbar_size_vertical - 1)
 
     def on_resize(self) -> None:
         if self.steps and self._row_width() != self._width:

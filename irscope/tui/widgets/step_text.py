@@ -31,7 +31,7 @@ def step_row(step: Step, width: int, change_width: int = 10) -> Text:
     change = change_text(step)
     name = visible_controls(("↳ " if step.within else "") + step.label)  # (Text drops a BEL: the padding would be short)
     change_width = max(change_width, len(change))
-    room = max(8, width - 3 - 1 - 5 - 2 - change_width - 1)
+    room = max(4, width - 3 - 1 - 5 - 2 - change_width - 1)
     if len(name) > room:
         name = name[:room - 1] + "…"
     text = Text(no_wrap=True)
@@ -40,6 +40,9 @@ def step_row(step: Step, width: int, change_width: int = 10) -> Text:
     text.append(f"{name:<{room}} ", style="" if is_changing(step) else "dim")
     text.append(" " * (change_width - len(change)))
     _change(text, step)
+    # Cut to the row, never wrapped: on a narrow screen a wrapped row read as two steps, its change below
+    # (the step's own heading says the change).
+    text.truncate(width, overflow="ellipsis")
     return visible_text(text)
 
 
