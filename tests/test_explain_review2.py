@@ -75,6 +75,9 @@ SPEC = KernelSpec(name="mm32", fn=mm32, description="tf32 dot, a K-major B in sh
                   args={"a_ptr": Tensor("fp32"), "b_ptr": Tensor("fp32"), "c_ptr": Tensor("fp32"), "K": 4096,
                         "sam": 4096, "sbk": 4096, "scm": 4096},
                   configs=(Config("default", {"BM": 64, "BN": 64, "BK": 256}, num_warps=4, num_stages=3),))
+CAPPED = KernelSpec(name="mm32cap", fn=mm32, description="its config caps the registers",
+                    args=SPEC.args, configs=(Config("cap", {"BM": 64, "BN": 64, "BK": 64}, num_warps=4, num_stages=2,
+                                                    options={"maxnreg": 40}),))
 '''
 
 
@@ -166,3 +169,21 @@ def test_an_ieee_fp32_dot_says_what_would_use_tensor_cores_and_amd_has_fp32_mfma
     assert mfma.value.startswith("mfma f32_") and mfma.value.endswith("_f32") and mfma.good is True, mfma.value
     doc = (Path(__file__).parent.parent / "docs" / "explain.md").read_text()
     assert "uses no tensor core anywhere" not in doc and "`mfma f32_32x32x2_f32`" in doc
+
+
+def test_a_register_cap_set_by_the_config_is_lifted_by_an_option_that_outranks_it(out, mm32):
+    """A config's options={"maxnreg": 40} spills; the planned fix 'without --option maxnreg' removed nothing (the
+    command line had no such option), compiled the same thing and read 'unchanged with without --option maxnreg'."""
+    result = explain(f"{out / 'mm32.py'}:mm32cap", "sm_80", CompileOptions(), out, budget=1)
+    regs = next(d for d in result.decisions if d.topic == "registers")
+    assert regs.good is False and "maxnreg=40" in regs.why, (regs.value, regs.why)
+    assert [w.whatif.change for w in result.whatifs] == ["--option maxnreg=255"]
+    fix = next(r for r in result.remarks if r.change and r.decision.topic == "registers")
+    assert fix.kind == "missed" and fix.decision.value.endswith("no spills"), fix.message
+    assert "unchanged" not in fix.message and "with without" not in fix.message
+
+
+def test_a_switch_that_leaves_an_option_out_reads_without_not_with_without(out):
+    result = explain("matmul", "sm_80", CompileOptions(backend_options=(("maxnreg", 128),)), out, budget=1)
+    fix = next(r for r in result.remarks if r.change == "without --option maxnreg")
+    assert "no spills without --option maxnreg" in fix.message and "with without" not in fix.message, fix.message

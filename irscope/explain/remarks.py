@@ -244,6 +244,11 @@ def _value(analysis, key: str) -> int:
     return analysis.counters.get(key, 0)
 
 
+def _with(change: str) -> str:
+    """`with --num-warps 2`, but `without --option maxnreg` as it stands."""
+    return change if change.startswith("without ") else f"with {change}"
+
+
 def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor: str | None,
                     gluon: bool = False) -> list[Remark]:
     w = r.whatif
@@ -251,7 +256,7 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
     if r.status != "ok" or r.analysis is None:
         msg = ((r.error or {}).get("message") or r.status).strip().splitlines()
         d = next((d for d in decisions if d.topic == w.topic), None) or Decision(w.topic, "kernel", "?", None)
-        return [Remark("analysis", d, f"with {w.change}: the compile {r.status}: {msg[0] if msg else ''}", (),
+        return [Remark("analysis", d, f"{_with(w.change)}: the compile {r.status}: {msg[0] if msg else ''}", (),
                        folder, change=w.change)]
     from ..store.snapshot import load_snapshot
     other = {d.key: d for d in read_decisions(gather(load_snapshot(r.folder), r.analysis))}
@@ -282,12 +287,12 @@ def _whatif_remarks(decisions: Sequence[Decision], base, r: WhatIfResult, vendor
         if rest and head == d.value.partition("; ")[0]:  # the verdict holds, its details moved: not "becomes"
             said = f"stays {head}; now {rest}"
         known = deciding_pass(d.topic, vendor, gluon)
-        out.append(Remark(kind, after, f"{d.subject}: {said} with {w.change}"
+        out.append(Remark(kind, after, f"{d.subject}: {said} {_with(w.change)}"
                           + (f" ({why})" if why and d.topic != "vectors" else ""), ev, folder,
                           known, "pipeline" if known else "", w.change))
     if not planned_topic_changed:
         d = next((d for d in decisions if d.topic == w.topic), None)
         if d is not None:
-            out.insert(0, Remark("analysis", d, f"{d.subject}: unchanged with {w.change} ({w.reason})", (), folder,
+            out.insert(0, Remark("analysis", d, f"{d.subject}: unchanged {_with(w.change)} ({w.reason})", (), folder,
                                  change=w.change))
     return out

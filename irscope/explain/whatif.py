@@ -122,10 +122,15 @@ def plan_whatifs(facts: Facts, decisions: Sequence[Decision], options: CompileOp
                                  "the largest num_stages estimated to fit", fixes=True))
     regs = topics.get("registers")
     if regs is not None and regs.good is False:
-        if facts.backend_options.get("maxnreg") or any(k == "maxnreg" for k, _ in base.backend_options):
-            fewer = tuple(kv for kv in base.backend_options if kv[0] != "maxnreg")
+        fewer = tuple(kv for kv in base.backend_options if kv[0] != "maxnreg")
+        if fewer != base.backend_options:
             wanted.append(WhatIf("registers", "without --option maxnreg", target, base.with_(backend_options=fewer),
                                  "no register cap", fixes=True))
+        elif facts.backend_options.get("maxnreg") and t is not None and t.vendor == "nvidia":
+            # the kernel's config caps them: leaving --option out changes nothing, an --option outranks the config
+            wanted.append(WhatIf("registers", "--option maxnreg=255", target,
+                                 base.with_(backend_options=fewer + (("maxnreg", 255),)),
+                                 "the config's register cap raised to 255, the most a thread has", fixes=True))
         if nw < 8:
             wanted.append(WhatIf("registers", f"--num-warps {nw * 2}", target, base.with_(num_warps=nw * 2),
                                  "twice the warps: each thread holds half the tile", fixes=True))
