@@ -187,3 +187,16 @@ def test_a_switch_that_leaves_an_option_out_reads_without_not_with_without(out):
     result = explain("matmul", "sm_80", CompileOptions(backend_options=(("maxnreg", 128),)), out, budget=1)
     fix = next(r for r in result.remarks if r.change == "without --option maxnreg")
     assert "no spills without --option maxnreg" in fix.message and "with without" not in fix.message, fix.message
+
+
+def test_which_compiles_record_layouts_json_is_what_docs_layouts_says(out, tmp_path):
+    """docs/layouts.md said every compile through compile_points (sweeps, the TUI's compile form) records
+    layouts.json; only `irscope compile` does, and explain's compiles leave it to `irscope layouts`."""
+    base = explain("add", "sm_90a", CompileOptions(), out, budget=0)
+    assert not (Path(base.snapshot) / "layouts.json").exists()
+    code, _, err = _cli("compile", "add", "--target", "sm_90a", "--out", str(tmp_path))
+    assert code == 0, err
+    assert (tmp_path / "add" / "default" / "sm_90a" / "layouts.json").is_file()
+    doc = (Path(__file__).parent.parent / "docs" / "layouts.md").read_text()
+    said = doc[doc.index("- **At compile time**"):doc.index("each snapshot's TTGIR is parsed by")]
+    assert "`irscope compile`" in said and "`irscope explain`'s compiles" in said and "leave it out" in said
