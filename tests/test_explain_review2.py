@@ -200,3 +200,10 @@ def test_which_compiles_record_layouts_json_is_what_docs_layouts_says(out, tmp_p
     doc = (Path(__file__).parent.parent / "docs" / "layouts.md").read_text()
     said = doc[doc.index("- **At compile time**"):doc.index("each snapshot's TTGIR is parsed by")]
     assert "`irscope compile`" in said and "`irscope explain`'s compiles" in said and "leave it out" in said
+
+
+def test_one_bank_conflict_reads_one_extra_wavefront():
+    """attention on gfx942 stores a tile into an LDS buffer with 2**1 - 1 conflicts: '1 extra wavefronts'."""
+    from irscope.layouts.cost import BankConflicts
+    assert BankConflicts(1, 4, 16, 2).summary().startswith("1 extra wavefront per access (4-element vectors")
+    assert BankConflicts(3, 4, 16, 4).summary().startswith("3 extra wavefronts per access")

@@ -132,7 +132,8 @@ class BankConflicts:
     wavefronts: int  # per warp-wide access, counting the conflicts
 
     def summary(self) -> str:
-        return (f"{self.conflicts} extra wavefronts per access ({self.vector_elems}-element vectors, "
+        return (f"{self.conflicts} extra wavefront{'' if self.conflicts == 1 else 's'} per access "
+                f"({self.vector_elems}-element vectors, "
                 f"{self.lanes_per_wavefront} lanes a wavefront)")
 
 
