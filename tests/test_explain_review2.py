@@ -207,3 +207,18 @@ def test_one_bank_conflict_reads_one_extra_wavefront():
     from irscope.layouts.cost import BankConflicts
     assert BankConflicts(1, 4, 16, 2).summary().startswith("1 extra wavefront per access (4-element vectors")
     assert BankConflicts(3, 4, 16, 4).summary().startswith("3 extra wavefronts per access")
+
+
+def test_the_nothing_aligned_probe_also_unaligns_what_the_command_line_aligned_by_name(out, tmp_path):
+    """With `--divisibility x_ptr=16` given, the probe must also say `--divisibility 1` for the others: the
+    switch typed after the command's flags compiles what the probe compiled."""
+    base = ["--divisibility", "x_ptr=16"]
+    code, text, err = _cli("explain", "add", "--target", "sm_80", *base, "--budget", "1", "--json", "--out", str(out))
+    assert code == 0, err
+    (whatif,) = json.loads(text)["whatifs"]
+    assert whatif["change"] == "--divisibility 1 --divisibility x_ptr=1", whatif
+    code, _, err = _cli("compile", "add", "--target", "sm_80", *base, *shlex.split(whatif["change"]),
+                        "--out", str(tmp_path))
+    assert code == 0, err
+    (folder,) = [p.parent for p in tmp_path.rglob("irscope.json")]
+    assert _key(folder) == _key(Path(whatif["snapshot"]))

@@ -161,7 +161,7 @@ def _divisibility(base: CompileOptions, d: int) -> tuple[str, CompileOptions]:
     again = [n for n, v in named.items() if v != d]
     given = [v for n, v in base.divisibility if n is None]
     added, flags = [], []
-    if (given and given[-1] != d) or not again:
+    if (given[-1] if given else 16) != d or not again:  # (none given: 16, as the JIT infers for a pointer)
         added.append((None, d))
         flags.append(f"--divisibility {d}")
     if again:
