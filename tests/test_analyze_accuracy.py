@@ -63,6 +63,18 @@ KERNELS = textwrap.dedent('''
     )
 
 
+    @triton.jit
+    def two_loads(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+
+
+    TWO_LOADS = KernelSpec(
+        name="two_loads", fn=two_loads, args={"x_ptr": Tensor("fp16"), "y_ptr": Tensor("fp16"), "o_ptr": Tensor("fp16")},
+        configs=(Config("default", {"BLOCK": 1024}, num_warps=4),),
+    )
+
+
     VOLATILE_COPY = KernelSpec(
         name="volatile_copy", fn=volatile_copy,
         args={"x_ptr": Tensor("fp32"), "y_ptr": Tensor("fp32"), "n": 4096},
@@ -95,6 +107,21 @@ def test_volatile_global_loads_count_as_global_loads_not_generic(compile_cache, 
     assert "ptx.ld.generic" not in c
     loads = [g for g in access_groups(snap.read("ttgir"), ptx, "ptx") if g.kind == "load"]
     assert [(g.via, g.width, g.arguments) for g in loads] == [("ld.global", 16, ("x_ptr",))]
+
+
+@pytest.mark.parametrize("target, stage", [("sm_90a", "ptx"), ("gfx942", "amdgcn")])
+def test_two_loads_on_one_line_are_two_groups_each_with_its_own_width(compile_cache, kernels, target, stage):
+    """`tl.load(x) + tl.load(y)` with x only 2-byte aligned: one group named after x held y's 16 B (8 B on AMD)
+    loads as its widest, so explain passed x's 2-byte loads. The column tells the two apart."""
+    snap = compile_cache(f"{kernels}:two_loads", target, divisibility=(("x_ptr", 1),))
+    loads = {g.arguments: g for g in access_groups(snap.read("ttgir"), snap.read(stage), stage) if g.kind == "load"}
+    assert set(loads) == {("x_ptr",), ("y_ptr",)}
+    x, y = loads[("x_ptr",)], loads[("y_ptr",)]
+    assert x.line == y.line and x.column < y.column
+    assert x.width == 2 and y.width == (16 if stage == "ptx" else 8)
+    assert x.subject != y.subject and f"line {x.line}:{x.column}" in x.subject
+    [store] = [g for g in access_groups(snap.read("ttgir"), snap.read(stage), stage) if g.kind == "store"]
+    assert store.column == 0 and store.subject.endswith(f"line {store.line}")  # alone on its line
 
 
 def test_state_space_after_memory_order_qualifiers_and_generic_widths():

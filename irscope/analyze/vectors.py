@@ -1,7 +1,8 @@
 """Vector width of each group of global loads and stores: how many bytes one thread moves per instruction,
 per source line, and the pointer arguments each group reads or writes.
 
-A group is the global-memory instructions one source line became (`tl.load(a_ptrs)` on line 37): their
+A group is the global-memory instructions one source expression became (`tl.load(a_ptrs)` on line 37; two
+loads on one line, `tl.load(x) + tl.load(y)`, are two groups, told apart by their column): their
 widths come from the final code (PTX `ld.global.v4.b32`, `cp.async ... 16`; AMDGCN `buffer_load_dwordx4`,
 `global_store_dwordx2`), matched to the line through the `.loc` debug locations; the pointer arguments come
 from TTGIR, by following the load's pointer operand back through its SSA definitions (addptr, splat,
@@ -57,6 +58,7 @@ class AccessGroup:
     contiguity: int = 0  # the op's `contiguity` attribute (elements), where TTGIR states it
     mask_arguments: tuple[str, ...] = ()  # integer parameters the op's mask is computed from (K, M...)
     in_loop: bool = False  # some op of the group sits inside an scf.for (after pipelining: the loop's body)
+    column: int = 0  # the source column, where another group of the same kind shares the line; else 0
 
     @property
     def width(self) -> int:
@@ -66,30 +68,38 @@ class AccessGroup:
     @property
     def subject(self) -> str:
         what = "/".join(self.arguments) or "?"
-        return f"{self.kind} of {what} at line {self.line}" if self.line else f"{self.kind} of {what}"
+        where = f"{self.line}:{self.column}" if self.column else f"{self.line}"
+        return f"{self.kind} of {what} at line {where}" if self.line else f"{self.kind} of {what}"
 
 
 def access_groups(ttgir: str, asm: str, stage: str) -> tuple[AccessGroup, ...]:
-    """Groups of global accesses by source line; `stage` names the assembly: `ptx` or `amdgcn`."""
+    """Groups of global accesses by source expression (line and column); `stage` names the assembly: `ptx` or
+    `amdgcn`."""
     ops = _ttgir_accesses(ttgir) if ttgir else {}
+    first = {}  # (line, kind) -> the first op of that line: where the assembly's column matches no op's
+    for (line, column, kind), op in sorted(ops.items()):
+        first.setdefault((line, kind), op)
     found = _ptx_accesses(asm) if stage == "ptx" else _amdgcn_accesses(asm)
     out = []
-    for (line, kind, via), widths in sorted(found.items()):
-        op, args, contiguity, masks, looped = ops.get((line, kind), ("", (), 0, (), False))
+    for (line, column, kind, via), widths in sorted(found.items()):
+        op, args, contiguity, masks, looped = ops.get((line, column, kind)) or first.get((line, kind)) or \
+            ("", (), 0, (), False)
         out.append(AccessGroup(line, kind, via, tuple(sorted(widths.items(), reverse=True)), args, op, contiguity,
-                               masks, looped))
+                               masks, looped, column))
     # TMA descriptors move tiles without per-thread instructions the .loc lines can tie to one line.
-    for (line, kind), (op, args, contiguity, masks, looped) in sorted(ops.items()):
+    for (line, column, kind), (op, args, contiguity, masks, looped) in sorted(ops.items()):
         if "tma" in op or "descriptor" in op:
             same = [i for i, g in enumerate(out) if g.line == line and g.kind == kind]
             if same:
                 out[same[0]] = replace(out[same[0]], arguments=args, op=op, in_loop=looped)
             else:
-                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity, masks, looped))
-    return tuple(out)
+                out.append(AccessGroup(line, kind, "tma", (), args, op, contiguity, masks, looped, column))
+    # A column tells apart groups that share a line and kind; a group alone on its line is named by its line.
+    shared = Counter((g.line, g.kind) for g in out)
+    return tuple(g if shared[g.line, g.kind] > 1 else replace(g, column=0) for g in out)
 
 
-def _ptx_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
+def _ptx_accesses(text: str) -> dict[tuple[int, int, str, str], Counter]:
     lines = text.splitlines()
     locs = line_map("ptx", text)
     out: dict[tuple[int, str, str], Counter] = {}
@@ -107,11 +117,11 @@ def _ptx_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
             key, width = ("load" if m.group(1) == "shared" else "store", "tma"), 0
         else:
             continue
-        out.setdefault((_line(locs, i),) + key, Counter())[width] += 1
+        out.setdefault(_line(locs, i) + key, Counter())[width] += 1
     return out
 
 
-def _amdgcn_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
+def _amdgcn_accesses(text: str) -> dict[tuple[int, int, str, str], Counter]:
     lines = text.splitlines()
     locs = line_map("amdgcn", text)
     out: dict[tuple[int, str, str], Counter] = {}
@@ -127,19 +137,19 @@ def _amdgcn_accesses(text: str) -> dict[tuple[int, str, str], Counter]:
         if via == "buffer_load" and ln.split(";")[0].rstrip().endswith(" lds"):
             via = "buffer_load_lds"  # gfx950's async copy straight into LDS (`... offen lds`), not into registers
         kind = "store" if "store" in via else "load"
-        out.setdefault((_line(locs, i), kind, via), Counter())[_amdgcn._width(m.group(1))] += 1
+        out.setdefault((*_line(locs, i), kind, via), Counter())[_amdgcn._width(m.group(1))] += 1
     return out
 
 
-def _line(locs, index: int) -> int:
-    """The innermost source line: the `tl.load` itself, also when a helper holding it was inlined."""
+def _line(locs, index: int) -> tuple[int, int]:
+    """The innermost source line and column: the `tl.load` itself, also when a helper holding it was inlined."""
     loc = locs.source_of(index)
-    return loc.line if loc is not None else 0
+    return (loc.line, loc.column) if loc is not None else (0, 0)
 
 
-def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]]:
-    """(source line, load/store) -> (TTGIR op, pointer parameters, contiguity, mask's integer parameters, in a
-    loop) of the first op of that line."""
+def _ttgir_accesses(text: str) -> dict[tuple[int, int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]]:
+    """(source line, column, load/store) -> (TTGIR op, pointer parameters, contiguity, mask's integer
+    parameters, in a loop) of the first op there."""
     lines = text.splitlines()
     locs = line_map("ttgir", text)
     defs: dict[str, list[str]] = {}
@@ -160,7 +170,7 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
             body = ln[ln.index("iter_args(") + len("iter_args("):]
             for carried, init in _ITER_ARG.findall(body.split(")")[0] if ")" in body else body):
                 defs.setdefault(carried, []).append(init)
-    out: dict[tuple[int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]] = {}
+    out: dict[tuple[int, int, str], tuple[str, tuple[str, ...], int, tuple[str, ...], bool]] = {}
     loops: list[int] = []  # indentation of the scf.for bodies the scan is in
     for i, ln in enumerate(lines):
         indent = len(ln) - len(ln.lstrip())
@@ -178,7 +188,7 @@ def _ttgir_accesses(text: str) -> dict[tuple[int, str], tuple[str, tuple[str, ..
         if op in ("amdg.buffer_store", "tt.store"):  # the value stored comes after the pointer, or before it
             operands = operands[1:] if op == "amdg.buffer_store" else operands[:1] + operands[2:]
         mask = _mask_operand(op, rest, operands)
-        key = (_line(locs, i), _TTGIR_ACCESS[op])
+        key = (*_line(locs, i), _TTGIR_ACCESS[op])
         contiguity = re.search(r"contiguity = (\d+)", rest)
         if key not in out:
             masks = _pointers(mask, defs, integers) if mask else ()
