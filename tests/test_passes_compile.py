@@ -227,6 +227,37 @@ def test_a_damaged_or_hostile_timeline_is_one_line_exit_4(with_passes, cli, tmp_
         assert "Traceback" not in err and "internal error" not in err
 
 
+def test_a_timeline_of_an_unknown_form_or_null_fields_is_read_or_refused_never_an_internal_error(with_passes, cli,
+                                                                                                  tmp_path):
+    """An IR of a form the recorder never writes ('evil') was a KeyError (exit 70) where a step's diff crossed
+    forms; a null scope, nested or ops, which the schema allows, was an internal error in every view."""
+    import shutil
+    index = json.loads((with_passes["sm_90a"] / "passes" / "index.json").read_text())
+    crossing = next(s for s in index["steps"] if s.get("before") is not None and s.get("after") is not None
+                    and index["irs"][s["before"]]["form"] != index["irs"][s["after"]]["form"]
+                    or s.get("after") is not None and s["n"] == 0)
+    evil = tmp_path / "evil"
+    shutil.copytree(with_passes["sm_90a"], evil)
+    bad = json.loads(json.dumps(index))
+    bad["irs"][crossing["after"]]["form"] = "evil"
+    (evil / "passes" / "index.json").write_text(json.dumps(bad))
+    code, out, err = cli("passes", evil, "--diff", str(crossing["n"]))
+    assert code == 4 and "'mlir' or 'llvm' or 'mir'" in err and "internal error" not in err, (code, err)
+
+    nulls = tmp_path / "nulls"
+    shutil.copytree(with_passes["sm_90a"], nulls)
+    bad = json.loads(json.dumps(index))
+    for step in bad["steps"]:
+        step.update(scope=None, nested=None, ops=None, form=None, added=None)
+    for ir in bad["irs"]:
+        ir.update(ops=None, style=None)
+    (nulls / "passes" / "index.json").write_text(json.dumps(bad))
+    changed = next(s["n"] for s in index["steps"] if s.get("changed"))
+    for args in ((), ("--diff", str(changed)), ("--first", "ttg.async_copy_global_to_local", "--json")):
+        code, out, err = cli("passes", nulls, *args)
+        assert code == 0 and "internal error" not in err, (args, code, err)
+
+
 def test_an_unknown_stage_or_negative_context_is_a_usage_error(with_passes, cli):
     """`passes --stage bogus` printed an empty table, `--context -2` broken hunk headers; both exit 0."""
     code, out, err = cli("passes", with_passes["sm_90a"], "--stage", "bogus")

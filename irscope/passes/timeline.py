@@ -16,7 +16,7 @@ from typing import Mapping
 
 from ..diff.unified import unified_diff
 from ..errors import SnapshotError
-from ..store.schema import MAX_FILE_BYTES, BOOL, COUNT, INT, STR, list_of, map_of, obj, opt, read_json
+from ..store.schema import MAX_FILE_BYTES, BOOL, COUNT, INT, STR, list_of, map_of, obj, one_of, opt, read_json
 from ..store.snapshot import PASSES_DIR
 from .text import canonical_mlir, normalize_line
 
@@ -94,8 +94,8 @@ class Timeline:
         self.label = label
         self.level: str = index.get("level", "mlir")
         self.initial: int | None = index.get("initial")
-        self.irs = [IRInfo(i["form"], i.get("style", "main"), i["lines"], i.get("ops", {}), i["offset"], i["count"])
-                    for i in index["irs"]]
+        self.irs = [IRInfo(i["form"], _get(i, "style", "main"), i["lines"], _get(i, "ops", {}), i["offset"],
+                           i["count"]) for i in index["irs"]]
         self.steps = [_step(s) for s in index["steps"]]
         self._comparable: dict[tuple[int, bool], str] = {}
         self._normalized: dict[str, dict[int, str | None]] = {}
@@ -168,12 +168,19 @@ class Timeline:
         return dict(Counter(s.stage for s in self.steps if s.top_level))
 
 
+def _get(d: dict, key: str, default):
+    """`d[key]`, or `default` when it is missing or null (the schema allows null for every optional field, and a
+    null scope, nested or ops was an internal error in every reader)."""
+    value = d.get(key)
+    return default if value is None else value
+
+
 def _step(d: dict) -> Step:
-    return Step(n=d["n"], name=d["name"], pass_class=d.get("pass", ""), stage=d.get("stage", ""),
-                form=d.get("form", "mlir"), scope=d.get("scope", ""), options=d.get("options", ""),
-                part=d.get("part", ""), nested=tuple(d.get("nested", ())), within=d.get("within", ""), before=d.get("before"),
-                after=d.get("after"), changed=d.get("changed"), added=d.get("added", 0),
-                removed=d.get("removed", 0), ops=d.get("ops", {}), failed=d.get("failed", False),
+    return Step(n=d["n"], name=d["name"], pass_class=_get(d, "pass", ""), stage=_get(d, "stage", ""),
+                form=_get(d, "form", "mlir"), scope=_get(d, "scope", ""), options=_get(d, "options", ""),
+                part=_get(d, "part", ""), nested=tuple(_get(d, "nested", ())), within=_get(d, "within", ""),
+                before=d.get("before"), after=d.get("after"), changed=d.get("changed"), added=_get(d, "added", 0),
+                removed=_get(d, "removed", 0), ops=_get(d, "ops", {}), failed=_get(d, "failed", False),
                 since=d.get("since"))
 
 
@@ -199,11 +206,14 @@ def _read_xz(path: Path) -> bytes:
     return out
 
 
+# The forms the recorder writes: a reader looks each up (FORM_NAMES, normalize_line), and a hostile 'evil' was
+# an internal KeyError where a diff crossed from one form to another
+FORM = one_of("mlir", "llvm", "mir")
 _STEP = obj(("n", "name"), n=COUNT, name=STR, before=opt(COUNT), after=opt(COUNT), since=opt(COUNT),
             changed=opt(BOOL), added=opt(COUNT), removed=opt(COUNT), ops=opt(map_of(INT)), failed=opt(BOOL),
-            nested=opt(list_of(STR)), **{k: opt(STR) for k in ("pass", "stage", "form", "scope", "options", "part",
-                                                                "within")})
-_IR = obj(("form", "lines", "offset", "count"), form=STR, style=opt(STR), lines=COUNT, ops=opt(map_of(INT)),
+            nested=opt(list_of(STR)), form=opt(FORM), **{k: opt(STR) for k in ("pass", "stage", "scope", "options",
+                                                                               "part", "within")})
+_IR = obj(("form", "lines", "offset", "count"), form=FORM, style=opt(STR), lines=COUNT, ops=opt(map_of(INT)),
           offset=COUNT, count=COUNT)
 INDEX_SCHEMA = obj(("steps", "irs"), format=opt(INT), level=opt(STR), initial=opt(COUNT), steps=list_of(_STEP),
                    irs=list_of(_IR))
