@@ -305,3 +305,20 @@ def test_filters_of_the_list_are_refused_with_first_and_diff(with_passes, cli):
     assert code == 2 and "--stage filters the list of passes; --first does not list them" in err
     code, out, err = cli("passes", with_passes["sm_90a"], "--diff", "1", "--changed")
     assert code == 2 and "--changed" in err
+
+
+def test_a_compile_that_stopped_before_its_first_pass_lists_no_step_and_diff_says_why(cli, tmp_path):
+    """A frontend error leaves an empty timeline: --diff 0 said 'steps are numbered 0 to -1'."""
+    (tmp_path / "bad.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def bad_kernel(x_ptr, BLOCK: tl.constexpr):\n    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n"
+        "    tl.store(x_ptr + tl.arange(0, BLOCK), tl.dot(x, x))\n")
+    code, out, err = cli("compile", "bad.py:bad_kernel", "--target", "sm_90a", "--passes", "--constexpr", "BLOCK=64",
+                         "--arg", "x_ptr=*fp32", "-o", tmp_path / "out")
+    assert code != 0 and "failed" in out + err
+    snap = next((tmp_path / "out").glob("bad_kernel/*/sm_90a"))
+    assert (snap / "passes" / "index.json").is_file()
+    code, out, err = cli("passes", snap)
+    assert code == 0 and "no pass ran" in out
+    code, out, err = cli("passes", snap, "--diff", "0")
+    assert code == 2 and "0 to -1" not in err and "no pass ran" in err and "Traceback" not in err, err

@@ -68,8 +68,10 @@ def run(args, ui) -> int:
     if args.first is not None:
         return _first(tl, args, ui)
     if args.diff is not None:
-        if not 0 <= args.diff < len(tl.steps):
-            raise UsageError(f"no step {args.diff} in {tl.label}", f"steps are numbered 0 to {len(tl.steps) - 1}")
+        if not 0 <= args.diff < len(tl.steps):  # (no step at all: "numbered 0 to -1" told nothing)
+            raise UsageError(f"no step {args.diff} in {tl.label}", f"steps are numbered 0 to {len(tl.steps) - 1}"
+                             if tl.steps else "no pass ran: the compile stopped before its first pass (irscope "
+                                              f"show {args.snapshot} has its error)")
         if args.json:
             ui.print(json.dumps({"snapshot": tl.label, **_step_json(tl, tl.steps[args.diff], args)}, indent=1))
             return 0
