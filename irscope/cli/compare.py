@@ -238,10 +238,9 @@ def run(args, ui) -> int:
                          "whose folder it shares")
     broken = [r for r in result.rows if r.status != "ok"]
     if broken:
-        first = broken[0]
-        msg = (first.error or {}).get("message", first.status).strip().splitlines()
+        first = broken[0]  # its reason: what went wrong (Triton's last line), not "at 14:32:" that opens it
         raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
-                           f"{msg[0] if msg else first.status}", "their columns show what did compile; "
+                           f"{first.reason or first.status}", "their columns show what did compile; "
                            "`irscope show` the snapshot folder for the log")
     return 0
 

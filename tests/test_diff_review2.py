@@ -1,0 +1,26 @@
+"""Second review of `irscope diff`, `compare`, `stats` and `show`: each test fails without its fix."""
+import hashlib
+import json
+import shutil
+
+from irscope.diff.snapshots import diff_snapshots
+from irscope.store.snapshot import load_snapshot
+
+
+def _copy_with_stage(src, dest, stage: str, data: bytes):
+    """A copy of snapshot `src` whose `stage` file holds `data`, its sha256 recorded (so it loads as intact)."""
+    shutil.copytree(src, dest)
+    meta = json.loads((dest / "irscope.json").read_text())
+    (dest / meta["stages"][stage]["file"]).write_bytes(data)
+    meta["stages"][stage]["sha256"] = hashlib.sha256(data).hexdigest()
+    (dest / "irscope.json").write_text(json.dumps(meta))
+    return dest
+
+
+def test_compare_names_what_failed_not_the_at_line_col_that_opens_tritons_message(cli, tmp_path):
+    # Triton's CompilationError begins "at 14:32:" and the source it quotes; what went wrong is its last line
+    code, out, err = cli("compare", "add", "--target", "sm_80", "--constexpr", "BLOCK_SIZE=3,1024", "-o", tmp_path)
+    assert code == 3, out + err
+    first = next(line for line in err.splitlines() if line.startswith("irscope: error:"))
+    assert "arange's range must be a power of 2" in first, first
+    assert not first.rstrip().endswith(":"), first
