@@ -24,3 +24,17 @@ def test_compare_names_what_failed_not_the_at_line_col_that_opens_tritons_messag
     first = next(line for line in err.splitlines() if line.startswith("irscope: error:"))
     assert "arange's range must be a power of 2" in first, first
     assert not first.rstrip().endswith(":"), first
+
+
+def test_nvidia_spilled_bytes_and_amd_spilled_vgprs_are_two_rows_never_one_change(goldens):
+    # ptxas counts spill stores in bytes, the AMD listing in VGPRs: 2,032 bytes -> 0 VGPRs is no -2,032
+    a = load_snapshot(goldens / "matmul" / "default" / "sm_90a")
+    b = load_snapshot(goldens / "matmul" / "default" / "gfx942")
+    rows = {d.key: (d.a, d.b, d.change) for d in diff_snapshots(a, b).resources}
+    assert "spill_stores" not in rows and "spill_loads" not in rows, rows
+    assert rows["spill_stores (bytes)"] == (a.resources.spill_stores, None, None), rows
+    assert rows["spill_stores (VGPRs)"] == (None, b.resources.spill_stores, None), rows
+    # two NVIDIA targets keep the one row of one unit
+    c = load_snapshot(goldens / "matmul" / "default" / "sm_80")
+    keys = {d.key for d in diff_snapshots(a, c).resources}
+    assert not any("(bytes)" in k or "(VGPRs)" in k for k in keys), keys

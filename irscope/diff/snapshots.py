@@ -13,6 +13,7 @@ from ..errors import SnapshotError
 from ..ir.normalize import normalize
 from ..ir.stages import TEXT_STAGES
 from ..store.snapshot import Snapshot
+from ..targets import TARGETS
 from .delta import Delta
 from .unified import unified_diff
 
@@ -27,6 +28,8 @@ _NOISE = {
 }
 _PATHS = ("absolute paths", re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+[\w.+-]+"))
 
+# Resources counted in another unit on each vendor (irscope.ir.resources.Resources): fields, unit by vendor
+_SPILL_UNITS = (("spill_stores", "spill_loads"), {"nvidia": "bytes", "amd": "VGPRs"})
 RESOURCE_FIELDS = ("registers", "spill_stores", "spill_loads", "stack", "local", "shared", "sgprs", "agprs", "scratch",
                    "tensor_memory", "num_warps")
 
@@ -123,8 +126,17 @@ def counter_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
 
 def resource_deltas(a: Analysis, b: Analysis) -> tuple[Delta, ...]:
     out = []
+    vendors = [t.vendor if (t := TARGETS.get(x.target)) else None for x in (a, b)]
     for name in RESOURCE_FIELDS:
         va, vb = getattr(a.resources, name), getattr(b.resources, name)
+        if name in _SPILL_UNITS[0] and None not in vendors and vendors[0] != vendors[1]:
+            # NVIDIA's spills are bytes, AMD's spilled VGPRs: across vendors, a row a unit (as occupancy's),
+            # never 2,032 bytes -> 0 VGPRs read as -2,032
+            for vendor, v in zip(vendors, (va, vb)):
+                if v is not None:
+                    key = f"{name} ({_SPILL_UNITS[1][vendor]})"
+                    out.append(Delta(key, v, None) if vendor == vendors[0] else Delta(key, None, v))
+            continue
         if va != vb:
             out.append(Delta(name, va, vb))
     # NVIDIA's blocks/SM and AMD's waves/SIMD are two figures, never one that changed: a unit each
