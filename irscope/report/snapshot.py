@@ -12,7 +12,7 @@ from ..render.tables import resource_cells
 from ..render.terminal import human_bytes, stage_sizes
 from ..store.snapshot import Snapshot
 from .page import Page, table
-from .stages import mapping_text, maps_and_file, shown_part, stage_view
+from .stages import mapping_text, maps_and_file, one_row_a_line, shown_part, stage_view
 from .runs import runs_section
 
 PREFERRED = ("ttgir", "glir", "ttir", "llir", "ptx", "amdgcn", "sass", "source")
@@ -85,7 +85,7 @@ def _viewer(page: Page, snap: Snapshot, on_progress=None) -> str:
     problems = []
     for stage in snap.text_stages:
         try:
-            whole = snap.read(stage)
+            whole = one_row_a_line(snap.read(stage))  # (its line map and its rows count the same lines)
         except SnapshotError as e:
             problems.append(f"{stage}: {e.message}")
             continue

@@ -118,9 +118,25 @@ def mapping_text(whole: str, shown: str) -> str:
     return shown + ("\n" if shown and not shown.endswith("\n") else "") + aliases + "\n" if aliases else shown
 
 
+# What str.splitlines() (the line maps) takes for a line's end besides "\n" and "\r\n", which the rows, split at
+# "\n", do not: one of these in a stage moved every Python line's highlight below it onto the wrong IR lines.
+_OTHER_BREAKS = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def one_row_a_line(text: str) -> str:
+    r"""`text` with every line break but "\n" (and "\r\n") written as its escape (`\x0c`, `\u2028`), so that
+    its rows and its line map count the same lines, and such a character shows where it is."""
+    if not _OTHER_BREAKS.search(text):
+        return text
+    return _OTHER_BREAKS.sub(lambda m: "\\r" if m.group() == "\r" else
+                             f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text)
+
+
 def stage_view(stage: str, text: str, kernel_file: str | None, lmap: LineMap | None = None,
                cut: str = "") -> StageView:
-    """`cut`: the note of a text `shown_part` already cut (a text still too long is cut here)."""
+    """`cut`: the note of a text `shown_part` already cut (a text still too long is cut here). A `lmap` given
+    must be of the text as `one_row_a_line` leaves it."""
+    text = one_row_a_line(text)
     if not cut:
         text, cut = shown_part(text)
         lmap = lmap if not cut else None

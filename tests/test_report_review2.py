@@ -1,0 +1,56 @@
+"""`irscope report` under hostile and odd input, a second review: each test fails before its fix."""
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+from irscope.report import build_report
+from irscope.store.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+ADD = ROOT / "snapshots" / "add" / "default" / "sm_90a"
+
+
+def embedded(page: str, ident: str):
+    """The value the page embeds under `ident` (JSON, or gzip in base64), as the page's script reads it."""
+    m = re.search(rf'<script type="application/(json|gzip)"[^>]* id="{re.escape(ident)}">(.*?)</script>', page, re.S)
+    assert m, ident
+    text = gzip.decompress(base64.b64decode(m.group(2))).decode() if m.group(1) == "gzip" else m.group(2)
+    return json.loads(text)
+
+
+def stage_rows(page: str, stage: str) -> dict:
+    ids = json.loads(html.unescape(re.search(r'data-stages="([^"]*)"', page).group(1)))
+    return embedded(page, ids[stage])
+
+
+def _copy(dest: Path, stage: str, edit) -> Path:
+    shutil.copytree(ADD, dest)
+    meta = json.loads((dest / "irscope.json").read_text())
+    path = dest / meta["stages"][stage]["file"]
+    path.write_text(edit(path.read_text()), newline="")
+    meta["stages"][stage].pop("sha256", None)
+    (dest / "irscope.json").write_text(json.dumps(meta))
+    return dest
+
+
+def test_a_line_break_other_than_newline_in_a_stage_keeps_every_python_line_on_its_own_ir_lines(tmp_path):
+    """The line map split a stage at U+2028, form feeds and the like (str.splitlines) where its rows split at
+    newlines only: one such character moved every Python line's highlight below it onto the next IR lines."""
+    clean = build_report([load_snapshot(ADD)])
+    want = stage_rows(clean, "ttgir")
+    odd = "\u2028", "\x0c", "\x85", "\x1e"  # (a lone CR is a newline already: the stage is read as text)
+
+    def edit(text: str) -> str:
+        lines = text.split("\n")
+        return "\n".join(lines[:3] + [lines[3] + " // a" + "b".join(odd) + "c"] + lines[4:])
+    page = build_report([load_snapshot(_copy(tmp_path / "odd", "ttgir", edit))])
+    got = stage_rows(page, "ttgir")
+    assert len(got["rows"]) == len(want["rows"])
+    assert got["src"] == want["src"] and any(want["src"])
+    assert "\\u2028" in got["rows"][3] and "\\x0c" in got["rows"][3]  # shown where it is, as its escape
