@@ -38,3 +38,19 @@ def test_nvidia_spilled_bytes_and_amd_spilled_vgprs_are_two_rows_never_one_chang
     c = load_snapshot(goldens / "matmul" / "default" / "sm_80")
     keys = {d.key for d in diff_snapshots(a, c).resources}
     assert not any("(bytes)" in k or "(VGPRs)" in k for k in keys), keys
+
+
+def test_counting_what_normalisation_removes_does_not_hold_every_match_in_memory():
+    # a hostile stage of 2M `loc(` (8 MB): findall's list of 2M strings took ~120 MB; a 200 MB one, 4 GB
+    import tracemalloc
+
+    from irscope.diff.snapshots import _normalisation_notes
+    raw = "loc(" * 2_000_000
+    tracemalloc.start()
+    try:
+        notes = _normalisation_notes("ttgir", raw, "", False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert notes == ("debug locations: 2,000,000 in A, 0 in B",), notes
+    assert peak < 20 << 20, f"{peak >> 20} MiB to count matches in an 8 MB text"
