@@ -93,6 +93,10 @@ class _Seq(list):
 class _Loader(yaml.SafeLoader):
     """SafeLoader that remembers where every mapping value and list item is."""
 
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self.pairs: dict = {}  # id(mapping node) -> its pairs, merges applied (_pairs)
+
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -111,7 +115,10 @@ def _pairs(loader: _Loader, node: yaml.MappingNode) -> dict:
     """key -> (key node, value node) of a mapping with its merges (`<<: *base`, `<<: [*a, *b]`) applied as
     YAML says: the mapping's own keys win, and among merged mappings the earlier one. Done here, not by
     PyYAML's flatten_mapping, whose order for a list of merges differs between its releases. A key the
-    mapping itself gives twice is refused."""
+    mapping itself gives twice is refused. Each mapping's pairs are worked out once a load: ten lines of
+    `<<: [*a, *a, ...]` merging the line above merged 10^9 mappings and held the command forever."""
+    if id(node) in loader.pairs:
+        return loader.pairs[id(node)]
     pairs: dict = {}
     for key_node, value_node in node.value:
         if key_node.tag != _MERGE:
@@ -134,6 +141,7 @@ def _pairs(loader: _Loader, node: yaml.MappingNode) -> dict:
             raise _FileError(key_node.start_mark.line + 1, f"'{key}' is given twice")
         given.add(key)
         pairs[key] = (key_node, value_node)
+    loader.pairs[id(node)] = pairs
     return pairs
 
 
