@@ -30,3 +30,12 @@ def test_a_merge_key_bomb_is_read_at_once_not_merged_a_billion_times(cli, tmp_pa
     sweep = _write(tmp_path / "m.yaml", "x-w: &w {num_warps: [2, 4]}\nx-v: &v {<<: [*w, *w]}\nkernels: [add]\n"
                                         "targets: [gfx942]\ngrid: {<<: *v}\n")
     assert len(expand(load_sweep(sweep))) == 2
+
+
+@pytest.mark.parametrize("value", ["[" * 50000 + "]" * 50000, "{a: " * 30000 + "1" + "}" * 30000])
+def test_values_nested_thousands_deep_are_a_usage_error_not_an_internal_error(cli, tmp_path, value):
+    sweep = _write(tmp_path / "deep.yaml", "kernels: [add]\ntargets: [gfx942]\ngrid:\n  BLOCK_SIZE: " + value + "\n")
+    code, out, err = cli("sweep", sweep, "--list")
+    assert code == 2, err
+    assert "nested thousands of levels deep" in err and "internal error" not in err, err
+    assert err.splitlines()[1].startswith("irscope: hint: ")

@@ -195,6 +195,9 @@ def load_sweep(path: Path | str) -> Sweep:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise UsageError(f"{path}{line}: not valid YAML: {problem}", "check the indentation and the quoting "
                          "near that line") from None
+    except RecursionError:  # PyYAML composes a nested value recursively: `[[[[...]]]]` 50,000 deep
+        raise UsageError(f"{path}: not a sweep file: its values are nested thousands of levels deep",
+                         "a sweep file nests a few levels (docs/sweep.md); check the brackets") from None
 
 
 def _parse(path: Path, text: str) -> Sweep:
