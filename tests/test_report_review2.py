@@ -54,3 +54,20 @@ def test_a_line_break_other_than_newline_in_a_stage_keeps_every_python_line_on_i
     assert len(got["rows"]) == len(want["rows"])
     assert got["src"] == want["src"] and any(want["src"])
     assert "\\u2028" in got["rows"][3] and "\\x0c" in got["rows"][3]  # shown where it is, as its escape
+
+
+def test_a_sweep_result_of_more_axes_than_a_table_holds_is_refused_and_a_real_one_keeps_its_columns(cli, tmp_path):
+    """Each axis is a column of the points' table: 100 points of 500 axes each (a 756 KiB file) made a 45 MiB page
+    in 18 s, and a file of 64 MiB would have taken all memory. A result's axes that vary are still its columns."""
+    many = tmp_path / "axes.json"
+    many.write_text(json.dumps({"points": [{"axes": {f"a{p}_{i}": i for i in range(40)}} for p in range(5)]}))
+    code, out, err = cli("report", "--sweep", many, "-o", tmp_path / "r.html")
+    assert code == 2 and "names 200 axes" in err and "up to 64" in err and not (tmp_path / "r.html").exists(), err
+    few = tmp_path / "few.json"  # BLOCK varies; num_warps does not; K is missing at one point (a column too)
+    few.write_text(json.dumps({"points": [{"target": "sm_90a", "axes": {"BLOCK": 32, "num_warps": 4, "K": 1}},
+                                          {"target": "sm_90a", "axes": {"BLOCK": 64, "num_warps": 4}}]}))
+    code, out, err = cli("report", "--sweep", few, "-o", tmp_path / "few.html")
+    assert code == 0, err
+    head = re.search(r"<table class=\"sortable points\"><thead><tr>(.*?)</tr>",
+                     (tmp_path / "few.html").read_text()).group(1)
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", head)[:4] == ["point", "status", "BLOCK", "K"]

@@ -18,6 +18,7 @@ from .svg import Point, scatter, stacked
 # loaded 2-core development machine); past 2,000 points the plots are a smear at 640 px anyway.
 PLOT_LIMIT = 2_000  # points
 TABLE_LIMIT = 5_000  # rows
+AXES_LIMIT = 64  # distinct axes across a result's points (a column each)
 STAGE_TIMES = ("frontend", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "disassembly")
 
 
@@ -57,7 +58,29 @@ def read_sweep(path: Path | str) -> dict:
     except _Invalid as e:
         raise UsageError(f"{path} is not a sweep result irscope wrote: {e}",
                          "write one with `irscope sweep FILE --json > RESULT.json`") from None
+    axes = len(dict.fromkeys(k for p in data["points"] for k in (p.get("axes") or {})))
+    if axes > AXES_LIMIT:  # a column each in a table of thousands of rows: a 756 KiB file made a 45 MiB page
+        raise UsageError(f"{path} names {axes:,} axes; a sweep result has a column for each, and irscope reports up "
+                         f"to {AXES_LIMIT}", "give the JSON `irscope sweep FILE --json` wrote (a sweep's grid varies "
+                                             "a handful of options)")
     return data
+
+
+def _varying_axes(points: list[dict]) -> list[str]:
+    """The axes whose value is not the same at every point (a point without one has None), else every axis; in
+    one pass over the points: one pass per axis took hours for a hostile file of many axes and many points."""
+    values: dict[str, set] = {}
+    count: dict[str, int] = {}
+    for p in points:
+        for k, v in (p.get("axes") or {}).items():
+            seen = values.setdefault(k, set())
+            count[k] = count.get(k, 0) + 1
+            if len(seen) < 2:
+                seen.add(str(v))
+    for k, n in count.items():
+        if n < len(points):
+            values[k].add(str(None))
+    return [k for k, seen in values.items() if len(seen) > 1] or list(values)
 
 
 def _res(p: dict, key: str):
@@ -78,10 +101,10 @@ def _name(p: dict, axes: list[str], with_target: bool = True) -> str:
 
 def add_sweep(page: Page, data: dict, source: str) -> None:
     points = [p for p in data["points"] if isinstance(p, dict)]
-    all_axes = list(dict.fromkeys(k for p in points for k in (p.get("axes") or {})))
-    axes = [k for k in all_axes if len({str((p.get("axes") or {}).get(k)) for p in points}) > 1] or all_axes
+    axes = _varying_axes(points)
     several = len({p.get("target") for p in points}) > 1  # (the target in a point's name only then)
-    names = [_name(p, axes, several) or p.get("target") or "?" for p in points]  # (null: a point with no target)
+    # Named only as far as the table lists them (the plots draw fewer): every point's name of a million was time
+    names = [_name(p, axes, several) or p.get("target") or "?" for p in points[:TABLE_LIMIT]]  # (null: no target)
     # Under the plots' axes, each point by its values alone (the names, in tooltips and the table, are long)
     ticks = [" ".join(([p.get("target") or "?"] if several else []) +
                       [",".join(str((p.get("axes") or {}).get(k, "-")) for k in axes)]).strip() or n
