@@ -54,3 +54,35 @@ def test_counting_what_normalisation_removes_does_not_hold_every_match_in_memory
         tracemalloc.stop()
     assert notes == ("debug locations: 2,000,000 in A, 0 in B",), notes
     assert peak < 20 << 20, f"{peak >> 20} MiB to count matches in an 8 MB text"
+
+
+def test_diff_stat_does_not_build_the_unified_diff_it_does_not_print(cli, goldens, tmp_path):
+    # 500k lines inserted: the unified diff's rows took ~20 s and 1 GB at 5M lines under --stat, which prints none
+    import tracemalloc
+    src = goldens / "matmul" / "default" / "sm_90a"
+    text = (src / "matmul_kernel.ttgir").read_bytes()
+    big = _copy_with_stage(src, tmp_path / "big", "ttgir", text + b"x\n" * 500_000)
+    a, b = load_snapshot(src), load_snapshot(big)
+    tracemalloc.start()
+    try:
+        d = diff_snapshots(a, b, stage="ttgir", lines=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not d.equal and d.unified == () and d.differing_stages == ("ttgir",)
+    assert peak < 40 << 20, f"{peak >> 20} MiB for a diff --stat of a 1 MB stage"
+    code, out, err = cli("diff", src, big, "--stat", "--json")
+    assert code == 1 and json.loads(out)["unified"] is None, err
+
+
+def test_a_stage_differing_only_in_its_final_newline_is_one_verdict_with_or_without_stage(cli, goldens, tmp_path):
+    # --raw: 'stages that differ: ttgir' (exit 1) yet 'ttgir: identical', and with --stage ttgir exit 0, equal
+    src = goldens / "matmul" / "default" / "sm_90a"
+    text = (src / "matmul_kernel.ttgir").read_bytes()
+    assert text.endswith(b"\n")
+    cut = _copy_with_stage(src, tmp_path / "cut", "ttgir", text.rstrip(b"\n"))
+    code, out, err = cli("diff", src, cut, "--raw", "--stage", "ttgir", "--json")
+    assert code == 1 and json.loads(out)["equal"] is False, out + err
+    code, out, err = cli("diff", src, cut, "--raw")
+    assert code == 1 and "stages that differ: ttgir" in out
+    assert "identical" not in out and "line ends" in out, out

@@ -46,7 +46,7 @@ def run(args, ui) -> int:
             raise SnapshotError(f"{snap.path}: stage file {snap.stage_files[damaged[0]].name} does not match the "
                                 "sha256 irscope.json records", "the file changed after the compile; compile it again with "
                                 "`irscope compile` (a sweep or `irscope rank` recompiles its damaged points itself)")
-    d = diff_snapshots(a, b, stage=args.stage, raw=args.raw, context=max(0, args.context))
+    d = diff_snapshots(a, b, stage=args.stage, raw=args.raw, context=max(0, args.context), lines=not args.stat)
     code = int(ExitCode.OK if d.equal else ExitCode.FAILED)
     notes = _notes(a, b)
     if args.json:
@@ -75,7 +75,9 @@ def run(args, ui) -> int:
                  + (", but the compiles ended differently (the notes above)" if d.outcome else ""))
     if d.stage is not None and not args.stat:
         mode = "raw" if d.raw else "normalised (--raw shows everything)"
-        ui.print(f"stage {s(d.stage, 'bold')}, {mode}" + (": identical" if not d.unified else ""))
+        same = d.stage not in d.differing_stages
+        ui.print(f"stage {s(d.stage, 'bold')}, {mode}" + (": identical" if same else "" if d.unified else
+                                                          ": the same lines; the files differ only in line ends (a final newline)"))
         if d.normalisation:
             ui.print("  ignored: " + "; ".join(d.normalisation))
         if d.unified:

@@ -54,10 +54,11 @@ class SnapshotDiff:
 
 
 def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool = False,
-                   context: int = 3, trust_hashes: bool = True) -> SnapshotDiff:
+                   context: int = 3, trust_hashes: bool = True, lines: bool = True) -> SnapshotDiff:
     """Deltas of counters and resources, and a unified diff of `stage` (default: the first text stage
     that differs, in pipeline order). `trust_hashes` skips reading stages whose recorded sha256 agree;
-    goldens pass False, so a hand-edited or damaged file is still compared by its content."""
+    goldens pass False, so a hand-edited or damaged file is still compared by its content. `lines=False`
+    (`diff --stat`) leaves the unified diff out, which on a stage of millions of lines takes most of the time."""
     if stage is not None:
         for snap in (a, b):
             if stage not in snap.stage_files:
@@ -84,7 +85,7 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
     notes: tuple[str, ...] = ()
     if chosen is not None:
         ta, tb = text(chosen)
-        if ta != tb:
+        if lines and ta != tb:
             unified = tuple(unified_diff(ta.splitlines(), tb.splitlines(), f"A/{chosen} ({a.label})",
                                          f"B/{chosen} ({b.label})", context))
         if not raw:
@@ -92,7 +93,8 @@ def diff_snapshots(a: Snapshot, b: Snapshot, stage: str | None = None, raw: bool
     ends = (_ending(a), _ending(b))
     outcome = (outcome_of(a), outcome_of(b)) if ends[0] != ends[1] else None
     # Two compiles that failed differently have the same (few) stages: their outcome tells them apart.
-    equal = (not unified) if stage is not None else (not differing and not only_a and not only_b and not outcome)
+    # the text, as `differing` compares it: a stage whose lines are alike but not its final newline differs
+    equal = (text(stage)[0] == text(stage)[1]) if stage is not None else (not differing and not only_a and not only_b and not outcome)
     aa, ab = analyze(a), analyze(b)
     return SnapshotDiff(aa, ab, chosen, raw, counter_deltas(aa, ab), resource_deltas(aa, ab), differing, only_a,
                         only_b, unified, notes, equal, outcome)
