@@ -322,3 +322,12 @@ def test_a_compile_that_stopped_before_its_first_pass_lists_no_step_and_diff_say
     assert code == 0 and "no pass ran" in out
     code, out, err = cli("passes", snap, "--diff", "0")
     assert code == 2 and "0 to -1" not in err and "no pass ran" in err and "Traceback" not in err, err
+
+
+def test_pipeline_of_a_mistyped_snapshot_folder_says_it_does_not_exist(with_passes, cli, tmp_path):
+    """--pipeline took a path that is not there for a target: 'unknown target' with a list of targets (two
+    mistyped folders), or 'not one of each' beside a real snapshot."""
+    for pair in ((tmp_path / "snaps" / "sm_90a", tmp_path / "snaps" / "sm_100a"),
+                 (with_passes["sm_90a"], tmp_path / "snaps" / "sm_100a")):
+        code, out, err = cli("passes", "--pipeline", *pair)
+        assert code == 4 and "does not exist" in err and "unknown target" not in err, (pair, err)

@@ -245,10 +245,13 @@ def _pipeline(args, ui) -> int:
 
     a, b = args.pipeline
     paths = [Path(x) for x in (a, b)]
-    if any(p.is_dir() for p in paths) and not all(p.is_dir() for p in paths):
+    # A folder, or a word with a slash, names a snapshot: a mistyped folder was
+    # "unknown target 'snaps/sm_90a'" with a list of targets for a hint
+    snaps = [p.is_dir() or "/" in x for p, x in zip(paths, (a, b))]
+    if any(snaps) and not all(snaps):
         raise UsageError(f"--pipeline compares two snapshots or two targets, not one of each ({a}, {b})",
                          "irscope passes --pipeline sm_90a sm_100a [KERNEL], or --pipeline SNAP_A SNAP_B")
-    if all(p.is_dir() for p in paths):
+    if all(snaps):
         if args.snapshot:
             raise UsageError("--pipeline with two snapshots takes no KERNEL", "drop the KERNEL argument")
         tls = [load_timeline(load_snapshot(p)) for p in paths]
