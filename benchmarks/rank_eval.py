@@ -378,8 +378,47 @@ def merge_times(docs: list[dict]) -> dict:
     return {"runs": runs, "spaces": spaces}
 
 
+def newspace(prediction_files: list[Path], times_doc: dict) -> dict:
+    """A space scored apart from facts.json (the held-out blur): each `irscope rank --json` file's ranking at
+    each size against the timings, with top-N and the median error of the predicted time."""
+    from irscope.rank.evaluate import evaluate
+    meas = measured(times_doc)
+    out = {}
+    for path in prediction_files:
+        doc = json.loads(Path(path).read_text())
+        model = f"model {doc['model']}"
+        for entry in doc["sizes"]:
+            kernel, size = entry["problem"]["kernel"], entry["size"]
+            preds = {r["facts"]["label"]: (r["estimate"]["ms"] if r["facts"]["launchable"] else None)
+                     for r in entry["ranking"]}
+            m = meas[kernel][size]
+            figures = evaluate(preds, m).as_dict()
+            order = sorted((k for k in preds if preds[k] is not None and m.get(k) is not None), key=lambda k: preds[k])
+            best = min(m[k] for k in order)
+            figures["top_n_within_3pct"] = next(n for n in range(1, len(order) + 1)
+                                                if min(m[k] for k in order[:n]) <= 1.03 * best)
+            errors = sorted(abs(preds[k] / m[k] - 1) for k in order)
+            figures["median_error"] = round(errors[len(errors) // 2], 4)
+            figures["predicted_best_us"] = round(preds[order[0]] * 1e3, 2)
+            figures["measured_best_us"] = round(best * 1e3, 2)
+            out.setdefault(model, {}).setdefault(kernel, {})[size] = figures
+    return out
+
+
 def main(argv: list[str]) -> int:
     DOCS.mkdir(parents=True, exist_ok=True)
+    if argv[:1] == ["newspace"]:
+        # newspace TIMES.json PREDICTIONS.json... [--json OUT]
+        args, out = argv[1:], None
+        if "--json" in args:
+            i = args.index("--json")
+            out, args = Path(args[i + 1]), args[:i] + args[i + 2:]
+        figures = newspace([Path(a) for a in args[1:]], json.loads(Path(args[0]).read_text()))
+        text = json.dumps(figures, indent=1, sort_keys=True)
+        if out:
+            out.write_text(text + "\n")
+        print(text)
+        return 0
     if argv[:1] == ["facts"]:
         # --only K1,K2: recollect those spaces and keep the others' committed facts (a new fact that only
         # some spaces' model reads, without compiling every space again)

@@ -108,6 +108,32 @@ def test_spearman_and_the_top_k_figures():
     assert ev.unlaunchable_predicted == 1 and ev.unlaunchable_agreed == 1 and ev.configs == 3
 
 
+def test_a_stencil_whose_loops_reread_its_inputs_is_ranked_with_a_warning(tmp_path, cli):
+    """The fused blur's 121 taps read its tile's neighbourhood 121 times an output pixel. The model charges
+    each byte once and put it at 14 us where the H200 took 280 (docs/rank/heldout-blur/): the ranking says it
+    is not to be trusted, from the loops' own bounds. Loops that stream get no such warning: add has none,
+    the persistent softmax's bound is an argument."""
+    code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
+                         "--json")
+    assert code == 0, err
+    assert "this ranking is not to be trusted" in err and "read 91x the bytes the launch needs" in err
+    assert all(r["rereads"] > 80 for r in json.loads(out)["sizes"][0]["ranking"])
+    for kernel in ("add", "softmax.persistent"):
+        code, out, err = cli("rank", kernel, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
+                             "--json")
+        assert code == 0 and "not to be trusted" not in err, err
+        assert all(r["rereads"] is None for r in json.loads(out)["sizes"][0]["ranking"])
+
+
+def test_a_kernel_of_a_workload_that_launches_several_is_ranked(tmp_path, cli):
+    """blur.row's workload launches blur.gray, blur.row and blur.col: ranking it planned the launch without the
+    other two's parameters and stopped ("launches 'blur.gray' but does not list it"), where `irscope run` had
+    them."""
+    code, out, err = cli("rank", "blur.row", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0, err
+    assert "blur.row on H200" in out and "h4w256" in out
+
+
 def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, cli):
     out = "snaps"  # relative to the working folder, as users give it (the fixture runs in tmp_path)
     emitted = tmp_path / "ranked.py"

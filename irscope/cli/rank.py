@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..render.terminal import ProgressLine, plural, table
+from ..rank.captured import REREADS_WARN
 from ..rank.model import DEFAULT_MODEL, MODELS, effective_model
 from ..rank.reason import for_chip
 from ..store.results import finite
@@ -94,6 +95,7 @@ def _points(args):
 def run(args, ui) -> int:
     from ..errors import CompileError
     from ..rank import chip_for, facts_of, rank
+    from ..rank.captured import rereads
     from ..rank.export import launch_options, merged_top, write_module
     from ..rank.chips import CHIPS
     from ..rank.measured import damaged_runs, names_chip, no_runs_error, recorded_devices
@@ -213,16 +215,19 @@ def run(args, ui) -> int:
               "not_compiled": [{"label": r.label, "status": str(r.status), "reason": r.reason} for r in failed]}
     rankings = []
     for size, first, problems, measured in planned:
-        ranking = []
+        ranking, reread = [], {}
         for label, (s, f) in facts.items():
             if label in problems:  # a captured kernel's launches at other sizes are ranked in their own table
                 ranking.extend(rank([f], problems[label], chip, args.model))
+                reread[label] = rereads(s.read("ttgir"), problems[label]) if "ttgir" in s.stage_files else None
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
                               "programs": problems[r.facts.label].programs,
                               # each config's own (its grid, its trips): "problem" above is the first's
-                              "problem": problems[r.facts.label].as_dict()} for i, r in enumerate(ranking)]}
+                              "problem": problems[r.facts.label].as_dict(),
+                              # its loops' reads over the least the launch needs, where their bounds say
+                              "rereads": reread.get(r.facts.label)} for i, r in enumerate(ranking)]}
         scored = _score(ranking, measured) if measured is not None else None
         if args.measured:
             entry["measured"] = None if measured is None else {
@@ -233,6 +238,7 @@ def run(args, ui) -> int:
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
+        _warn_rereads(ui, reread, first.size_name if len(planned) > 1 else "")
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))
@@ -451,6 +457,20 @@ def _size_words(problem) -> str:
     if "=" not in name or set(size) <= given:
         return name
     return f"{name} ({', '.join(f'{k}={v}' for k, v in size.items())})"
+
+
+def _warn_rereads(ui, reread: dict, size: str) -> None:
+    """Say that the ranking cannot be trusted where the configs' loops read many times what the launch needs
+    (captured.rereads): the model charges each byte once."""
+    many = [v for v in reread.values() if v is not None and v >= REREADS_WARN]
+    if many:
+        low, high = min(many), max(many)
+        span = f"{low:,.0f}x" if round(low) == round(high) else f"{low:,.0f}-{high:,.0f}x"
+        at = f" at {size}" if size else ""
+        ui.warn(f"this ranking{at} is not to be trusted: the loops of {plural(len(many), 'config')} read {span} the "
+                f"bytes the launch needs at least (a stencil's or a convolution's taps, by their bounds), and the "
+                f"model charges each byte once, so their times are far too short and their order unreliable "
+                f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead")
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,

@@ -29,8 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import errors
 from ..errors import EnvironmentProblem, IrscopeError, UsageError
-from ..spec.workload import (DEFAULT_TOLERANCES, KernelCall, Params, Tolerance, Workload, dtype_name,
-                             params_for)
+from ..spec.workload import (DEFAULT_TOLERANCES, KernelCall, Tolerance, Workload, dtype_name,
+                             params_of)
 from ..harness.runtime import jit_launch
 
 DEFAULT_SEED = 0
@@ -111,24 +111,6 @@ def workload_of(spec) -> Workload:
         raise UsageError(f"kernel '{spec.name}' has no workload, so irscope cannot run it",
                          "give its KernelSpec a workload=Workload(...) (see docs/kernel-spec.md)")
     return spec.workload
-
-
-def params_of(spec, workload: Workload, config: str | None, constexprs: Mapping[str, Any] | None = None) -> Params:
-    """The spec's Params under `config` (and `constexprs` over it), with the other specs its workload launches
-    at their defaults."""
-    from ..spec import library
-    own = params_for(spec, config, constexprs)
-    others = {name: params_for(library.load_kernel(_sibling(spec, name))) for name in workload.kernels
-              if name != spec.name}
-    return Params(own.kernel, own.fn, own.constexprs, own.num_warps, own.num_stages, own.options, others)
-
-
-def _sibling(spec, name: str) -> str:
-    # Specs named in `kernels` live in the same file as the spec (built-in names or FILE.py:NAME).
-    from ..spec import library
-    if spec.path and Path(spec.path).resolve().parent != library.builtin_dir().resolve():
-        return f"{spec.path}:{name}"
-    return name
 
 
 @dataclass

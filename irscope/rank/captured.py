@@ -205,5 +205,30 @@ def _trips(launch: Mapping[str, Any], facts: Facts, ttgir: str, grid,
     return max(0.0, trips + (extra / unit if unit else 0.0)), iteration
 
 
+# The model prices each byte a data-moving loop reads once (model.iterations): a kernel whose loops read
+# several times what its launch needs is one whose time the model does not see.
+REREADS_WARN = 4.0
+
+
+def rereads(ttgir: str, problem: Problem) -> float | None:
+    """How many times over a data-moving kernel's loops read the bytes its launch needs at least: what its
+    programs load as the loops' bounds run them (a stencil's taps, `for dy in range(0, 2 * RADIUS + 1)`),
+    over the problem's min_bytes. None where the main loop multiplies (its iterations come from the flops,
+    which count them right), where a bound needs an argument's value (a workload's launch gives none here),
+    or without a loop. The model charges each byte once, as one iteration of such a loop: far above 1, its
+    times are far too short and its order is not to be trusted (docs/rank.md, "A kernel no model was
+    designed on: the fused blur")."""
+    loops, main = top_loops(ttgir)
+    if main is None or loops[main].dot_flops or not problem.min_bytes:
+        return None
+    counts, inner_counts = loop_counts(ttgir, {}, problem.grid)
+    if len(counts) != len(loops) or counts[main] is None or any(n is None for n in inner_counts[main]):
+        return None
+    loaded = loops[main].load_bytes * counts[main]
+    for w, n in zip(nested_loops(ttgir)[main], inner_counts[main]):
+        loaded += w.load_bytes * (n - counts[main])  # the main loop's own work holds each inner loop once
+    return math.prod(max(1, int(g)) for g in problem.grid) * loaded / problem.min_bytes
+
+
 def _work(d: Mapping[str, Any]) -> Work:
     return Work(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in d.items()}) if d else Work()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import EnvironmentProblem, UsageError
-from .workload import MODELLED_SMS, KernelCall, Workload, params_for
+from .workload import MODELLED_SMS, KernelCall, Workload, params_of
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None
                          "give its KernelSpec a workload=Workload(...) (docs/kernel-spec.md)")
     name, size = workload.parse_size(size_text, workload.bench_size if workload.bench_size in workload.sizes
                                      else next(iter(workload.sizes)))
-    params = params_for(spec, None, constexprs)
+    params = params_of(spec, workload, None, constexprs)  # with the other kernels its workload launches
     token = MODELLED_SMS.set(sms)
     try:
         x = workload.build(size, torch.Generator(), "meta")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextvars
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import UsageError
@@ -124,6 +125,24 @@ def params_for(spec, config: str | None = None, constexprs: Mapping[str, Any] | 
     cfg = spec.config(config)
     return Params(spec.name, spec.fn, {**spec.constexprs, **cfg.constexprs, **(constexprs or {})},
                   cfg.num_warps, cfg.num_stages, dict(cfg.options))
+
+
+def params_of(spec, workload: Workload, config: str | None, constexprs: Mapping[str, Any] | None = None) -> Params:
+    """The spec's Params under `config` (and `constexprs` over it), with the other specs its workload launches
+    at their defaults."""
+    from . import library
+    own = params_for(spec, config, constexprs)
+    others = {name: params_for(library.load_kernel(_sibling(spec, name))) for name in workload.kernels
+              if name != spec.name}
+    return Params(own.kernel, own.fn, own.constexprs, own.num_warps, own.num_stages, own.options, others)
+
+
+def _sibling(spec, name: str) -> str:
+    # Specs named in `kernels` live in the same file as the spec (built-in names or FILE.py:NAME).
+    from . import library
+    if spec.path and Path(spec.path).resolve().parent != library.builtin_dir().resolve():
+        return f"{spec.path}:{name}"
+    return name
 
 
 Builder = Callable[[Size, Any, Any], dict]  # (size, torch.Generator, device) -> {name: tensor}
