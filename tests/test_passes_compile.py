@@ -305,6 +305,9 @@ def test_filters_of_the_list_are_refused_with_first_and_diff(with_passes, cli):
     assert code == 2 and "--stage filters the list of passes; --first does not list them" in err
     code, out, err = cli("passes", with_passes["sm_90a"], "--diff", "1", "--changed")
     assert code == 2 and "--changed" in err
+    # --pipeline listed every pass of both, the filter left out without a word
+    code, out, err = cli("passes", "--pipeline", with_passes["sm_90a"], with_passes["sm_100a"], "--stage", "ttgir")
+    assert code == 2 and "--stage filters the list of passes; --pipeline does not list them" in err, (code, err)
 
 
 def test_a_compile_that_stopped_before_its_first_pass_lists_no_step_and_diff_says_why(cli, tmp_path):

@@ -50,17 +50,18 @@ def run(args, ui) -> int:
     from ..passes import load_timeline
     from ..store.snapshot import load_snapshot
 
+    for flag, given in (("--stage", args.stage), ("--changed", args.changed)):
+        other = "--first" if args.first is not None else "--diff" if args.diff is not None else \
+            "--pipeline" if args.pipeline else None  # (--pipeline left them out without a word)
+        if given and other:
+            raise UsageError(f"{flag} filters the list of passes; {other} does not list them",
+                             f"drop {flag}" + (" (--first searches every stage)" if other == "--first" else ""))
     if args.pipeline:
         return _pipeline(args, ui)
     if not args.snapshot:
         raise UsageError("give a snapshot folder", "irscope passes SNAPSHOT, or irscope passes --pipeline A B")
     if args.context < 0:
         raise UsageError(f"--context {args.context} is negative", "give the lines of context as 0 or more")
-    for flag, given in (("--stage", args.stage), ("--changed", args.changed)):
-        other = "--first" if args.first is not None else "--diff" if args.diff is not None else None
-        if given and other:
-            raise UsageError(f"{flag} filters the list of passes; {other} does not list them",
-                             f"drop {flag}" + (" (--first searches every stage)" if other == "--first" else ""))
     tl = load_timeline(load_snapshot(args.snapshot))
     if args.stage and args.stage not in {st.stage for st in tl.steps}:
         have = ", ".join(dict.fromkeys(st.stage for st in tl.steps)) or "none"
