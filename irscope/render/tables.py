@@ -206,11 +206,25 @@ def csv_row(a, header: Sequence[str]) -> dict:
     return row
 
 
+# A cell a spreadsheet would take for a formula (`=HYPERLINK(...)` as a kernel name in an untrusted snapshot's
+# irscope.json): written with a leading apostrophe, as OWASP's CSV-injection advice has it; numbers stay numbers.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
+def csv_text(header: Sequence[str], rows, *, extrasaction: str = "raise") -> str:
+    """The CSV irscope writes (stats, compare, sweep): a header line, one line a row, no cell a formula."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(header), lineterminator="\n", extrasaction=extrasaction)
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: csv_cell(v) for k, v in row.items()})
+    return buf.getvalue()
+
+
 def to_csv(analyses, patterns: Sequence[str] = ()) -> str:
     header = csv_header(analyses, patterns)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n")
-    w.writeheader()
-    for a in analyses:
-        w.writerow(csv_row(a, header))
-    return buf.getvalue()
+    return csv_text(header, (csv_row(a, header) for a in analyses))
