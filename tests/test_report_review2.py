@@ -71,3 +71,18 @@ def test_a_sweep_result_of_more_axes_than_a_table_holds_is_refused_and_a_real_on
     head = re.search(r"<table class=\"sortable points\"><thead><tr>(.*?)</tr>",
                      (tmp_path / "few.html").read_text()).group(1)
     assert re.findall(r"<th[^>]*>([^<]*)</th>", head)[:4] == ["point", "status", "BLOCK", "K"]
+
+
+def test_a_failed_gpu_run_says_why_in_its_row(cli, tmp_path):
+    """A run whose launch raised (runs.json's error) read 'FAILED' alone: the reason was in the file, not the page."""
+    snap = tmp_path / "add"
+    shutil.copytree(ADD, snap)
+    (snap / "runs.json").write_text(json.dumps([
+        {"recorded": "2026-12-05T00:00:00+0000", "ok": False, "size_name": "bench",
+         "error": "launch failed: RuntimeError: <out of resources>", "gpu": {"device": "NVIDIA H200"}},
+        {"recorded": "2026-12-05T00:00:01+0000", "ok": True, "size_name": "bench", "gpu": {"device": "NVIDIA H200"}}]))
+    code, out, err = cli("report", snap, "-o", tmp_path / "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "FAILED: launch failed: RuntimeError: &lt;out of resources&gt;" in page
+    assert ">ok</td>" in page

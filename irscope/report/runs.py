@@ -71,14 +71,14 @@ def runs_section(snap: Snapshot) -> str:
         k = bench.get("kernel") or {}
         gpu = r.get("gpu") or {}
         rows.append([r.get("recorded", ""), gpu.get("device", "?"), r.get("size_name", ""),
-                     "ok" if r.get("ok") else "FAILED", _f(k.get("ms"), "{:.4f}"), _f(k.get("tflops"), "{:.1f}"),
+                     _check(r), _f(k.get("ms"), "{:.4f}"), _f(k.get("tflops"), "{:.1f}"),
                      _f(k.get("gbps"), "{:.0f}"), _pct(bench.get("copy_fraction")),
                      _pct(bench.get("matmul_fraction"))])
         if r.get("profile"):
             profiles.append(_profile_row(r, r["profile"], k))
     out = "<h3>GPU runs (runs.json)</h3>" + table(
         ["recorded", "device", "size", "check", "ms", "TFLOP/s", "GB/s", "of copy ceiling", "of matmul ceiling"],
-        rows, numeric=(4, 5, 6, 7, 8), sortable=True)
+        rows, numeric=(4, 5, 6, 7, 8), wrap=(3,), sortable=True)
     if profiles:
         out += ("<h3>Proton profiles (irscope run --profile)</h3>" + table(
             ["recorded", "size", "scope", "kernels", "iterations", "Proton ms", "do_bench ms", "TFLOP/s", "GB/s",
@@ -101,6 +101,13 @@ def _profile_row(r: dict, prof: dict, k: dict) -> list[str]:
             _f(prof.get("iterations"), "{}"), _f(prof.get("ms"), "{:.4f}"), _f(k.get("ms"), "{:.4f}"),
             _f(prof.get("tflops"), "{:.1f}"), _f(prof.get("gbps"), "{:.0f}"), _pct(prof.get("copy_fraction")),
             _pct(prof.get("matmul_fraction"))]
+
+
+def _check(r: dict) -> str:
+    """A run's verdict, with why it failed when the record says (a launch that raised: it read 'FAILED' alone)."""
+    if r.get("ok"):
+        return "ok"
+    return f"FAILED: {r['error'][:160]}" if r.get("error") else "FAILED"
 
 
 def _pct(v) -> str:
