@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from irscope.errors import UsageError
-from irscope.sweep import expand, load_sweep
+from irscope.sweep import TooManyPoints, expand, load_sweep
 
 
 def _write(path, text):
@@ -39,3 +39,26 @@ def test_values_nested_thousands_deep_are_a_usage_error_not_an_internal_error(cl
     assert code == 2, err
     assert "nested thousands of levels deep" in err and "internal error" not in err, err
     assert err.splitlines()[1].startswith("irscope: hint: ")
+
+
+def test_a_grid_of_repeated_values_is_one_point_and_a_product_over_the_limit_is_refused_at_once(tmp_path):
+    # `BLOCK_SIZE: [64, 64, ...]` x `num_warps: [4, 4, ...]`, 20,000 each: one point from a product of 4 x 10^8
+    # combinations, all made one by one before the limit was looked at (the command ran for ever).
+    many = lambda v: ", ".join([v] * 20000)  # noqa: E731
+    sweep = _write(tmp_path / "rep.yaml", f"kernels: [add]\ntargets: [gfx942]\n"
+                                          f"grid:\n  BLOCK_SIZE: [{many('64')}]\n  num_warps: [{many('4')}]\n")
+    proc = subprocess.run([sys.executable, "-m", "irscope", "sweep", str(sweep), "--list"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "1 point, 0 fresh" in proc.stdout, proc.stderr
+    assert load_sweep(sweep).kernels[0].grids == ((("BLOCK_SIZE", (64,)), ("num_warps", (4,))),)
+    # 4 and 4.0 are two values (a constexpr's type is part of the compile)
+    assert load_sweep(_write(tmp_path / "t.yaml", "kernels: [add]\ntargets: [gfx942]\ngrid: {X: [4, 4.0, 4]}\n")
+                      ).kernels[0].grids == ((("X", (4, 4.0)),),)
+    # the count held to the limit is the grids' product (docs/sweep.md), repeats across grids included
+    two = _write(tmp_path / "two.yaml", "kernels: [add]\ntargets: [gfx942]\n"
+                                        "grid: [{num_warps: [2, 4]}, {num_warps: [2, 4]}]\n")
+    with pytest.raises(TooManyPoints) as caught:
+        expand(load_sweep(two), limit=3)
+    assert caught.value.bound == 4
+    assert len(expand(load_sweep(two), limit=4)) == 2
+

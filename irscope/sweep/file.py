@@ -400,7 +400,8 @@ def _grids(m: _Map, key: str) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], 
                                  f"give at least one, e.g. {name}: [4, 8], or remove the axis")
             for v, v_line in vals:
                 _check_value(str(name), v, v_line)
-            axes.append((str(name), tuple(v for v, _ in vals)))
+            # a value given twice is one point (and counted once against the limit)
+            axes.append((str(name), tuple({(type(v), v): v for v, _ in vals}.values())))
         grids.append(tuple(axes))
     return tuple(grids)
 

@@ -56,6 +56,11 @@ def expand(sweep: Sweep, limit: int | None = None) -> list[SweepPoint]:
         _check_values(spec, entry, sweep)
         entries.append((entry, spec, where))
     bound = sum(_grid_bound(grid, entry, spec, sweep) for entry, spec, _ in entries for grid in entry.grids)
+    # The grids' product is the count held to the limit (docs/sweep.md), before any point is made: a grid
+    # whose values repeat (`BLOCK: [64, 64, ...]`) makes few points from a product of 10^8 combinations,
+    # and making them all ran for minutes before the few passed the limit.
+    if limit is not None and bound > limit:
+        raise TooManyPoints(bound)
     for entry, spec, where in entries:
         for grid in entry.grids:
             names = [n for n, _ in grid]
