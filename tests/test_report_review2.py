@@ -86,3 +86,23 @@ def test_a_failed_gpu_run_says_why_in_its_row(cli, tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert "FAILED: launch failed: RuntimeError: &lt;out of resources&gt;" in page
     assert ">ok</td>" in page
+
+
+def test_a_compared_roofline_names_the_snapshot_whose_ceilings_it_draws(cli, tmp_path):
+    """With the first column run-less, the note said the ceilings were its run's (they are the next one's)."""
+    def run(device: str, copy: float) -> list:
+        return [{"recorded": "2026-12-05T00:00:00+0000", "ok": True, "size_name": "bench",
+                 "gpu": {"device": device, "copy_gbps": copy, "matmul_tflops": 700.0},
+                 "bench": {"kernel": {"ms": 0.5}, "flops": 1e9, "bytes": 1.2e10}}]
+    folders = []
+    for target, runs in (("sm_90a", None), ("sm_80", run("A100", 1500.0)), ("sm_100a", run("B200", 7000.0))):
+        dest = tmp_path / target
+        shutil.copytree(ADD.parent / target, dest)
+        if runs:
+            (dest / "runs.json").write_text(json.dumps(runs))
+        folders.append(dest)
+    code, out, err = cli("report", "--compare", *folders, "-o", tmp_path / "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    note = re.search(r"the ceilings are those ([^<]*)'s run measured", page)
+    assert note and note.group(1) == "sm_80" and "compared on A100" in page, note and note.group(0)

@@ -88,7 +88,7 @@ def _roofline(snaps, headers) -> str:
     and the 128-wide tile side by side), under the ceilings the first of them measured."""
     from ..errors import SnapshotError
     from ..store import results
-    roofs = []
+    roofs, named = [], []
     for snap, header in zip(snaps, headers):
         try:
             roof = roof_of(results.runs(snap), header)
@@ -96,10 +96,12 @@ def _roofline(snaps, headers) -> str:
             roof = None  # the snapshot's own section says what is wrong with its runs.json
         if roof:
             roofs.append(roof)
+            named.append(header)
     if len(roofs) < 2:
         return ""
     first = roofs[0]
     both = Roof(first.copy_gbps, first.matmul_tflops, first.device, tuple(p for r in roofs for p in r.points))
+    # (the first snapshot with runs: the first column may have none, and the note named it all the same)
     return ("<h3>GPU runs</h3>" + draw(both, f"compared on {first.device}") +
-            f'<p class="note">each snapshot\'s runs, named; the ceilings are those {escape(headers[0])}\'s run '
+            f'<p class="note">each snapshot\'s runs, named; the ceilings are those {escape(named[0])}\'s run '
             "measured</p>")
