@@ -62,3 +62,17 @@ def test_a_grid_of_repeated_values_is_one_point_and_a_product_over_the_limit_is_
     assert caught.value.bound == 4
     assert len(expand(load_sweep(two), limit=4)) == 2
 
+
+def test_one_grid_mapping_named_many_times_is_one_grid_not_gigabytes_of_lines(tmp_path):
+    # `grid: [*g, *g, ...]` 200,000 times in 800 KB: the lines of every value of every copy were 18 million
+    # tuples (3 GB, 27 s) before the points were counted.
+    values = ", ".join(str(i) for i in range(1, 46))
+    refs = ", ".join(["*g"] * 50000)
+    sweep = load_sweep(_write(tmp_path / "g.yaml", f"kernels: [add]\ntargets: [gfx942]\n"
+                                                   f"x-g: &g {{BLOCK_SIZE: [{values}], num_stages: [{values}]}}\n"
+                                                   f"grid: [{refs}]\n"))
+    entry = sweep.kernels[0]
+    assert len(entry.grids) == 1 and len(entry.value_lines) == 90 and len(entry.axis_lines) == 2
+    with pytest.raises(TooManyPoints) as caught:
+        expand(sweep, limit=sweep.max_points)
+    assert caught.value.bound == 45 * 45
