@@ -221,3 +221,16 @@ def test_the_recompile_hint_names_the_kernel_file_options_and_folder():
                                        "--passes")
     snap.variant, snap.path = "default.triton-3.5.0.post1", Path("/r/matmul.bf16/default.triton-3.5.0.post1/sm_80")
     assert "--triton 3.5.0.post1 --out /r" in recompile_command(snap)  # a post release was dropped
+
+
+def test_a_pass_that_failed_says_so_even_when_its_dump_changed_the_ir(tmp_path):
+    """A pass whose 'IR Dump After X Failed' differed from the IR before it read '+2 -1', as a pass that ran."""
+    from irscope.cli.passes import describe
+    cap, _ = record(stage_marker("ttir"), header("CSEPass", "cse"), KERNEL_V0, header("SymbolDCEPass", "symbol-dce"),
+                    KERNEL_V1, "// -----// IR Dump After SymbolDCEPass Failed: symbol-dce ('builtin.module' operation)"
+                    " //----- //\n", KERNEL_V0)
+    tl = timeline(cap, tmp_path)
+    failed = tl.steps[-1]
+    assert failed.failed and failed.status == "changed"
+    assert describe(failed).endswith("the pass failed") and describe(failed).startswith("+")
+    assert "failed" not in describe(tl.steps[0])

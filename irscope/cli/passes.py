@@ -100,6 +100,8 @@ def describe(step) -> str:
         text = status
     if step.since is not None and status != "unknown":
         text += f" (with loop passes #{step.since}-{step.n - 1})"
+    if step.failed and status != "unknown":  # (its IR after is the dump of the failure: it read as a pass that ran)
+        text += " · the pass failed"
     return text
 
 
