@@ -94,3 +94,18 @@ def test_a_divisibility_axis_can_move_several_arguments_together(cli, tmp_path):
     wide, narrow = by_div["x_ptr,y_ptr,out_ptr=16"], by_div["x_ptr,y_ptr,out_ptr=4"]
     assert wide["counters"]["ptx.ld.global.16B"] > 0
     assert narrow["counters"].get("ptx.ld.global.16B", 0) == 0 and narrow["counters"]["ptx.ld.global.4B"] > 0
+
+
+def test_a_point_that_crashed_is_still_in_the_json_and_named_under_the_table(cli):
+    # compare --json listed only the points with a snapshot: a crashed compile was simply missing (its exit
+    # code 3 and the error line said so, the JSON did not).
+    user = DATA / "user_kernels.py"
+    code, out, err = cli("compare", "add", f"{user}:crashes", "--target", "sm_80", "--json")
+    assert code == 3
+    points = json.loads(out)
+    assert len(points) == 2
+    [crashed] = [p for p in points if p.get("status") == "crashed"]
+    assert "SIGABRT" in crashed["reason"] and crashed["label"].startswith("crashes/")
+    assert any(p.get("kernel") == "add" and "counters" in p for p in points)
+    code, out, err = cli("compare", "add", f"{user}:crashes", "--target", "sm_80")
+    assert code == 3 and "no column (crashed: " in out

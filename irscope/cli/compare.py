@@ -210,10 +210,17 @@ def run(args, ui) -> int:
     analyses = [r.analysis for r in rows]
     patterns = split_patterns(args.only)
     groups = stage_groups(rows) if getattr(args, "group", False) else None
+    # A point that crashed, timed out or was interrupted has no folder, so no analysis and no column: it is
+    # still a point of the answer (its JSON entry says its status and why; the table names it below).
+    missing = [r for r in result.rows if r.analysis is None]
     if args.json:
+        column = {id(r): i for i, r in enumerate(rows)}
         ui.print(json.dumps([{"axes": dict(r.point.axes), "cached": r.cached, **r.analysis.as_dict(),
-                              **({"stage_classes": {stage: _class(row[i]) for stage, row in groups}}
-                                 if groups is not None else {})} for i, r in enumerate(rows)], indent=1))
+                              **({"stage_classes": {stage: _class(row[column[id(r)]]) for stage, row in groups}}
+                                 if groups is not None else {})} if r.analysis is not None else
+                             {"axes": dict(r.point.axes), "cached": r.cached, "label": r.label,
+                              "status": str(r.status), "reason": r.reason}
+                             for r in result.rows], indent=1))
     elif args.csv:
         ui.out.write(points_csv(rows, patterns))
     elif analyses:
@@ -230,6 +237,8 @@ def run(args, ui) -> int:
             ui.print(ui.style("equivalence classes per stage (normalised as `irscope diff` compares)", "bold"))
             for line in group_lines(groups, labels):
                 ui.print(f"  {line}")
+        for r in missing:
+            ui.print(f"{r.label}: no column ({r.status}: {r.reason})")
         fresh = sum(r.cached for r in result.rows)
         ui.print(f"\n{plural(len(result.rows), 'point')} ({result.compiled} compiled, {fresh} from the cache) under {out}")
         for label, r in zip(labels, rows):
