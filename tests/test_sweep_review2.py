@@ -76,3 +76,51 @@ def test_one_grid_mapping_named_many_times_is_one_grid_not_gigabytes_of_lines(tm
     with pytest.raises(TooManyPoints) as caught:
         expand(sweep, limit=sweep.max_points)
     assert caught.value.bound == 45 * 45
+
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kern(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)
+'''
+
+SET = """
+set:
+  arg.x_ptr: "*fp32"
+  arg.y_ptr: "*fp32"
+  arg.n: 4096
+"""
+
+
+@pytest.mark.slow
+def test_a_sweep_under_two_releases_says_which_release_each_row_is(cli, tmp_path):
+    # `--triton 3.6.0,RUNNING` printed each point twice with the same axis values and nothing else to tell
+    # the two releases' rows apart; the release is an axis, the last, as in compare.
+    import csv
+    import io
+    import json
+    from irscope.harness import envs
+    if envs.find_env("3.6.0") is None:  # tests/test_versions.py installs it (CI keeps irscope's cache)
+        pytest.skip("Triton 3.6.0's environment is not installed here (irscope envs add 3.6.0)")
+    running = envs.running_version()
+    _write(tmp_path / "k.py", KERNEL)
+    sweep = _write(tmp_path / "s.yaml", "kernels: [k.py:kern]\ntargets: [sm_80]\nout: o\ngrid: {BLOCK: [64, 128]}\n"
+                   + SET)
+    code, out, err = cli("sweep", sweep, "--triton", f"3.6.0,{running}")
+    assert code == 0, err
+    head, *rows = out.splitlines()[:5]
+    assert head.split()[:3] == ["BLOCK", "triton", "status"], out
+    assert [r.split()[:2] for r in rows] == [["64", "3.6.0"], ["128", "3.6.0"], ["64", running], ["128", running]]
+    code, out, err = cli("sweep", sweep, "--triton", f"3.6.0,{running}", "--csv")
+    assert [(r["axis.BLOCK"], r["axis.triton"]) for r in csv.DictReader(io.StringIO(out))] == \
+        [("64", "3.6.0"), ("128", "3.6.0"), ("64", running), ("128", running)]
+    code, out, err = cli("sweep", sweep, "--triton", "3.6.0", "--json")
+    assert [p["axes"] for p in json.loads(out)["points"]] == [{"BLOCK": 64, "triton": "3.6.0"},
+                                                              {"BLOCK": 128, "triton": "3.6.0"}]
+

@@ -147,7 +147,9 @@ def run(args, ui) -> int:
     if versions:  # every point once per release
         import dataclasses
         prepare(versions, ui)
-        points = [dataclasses.replace(p, triton=v) for v in versions for p in points]
+        # the release is an axis, the last (as in compare): a row of the table, the CSV and the JSON says
+        # which release compiled it (two releases' rows were otherwise alike)
+        points = [dataclasses.replace(p, triton=v, axes=p.axes + (("triton", v),)) for v in versions for p in points]
     out = Path(args.out) if args.out else (sweep.out or default_out())
     jobs = args.jobs if args.jobs is not None else sweep.jobs
     if args.list:
