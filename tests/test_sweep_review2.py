@@ -124,3 +124,27 @@ def test_a_sweep_under_two_releases_says_which_release_each_row_is(cli, tmp_path
     assert [p["axes"] for p in json.loads(out)["points"]] == [{"BLOCK": 64, "triton": "3.6.0"},
                                                               {"BLOCK": 128, "triton": "3.6.0"}]
 
+
+@pytest.mark.parametrize("where", [("--cluster", "local:2"), ("--scheduler", "tcp://127.0.0.1:9")])
+def test_another_release_with_a_cluster_is_refused_before_its_environment_is_made_or_the_cluster_started(
+        cli, tmp_path, monkeypatch, where):
+    # `sweep --triton 3.7.1 --cluster local:2` installed 3.7.1 (a 700 MB download), planned every point and
+    # started the LocalCluster, and only then was refused: a Dask worker compiles with its own Triton only.
+    from irscope.harness import cluster, envs
+
+    def never(*args, **kwargs):
+        raise AssertionError("reached")
+    monkeypatch.setenv("IRSCOPE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(envs, "ensure_env", never)
+    monkeypatch.setattr(envs, "create_env", never)
+    monkeypatch.setattr(cluster.DaskCluster, "start", never)
+    sweep = _write(tmp_path / "s.yaml", "kernels: [add]\ntargets: [gfx942]\nout: o\n")
+    code, out, err = cli("sweep", sweep, "--triton", "3.7.1", *where)
+    assert code == 2, err
+    assert err.splitlines()[0] == f"irscope: error: --triton 3.7.1 with {where[0]}: a Dask worker compiles with its " \
+                                  "own Triton only", err
+    assert f"leave {where[0]} out" in err.splitlines()[1]
+    assert not (tmp_path / "o").exists()
+    # the running release is no other release: it is not refused
+    code, out, err = cli("sweep", sweep, "--triton", envs.running_version(), "--list", *where)
+    assert code == 0 and "1 point, 0 fresh" in out, err

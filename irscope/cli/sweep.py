@@ -143,6 +143,7 @@ def run(args, ui) -> int:
     sweep = load_sweep(args.file)
     from .envs import prepare, triton_versions
     versions = triton_versions(args)
+    _check_cluster_releases(args, versions)
     points = expand_within(sweep, args.max_points, max(1, len(versions)))
     if versions:  # every point once per release
         import dataclasses
@@ -194,6 +195,19 @@ def run(args, ui) -> int:
         raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
                            f"{first.status}: {first.reason}", _broken_hint(broken, table=not (args.json or args.csv)))
     return 0
+
+
+def _check_cluster_releases(args, versions) -> None:
+    """Another release with a cluster is refused before its environment is made, the points planned and the
+    cluster started: a worker compiles with its own Triton only (harness.batch refused it only then)."""
+    from ..errors import UsageError
+    from ..harness.envs import is_running
+    other = [v for v in versions if not is_running(v)]
+    where = "--scheduler" if getattr(args, "scheduler", None) else "--cluster" if getattr(args, "cluster", None) else ""
+    if other and where:
+        raise UsageError(f"--triton {','.join(other)} with {where}: a Dask worker compiles with its own Triton only",
+                         f"compile that release on this machine (leave {where} out): a cluster compiles with the "
+                         "Triton its workers run, which is this irscope's")
 
 
 def _write(ui, text: str) -> None:
