@@ -234,3 +234,14 @@ def test_a_pass_that_failed_says_so_even_when_its_dump_changed_the_ir(tmp_path):
     assert failed.failed and failed.status == "changed"
     assert describe(failed).endswith("the pass failed") and describe(failed).startswith("+")
     assert "failed" not in describe(tl.steps[0])
+
+
+def test_the_tuis_step_list_says_a_failed_pass_that_changed_the_ir_failed(tmp_path):
+    """The TUI's timeline read such a step '+2 -1' as the CLI did (its change_text had the same gap)."""
+    from irscope.tui.model.steps import change_text
+    cap, _ = record(stage_marker("ttir"), header("CSEPass", "cse"), KERNEL_V0, header("SymbolDCEPass", "symbol-dce"),
+                    KERNEL_V1, "// -----// IR Dump After SymbolDCEPass Failed: symbol-dce ('builtin.module' operation)"
+                    " //----- //\n", KERNEL_V0)
+    tl = timeline(cap, tmp_path)
+    assert change_text(tl.steps[-1]).startswith("+") and change_text(tl.steps[-1]).endswith("· failed")
+    assert "failed" not in change_text(tl.steps[0])

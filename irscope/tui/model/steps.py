@@ -43,10 +43,12 @@ def is_changing(step: Step) -> bool:
 def change_text(step: Step) -> str:
     """What a step did, in a few words: `+57 -36`, `no change`, `debug info only`, `first LLVM IR`."""
     status = step.status
+    # a pass that failed leaves its IR as it was when it failed: a change, still not a pass that ran
+    failed = " · failed" if step.failed else ""
     if status == "changed":
-        return f"+{step.added} -{step.removed}"
+        return f"+{step.added} -{step.removed}{failed}"
     if status != "unknown":
-        return status
+        return status + failed
     if step.failed:
         return "failed"
     if step.after is None:
