@@ -148,3 +148,20 @@ def test_another_release_with_a_cluster_is_refused_before_its_environment_is_mad
     # the running release is no other release: it is not refused
     code, out, err = cli("sweep", sweep, "--triton", envs.running_version(), "--list", *where)
     assert code == 0 and "1 point, 0 fresh" in out, err
+
+
+def test_a_point_that_crashed_on_a_full_disk_gets_a_hint_about_the_disk_not_a_compile_alone(tmp_path):
+    # With --out on a full disk, the hint said 'compile it alone with `irscope compile ... --jobs 1` to see the
+    # compiler's output', which fills the same disk; it says the disk is full.
+    from irscope.cli.sweep import _broken_hint
+    from irscope.harness.batch import CompileStatus
+    from irscope.sweep.points import SweepPoint
+    from irscope.sweep.run import SweepRow
+    from irscope.spec.kernel import CompileOptions
+
+    def row(message):
+        return SweepRow(SweepPoint("add", "gfx942", CompileOptions()), CompileStatus.CRASHED, False, None,
+                        "add/default/gfx942", "k", error={"type": "error", "message": message})
+    hint = _broken_hint([row("OSError: [Errno 28] No space left on device")], out=tmp_path / "o")
+    assert f"the disk under {tmp_path / 'o'} is full" in hint and "irscope compile" not in hint, hint
+    assert "compile it alone" in _broken_hint([row("Segmentation fault")], out=tmp_path / "o")

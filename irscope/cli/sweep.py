@@ -193,7 +193,8 @@ def run(args, ui) -> int:
         from ..errors import CompileError
         first = broken[0]
         raise CompileError(f"{len(broken)} of {len(result.rows)} points did not compile; first: {first.label}: "
-                           f"{first.status}: {first.reason}", _broken_hint(broken, table=not (args.json or args.csv)))
+                           f"{first.status}: {first.reason}", _broken_hint(broken, table=not (args.json or args.csv),
+                                                                          out=result.out))
     return 0
 
 
@@ -257,9 +258,13 @@ def warn_unmatched(ui, option: str, patterns, rows) -> None:
                 f"(irscope stats SNAPSHOT lists every counter; globs like 'ptx.*mma*' match several)")
 
 
-def _broken_hint(broken, *, table: bool = True) -> str:
+def _broken_hint(broken, *, table: bool = True, out=None) -> str:
     """What to look at next; only a point that failed in the compiler has a folder to show. `table`: the
     reasons were printed under the table (not with --json or --csv, whose rows carry them)."""
+    if any("No space left on device" in str((r.error or {}).get("message", "")) for r in broken):
+        # (a compile alone, as the hint below says, fills the same disk)
+        return f"the disk under {out} is full: free some space (or give --out another disk) and run again; " \
+               "only the points that did not compile are compiled"
     with_folder = next((r for r in broken if r.path is not None), None)
     if with_folder is not None:
         where = "the reasons are under the table" if table else "each point's row says why"
