@@ -165,3 +165,17 @@ def test_a_point_that_crashed_on_a_full_disk_gets_a_hint_about_the_disk_not_a_co
     hint = _broken_hint([row("OSError: [Errno 28] No space left on device")], out=tmp_path / "o")
     assert f"the disk under {tmp_path / 'o'} is full" in hint and "irscope compile" not in hint, hint
     assert "compile it alone" in _broken_hint([row("Segmentation fault")], out=tmp_path / "o")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("local:²", "expected local:N"),  # '²'.isdigit(): int('²') was an internal error
+    ("local:٢", "expected local:N"),  # an Arabic-Indic 2 started 2 workers
+    ("local:100000", "100,000 worker processes on a machine of"),  # a typo started them all
+])
+def test_a_cluster_of_odd_digits_or_more_workers_than_the_machine_can_hold_is_a_usage_error(cli, tmp_path, text,
+                                                                                           words):
+    sweep = _write(tmp_path / "s.yaml", "kernels: [add]\ntargets: [gfx942]\nout: o\n")
+    code, out, err = cli("sweep", sweep, "--cluster", text)
+    assert code == 2 and words in err and "internal error" not in err, err
+    assert err.splitlines()[1].startswith("irscope: hint: ")
+    assert not (tmp_path / "o").exists()

@@ -8,6 +8,7 @@ the timeout kills that child, never the worker.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -105,11 +106,21 @@ def open_executor(*, workers: int | None = None, scheduler: str | None = None, c
     return LocalPool(workers, start_method)
 
 
+WORKERS_A_CORE = 4  # a worker runs one compile at a time: more than a few a core only queue and eat memory
+
+
 def parse_cluster(text: str) -> int:
+    """`local:N` -> N. N is ASCII digits (str.isdigit() also takes '²' and '٢'), at most WORKERS_A_CORE a core."""
     kind, _, n = text.partition(":")
-    if kind != "local" or not n.isdigit() or int(n) < 1:
+    if kind != "local" or not (n.isascii() and n.isdigit()) or int(n) < 1:
         raise UsageError(f"--cluster {text!r}: expected local:N (N worker processes on this machine)",
                          "e.g. --cluster local:2; for real machines pass --scheduler tcp://HOST:8786")
+    cores = os.cpu_count() or 1
+    if int(n) > WORKERS_A_CORE * cores:
+        raise UsageError(f"--cluster {text!r}: {int(n):,} worker processes on a machine of {cores} "
+                         f"core{'s' if cores != 1 else ''}",
+                         f"at most {WORKERS_A_CORE * cores} here (a worker compiles one kernel at a time); "
+                         "for more machines pass --scheduler tcp://HOST:8786")
     return int(n)
 
 
