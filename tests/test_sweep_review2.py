@@ -179,3 +179,33 @@ def test_a_cluster_of_odd_digits_or_more_workers_than_the_machine_can_hold_is_a_
     assert code == 2 and words in err and "internal error" not in err, err
     assert err.splitlines()[1].startswith("irscope: hint: ")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_string_axis_value_in_the_csv_is_text_never_a_spreadsheet_formula(cli, tmp_path):
+    # `stats --csv` and compare's CSV escaped such cells; sweep's wrote its own rows and did not, so a sweep
+    # of a user's kernel file with a string constexpr '=1+1' gave a cell a spreadsheet runs when opened.
+    _write(tmp_path / "k.py", '''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def scale(x_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            if MODE == "=1+1":
+                x = x * 2
+            tl.store(x_ptr + offs, x, mask=offs < n)
+        ''')
+    sweep = _write(tmp_path / "s.yaml", """\
+        kernels: [k.py:scale]
+        targets: [gfx942]
+        set: {BLOCK: 64, arg.x_ptr: "*fp32", arg.n: 4096}
+        grid: {MODE: ["=1+1", "plain"]}
+        """)
+    code, out, err = cli("sweep", sweep, "--csv")
+    assert code == 0, err
+    import csv
+    import io
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert sorted(r["axis.MODE"] for r in rows) == ["'=1+1", "plain"], out
+    assert all(r["status"] == "ok" and r["res.registers"].isdigit() for r in rows), out

@@ -1,8 +1,6 @@
 """`irscope sweep FILE.yaml`: compile a grid of points in parallel (cached by content) and tabulate them."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
@@ -434,17 +432,17 @@ def _counts(values) -> dict[str, int]:
 
 
 def to_csv(result) -> str:
-    from ..render.tables import csv_header, csv_row
+    """One row a point. Cells go through csv_text: an axis value or a label from a user's kernel file such as
+    '=HYPERLINK(...)' is text, never a formula a spreadsheet runs."""
+    from ..render.tables import csv_header, csv_row, csv_text
     analyses = [r.analysis for r in result.rows if r.analysis]
     axes = list(dict.fromkeys(n for r in result.rows for n, _ in r.point.axes))
     stats_header = csv_header(analyses) if analyses else []
     header = ["kernel", "target", "point", "status", "cached", "content_key"] + [f"axis.{a}" for a in axes] + \
         ["time.triton_ms", "time.assembler_ms", "time.disassembly_ms", "time.total_ms"] + \
         [h for h in stats_header if h not in ("kernel", "target", "status")]
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n", extrasaction="ignore")
-    w.writeheader()
-    for r in result.rows:
+
+    def row_of(r) -> dict:
         row = {"kernel": r.label.split("/")[0], "target": r.point.target, "point": r.label, "status": r.status,
                "cached": int(r.cached), "content_key": r.content_key,
                "time.triton_ms": round(r.triton_ms, 1), "time.assembler_ms": round(r.assembler_ms, 1),
@@ -454,5 +452,5 @@ def to_csv(result) -> str:
         if r.analysis:
             stats = csv_row(r.analysis, stats_header)
             row.update({k: v for k, v in stats.items() if k not in ("kernel", "target", "status")})
-        w.writerow(row)
-    return buf.getvalue()
+        return row
+    return csv_text(header, (row_of(r) for r in result.rows), extrasaction="ignore")
