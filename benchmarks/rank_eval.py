@@ -141,6 +141,9 @@ HELDOUT_17 = {"matmul": ("M=5120,N=5120,K=512", "M=10240,N=10240,K=512", "M=3072
 # A kernel no model was designed on, ranked by models 15 and 16 (`irscope rank benchmarks/rank/blur.yaml ...
 # --json`: docs/rank/heldout-blur/predictions-model*.json) before it was timed; scored apart (`newspace`).
 HELDOUT_BLUR = {"blur": ("bench", "4k")}
+# Model 17's held-out kernel, a user's file (benchmarks/rank/fir.py): ranked and committed (`irscope rank
+# --json`: docs/rank/heldout-fir/predictions-model*.json) before it was timed; scored apart (`newspace`).
+HELDOUT_FIR = {"benchmarks/rank/fir.py:fir": ("bench", "short")}
 
 
 def sizes_of(kernel: str) -> tuple:

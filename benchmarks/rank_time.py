@@ -32,7 +32,7 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
                        HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, HELDOUT_12,
                        HELDOUT_13, HELDOUT_14, HELDOUT_14W, HELDOUT_15, HELDOUT_16, HELDOUT_17, HELDOUT_BLUR,
-                       RERUN, RERUN_W)
+                       HELDOUT_FIR, RERUN, RERUN_W)
 
 # Each later run's flag, what it times and its words in --help: one flag a run, in the order they were made.
 RUNS = [("heldout", HELDOUT, "the held-out sizes"),
@@ -56,6 +56,7 @@ RUNS = [("heldout", HELDOUT, "the held-out sizes"),
         ("heldout16", HELDOUT_16, "model 16's held-out sizes (the matmul, both attentions)"),
         ("heldout17", HELDOUT_17, "new sizes of the matmul and add, for the top-N figures"),
         ("heldoutblur", HELDOUT_BLUR, "the fused blur, a kernel no model was designed on"),
+        ("heldoutfir", HELDOUT_FIR, "the FIR filter (benchmarks/rank/fir.py), model 17's held-out kernel"),
         ("rerun", RERUN, "every size already timed again (the first root's spaces without matrix products; for "
                          "rank_eval.py noise)"),
         ("rerunw", RERUN_W, "the softmax-wide root's sizes already timed again")]
@@ -95,15 +96,15 @@ def main() -> int:
     for kernel, sizes in chosen.items():
         if args.only and kernel not in args.only.split(","):
             continue
-        spec = library.load_kernel(kernel)
-        snaps = by_kernel.get(kernel, [])
+        spec = library.load_kernel(kernel)  # a built-in's name, or a user's FILE.py:NAME (the held-out fir)
+        snaps = by_kernel.get(spec.name, [])
         binaries = {}
         for s in snaps:
             try:
                 binaries[s.label] = LoadedBinary(s, spec)
             except Exception as e:  # noqa: BLE001 - recorded, never fatal
                 binaries[s.label] = e
-        space = result["spaces"].setdefault(kernel, {})
+        space = result["spaces"].setdefault(spec.name, {})
         for size in sizes:
             if args.size and size not in args.size:
                 continue
@@ -124,7 +125,7 @@ def main() -> int:
                         continue
                     constexprs = {e["name"]: e["value"] for e in s.meta["specialisation"] if e.get("kind") == "constexpr"}
                     params = params_for(spec, None, constexprs)
-                    calls = [c for c in p.workload.launch(p.x, p.size, params) if c.kernel == kernel]
+                    calls = [c for c in p.workload.launch(p.x, p.size, params) if c.kernel == spec.name]
                     call = calls[0]
                     try:
                         check_call(s, spec.fn, call)

@@ -53,6 +53,9 @@ class Work:
     # tt.reduce ops whose reduced axis spans warps in their operand's layout: each a shared-memory round
     # trip between barriers (a reduce within a warp is shuffles only)
     warp_reductions: int = 0
+    # Model 17: the 128-byte lines a global load or store through the registers touches, summed over the
+    # warp instructions a program issues for it (facts._l1_wavefronts): the L1 serves one line a clock
+    l1_wavefronts: float = 0.0
 
     def add(self, other: "Work", times: float = 1) -> None:
         for k, v in vars(other).items():
@@ -126,6 +129,11 @@ class Facts:
     other_stall_cycles: int = -1
     loop_waits: int = -1
     other_waits: int = -1
+    # Model 17: a main loop that only moves data, whose bounds the TTGIR gives without the launch's
+    # arguments (a stencil's taps, `for dy in range(0, 2 * RADIUS + 1)`): its iterations a program, loops
+    # inside it counted as they run, and the work of one such iteration (-1 and {} where not so)
+    bounded_trips: float = -1.0
+    bounded_loop: dict = field(default_factory=dict)
 
     @property
     def asked_warps(self) -> int:
@@ -214,6 +222,86 @@ _SPLIT_LOOP = re.compile(r"^\}\s*\{[^{}]*\btt\.warp_specialize\b")
 _OPERAND_LAYOUT = re.compile(r"^\}\) : \(tensor<[^,>]+, (?:(#\w+)>|#ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>)")
 
 
+_BLOCKED_FULL = re.compile(r"^(#\w+) = #ttg\.blocked<\{sizePerThread = \[([0-9, ]+)\], threadsPerWarp = \[([0-9, ]+)\], "
+                           r"warpsPerCTA = \[([0-9, ]+)\], order = \[([0-9, ]+)\]")
+_PTR_TENSOR = re.compile(r"tensor<([0-9x]+)x!tt\.ptr<(\w+)>, (#\w+|#ttg\.slice<\{dim = (\d+), parent = (#\w+)\}>)>")
+_SCALAR_PTR = re.compile(r"^\s*!tt\.ptr<\w+>")
+_NUM_WARPS = re.compile(r'"ttg\.num-warps" = (\d+)')
+LINE, SECTOR = 128, 32  # bytes: the L1's line and sector; it returns 4 sectors a clock (model 17)
+
+
+def _blocked_layouts(text: str) -> dict[str, tuple[list[int], ...]]:
+    """Each #ttg.blocked alias of a TTGIR module: (sizePerThread, threadsPerWarp, warpsPerCTA, order)."""
+    out: dict[str, tuple[list[int], ...]] = {}
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if m := _BLOCKED_FULL.match(line):
+            out[m.group(1)] = tuple([int(x) for x in g.split(",")] for g in m.groups()[1:])
+    return out
+
+
+def _wavefronts_a_row(lanes: int, stride: int, access: int, align: int) -> float:
+    """The L1 wavefronts one warp instruction takes for a row of its lanes: `lanes` lanes `stride` bytes
+    apart, each reading `access` bytes, the first at an offset from a line's start that is any multiple of
+    `align` (averaged over them: the address is not known). The L1 returns 4 sectors (128 bytes) a
+    wavefront, and a row (a line of its own) takes one at least."""
+    offsets = range(0, LINE, max(1, min(align, LINE)))
+    total = 0.0
+    for o in offsets:
+        sectors = set()
+        for lane in range(lanes):
+            start = o + lane * stride
+            sectors.update(range(start // SECTOR, (start + access - 1) // SECTOR + 1))
+        total += max(1.0, len(sectors) / (LINE // SECTOR))
+    return total / len(offsets)
+
+
+def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> float:
+    """The L1 lines a program's warp instructions touch for one global load or store through the registers
+    (model 17): each warp issues an instruction for each `widest`-byte vector (or less, as its layout gives
+    a thread contiguous elements) of its elements; one touches, for each row of lanes, the lines its lanes'
+    addresses span along the layout's fastest dim, taken as contiguous in memory (rows far apart). A vector
+    narrower than the layout's run (an address the compiler could not prove aligned) starts anywhere a
+    line. 0 for a layout this does not read (a matrix unit's, a linear layout)."""
+    types = line.split(" : ", 1)[1].split(" loc(")[0] if " : " in line else ""
+    if _SCALAR_PTR.match(types):
+        return float(num_warps)  # one address a warp
+    m = _PTR_TENSOR.search(types)
+    if not m:
+        return 0.0
+    shape = [int(d) for d in m.group(1).split("x")]
+    elem = ELEMENT_BYTES.get(m.group(2), 4)
+    if m.group(4) is not None:  # a slice of a blocked layout drops that dim
+        parent = layouts.get(m.group(5))
+        if parent is None:
+            return 0.0
+        dim = int(m.group(4))
+        spt, tpw, wpc = ([v for i, v in enumerate(x) if i != dim] for x in parent[:3])
+        order = [o - (o > dim) for o in parent[3] if o != dim]
+    else:
+        layout = layouts.get(m.group(3))
+        if layout is None:
+            return 0.0
+        spt, tpw, wpc, order = layout
+    if not (len(spt) == len(tpw) == len(wpc) == len(shape)) or not order:
+        return 0.0
+    fast = order[0]
+    elements = 1  # a thread's elements of the tensor
+    for d, n in enumerate(shape):
+        elements *= max(1, min(n, spt[d]) * -(-n // (spt[d] * tpw[d] * wpc[d])))
+    run = max(1, min(shape[fast], spt[fast]))  # a thread's contiguous elements
+    vector = max(1, min(run, widest // elem))
+    lanes = max(1, min(tpw[fast], -(-shape[fast] // run)))  # distinct lanes along the row
+    rows = 1
+    for d, n in enumerate(shape):
+        if d != fast:
+            rows *= max(1, min(tpw[d], n))
+    align = vector * elem  # a vector's alignment is proven; a scalar's address may fall anywhere
+    per_instruction = rows * _wavefronts_a_row(lanes, run * elem, vector * elem, align)
+    return num_warps * (elements / vector) * per_instruction
+
+
 def _warps_per_cta(text: str) -> dict[str, list[int]]:
     """The warps each layout alias of a TTGIR module that says so (blocked, the matrix units' layouts)
     puts along each dim. Linear layouts say it in their bases, not read here: their reduces count 0."""
@@ -240,10 +328,11 @@ def _operand_warps(line: str, warps: dict[str, list[int]]) -> list[int]:
     return []
 
 
-def _scan(text: str) -> tuple[Work, Work, int, str, int]:
+def _scan(text: str, widest: tuple[int, int] = (16, 16)) -> tuple[Work, Work, int, str, int]:
     """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype, the main
-    loop's prefetch distance in iterations: 0 when it has no async_wait)."""
-    main, straight, loops, dtype, prefetch, _, _ = scan_loops(text)
+    loop's prefetch distance in iterations: 0 when it has no async_wait). `widest`: the widest global
+    load and store a thread issues, in bytes (the SASS says: _widest_accesses)."""
+    main, straight, loops, dtype, prefetch, _, _ = _scan_all(text, widest)[:7]
     return main, straight, loops, dtype, prefetch
 
 
@@ -265,8 +354,10 @@ def nested_loops(text: str) -> list[list[Work]]:
     return _scan_all(text)[7]
 
 
-def _scan_all(text: str):
+def _scan_all(text: str, widest: tuple[int, int] = (16, 16)):
     straight, loops, dtype = Work(), [], ""
+    layouts = _blocked_layouts(text)
+    num_warps = int(m.group(1)) if (m := _NUM_WARPS.search(text)) else 4
     children: list[list[Work]] = []  # per top-level loop: the loops directly inside it
     child_waits: list[list[list[int]]] = []  # their async_wait nums and commit groups, as `waits`
     child: Work | None = None
@@ -313,6 +404,8 @@ def _scan_all(text: str):
         if op and "func" in stack:
             w, dt = _op_work(op, s)
             dtype = dtype or dt
+            if op in ("tt.load", "tt.store"):
+                w.l1_wavefronts = _l1_wavefronts(s, layouts, num_warps, widest[op == "tt.store"])
             if "for" in stack:
                 current.add(w)
                 if child is not None:
@@ -399,11 +492,59 @@ def instruction_of(counters: dict) -> str:
     return "fma"
 
 
+_GLOBAL_ACCESS = re.compile(r"\b(LDG|STG)((?:\.\w+)*)")
+_WIDTHS = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
+
+
+def _widest_accesses(snapshot: Snapshot) -> tuple[int, int]:
+    """The widest global load and store a thread issues, in bytes (LDG.E.128: 16), from the SASS; (16, 16)
+    without one (AMD, a snapshot without SASS): the widest any thread can."""
+    if "sass" not in snapshot.stage_files:
+        return 16, 16
+    widest = {"LDG": 0, "STG": 0}
+    for kind, suffix in _GLOBAL_ACCESS.findall(snapshot.read("sass")):
+        width = next((_WIDTHS[p] for p in suffix.split(".") if p in _WIDTHS), 4)
+        widest[kind] = max(widest[kind], width)
+    return widest["LDG"] or 16, widest["STG"] or 16
+
+
+def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16)) -> tuple[float, Work] | None:
+    """(iterations a program runs, the work of one of them) of a main loop that only moves data and whose
+    bounds, and those of the loops inside it, are constants of the TTGIR: the same for every program and
+    every launch (counted at two grids to make sure). None otherwise: a loop that multiplies (the flops
+    count its iterations), or one whose bounds need the launch's arguments."""
+    from .trips import loop_counts
+    loops, main = top_loops(ttgir)
+    if main is None or loops[main].dot_flops:
+        return None
+    counted = [loop_counts(ttgir, {}, grid) for grid in ((1, 1, 1), (5, 3, 2))]
+    (counts, inner_counts), other = counted
+    if counted[0] != other or counts[main] is None or any(n is None for n in inner_counts[main]):
+        return None
+    loops, main = _scan_all(ttgir, widest)[5:7]
+    inner = _scan_all(ttgir, widest)[7][main]
+    trips = counts[main]
+    if not trips:
+        return None
+    runs = Work()
+    runs.add(loops[main], trips)
+    for w, n in zip(inner, inner_counts[main]):
+        runs.add(w, n - trips)  # the main loop's own work holds each inner loop once an iteration
+    iteration = Work()
+    iteration.add(runs, 1.0 / trips)
+    iteration.async_loads, iteration.sync_loads = loops[main].async_loads, loops[main].sync_loads
+    iteration.warp_reductions = loops[main].warp_reductions
+    return trips, iteration
+
+
 def facts_of(snapshot: Snapshot) -> Facts:
     """Read a snapshot's facts (its TTGIR, Triton's metadata, the analysis)."""
     a = analyze(snapshot)
     ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else None
-    loop, straight, loops, dtype, prefetch = _scan(ttgir) if ttgir is not None else (Work(), Work(), 0, "", 0)
+    widest = _widest_accesses(snapshot)
+    loop, straight, loops, dtype, prefetch = _scan(ttgir, widest) if ttgir is not None else \
+        (Work(), Work(), 0, "", 0)
+    bounded = bounded_loop(ttgir, widest) if ttgir is not None and loops else None
     res = a.resources
     occ = a.occupancy
     options = snapshot.meta.get("compile_options") or {}
@@ -430,7 +571,8 @@ def facts_of(snapshot: Snapshot) -> Facts:
         warp_specialized=bool(a.counters.get("ttgir.warp_specialize", 0)), mma_n=_wgmma_n(a.counters),
         mma_m_reps=wgmma_m_reps(ttgir) if ttgir is not None else -1,
         ragged_loop=ragged_main_loop(ttgir) if ttgir is not None else -1,
-        prefetch=prefetch, **_sass_facts(snapshot))
+        prefetch=prefetch, bounded_trips=bounded[0] if bounded else -1.0,
+        bounded_loop=bounded[1].as_dict() if bounded else {}, **_sass_facts(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:

@@ -106,7 +106,8 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
 
 
@@ -150,6 +151,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     output's stores beside its iterations' demands (fitted on the calibration's matrix loops, its short
     ones among them), except where the programs' loops differ in length (`ragged_loop`)."""
     model = effective_model(chip, model)
+    if model >= 17:
+        # Model 17: model 16, a loop that only moves data run as its constant bounds say, and the L1's
+        # lines a clock as one more demand of the SM
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction,
+                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 16:
         # Model 16: model 15, a loop that multiplies run in waves whose programs fill and drain together
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
@@ -173,7 +181,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
-              reps_fraction: float | None = None, wave_stores: float | None = None) -> Estimate:
+              reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
@@ -185,7 +193,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
         return Estimate(facts.label, INF, "launchability", f"cannot launch: {why}")
     programs = max(1, problem.programs)
-    n, loop, straight = _trips(facts, problem, programs)
+    n, loop, straight = _trips(facts, problem, programs, bounded=l1)
     total = Work()
     total.add(straight)
     total.add(loop, n)
@@ -223,6 +231,15 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     else:
         core = sum(parts.values())
     moved = total.load_bytes + total.store_bytes
+    if l1 and n and facts.bounded_trips >= 0 and facts.loop and getattr(problem, "trips", None) is None:
+        # Model 17: a loop run as its bounds say re-reads what it read (a stencil's taps); its SM's L1
+        # serves those (the L1 demand below prices them), and the L2 feeds the bytes the launch needs:
+        # the least traffic's iterations, as models 1-16 count the loop
+        least = iterations(facts, problem.flops, problem.min_bytes, programs)
+        fed = Work()
+        fed.add(straight)
+        fed.add(_work(facts.loop), least)
+        moved = min(moved, fed.load_bytes + fed.store_bytes)
     if model >= 3:
         # cp.async and TMA copies are fed faster than what goes through the registers
         copied = loop.load_bytes * n if pipelined else 0.0
@@ -235,6 +252,10 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         "L2": l2,
         "memory": problem.min_bytes / programs / dram_clk,
     }
+    if l1 and chip.target.startswith("sm_"):
+        # Model 17: a warp's global load or store takes the L1 a wavefront for each 4 sectors its lanes
+        # touch, at least one a row of lanes (facts._l1_wavefronts), one a clock an SM: 128 B/clk
+        demand["L1"] = total.l1_wavefronts / L1_WAVEFRONTS_CLK
     if measured is not None:
         demand["program starts"] = measured.start(facts.num_warps)
     looped_demand = None
@@ -421,8 +442,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
 
 
-def _trips(facts: Facts, problem, programs: int) -> tuple[float, Work, Work]:
-    """(the main loop's iterations a program, the loop's work an iteration, the work outside it)."""
+def _trips(facts: Facts, problem, programs: int, bounded: bool = False) -> tuple[float, Work, Work]:
+    """(the main loop's iterations a program, the loop's work an iteration, the work outside it).
+    `bounded` (model 17): a loop that only moves data and whose bounds are constants runs as they say
+    (facts.bounded_loop), not the least bytes' worth of iterations."""
+    if bounded and facts.bounded_trips >= 0 and facts.loop and getattr(problem, "trips", None) is None:
+        return facts.bounded_trips, _work(facts.bounded_loop), _work(facts.straight)
     # A captured launch's problem knows its trip count (its loop bounds, evaluated: captured.py)
     n = problem.trips if getattr(problem, "trips", None) is not None and facts.loop else \
         iterations(facts, problem.flops, problem.min_bytes, programs)

@@ -22,6 +22,7 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
         "shared memory": "shared memory bandwidth: operands and layout conversions",
         "L2": "L2 feed: tile loads re-read from L2",
         "memory": "memory bandwidth",
+        "L1": "L1: its warps' loads and stores, 128 bytes of the sectors they touch a clock",
         "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
         "spills": f"spills: {f.spill_bytes} B/thread spilled",
     }
