@@ -1609,3 +1609,24 @@ def test_rank_on_an_amd_target_says_cu_and_keeps_json_bounds(cli, tmp_path):
     report = json.loads(out)
     bounds = {c["estimate"]["bound"] for s in report["sizes"] for c in s["ranking"] if c["estimate"].get("bound")}
     assert bounds and "matrix core" not in bounds
+
+
+@pytest.mark.parametrize("held_out", ["heldout-blur", "heldout-fir"])
+def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_today(held_out):
+    """docs/rank/heldout-*/predictions-modelN.json were written by `irscope rank --json` before the kernel
+    was timed (the FIR's before model 17's check): every config's time, re-predicted from the facts and
+    the problem each file holds, is what the file says."""
+    from irscope.spec.problem import Problem
+    files = sorted((EVAL / held_out).glob("predictions-model*.json"))
+    assert {f.name for f in files} >= {"predictions-model15.json", "predictions-model16.json"}
+    seen = 0
+    for path in files:
+        doc = json.loads(path.read_text())
+        for entry in doc["sizes"]:
+            for r in entry["ranking"]:
+                p = r["problem"]
+                problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
+                e = estimate(Facts.from_dict(r["facts"]), problem, H200, doc["model"])
+                assert e.ms == r["estimate"]["ms"] and e.bound == r["estimate"]["bound"], (path.name, r["facts"]["label"])
+                seen += 1
+    assert seen >= 2 * 60 * 2
