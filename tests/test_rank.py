@@ -1630,3 +1630,16 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
                 assert e.ms == r["estimate"]["ms"] and e.bound == r["estimate"]["bound"], (path.name, r["facts"]["label"])
                 seen += 1
     assert seen >= 2 * 60 * 2
+
+
+@pytest.mark.parametrize("held_out, times", [("heldout-blur", "rank-times-heldoutblur.json")])
+def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times):
+    """docs/rank/heldout-*/evaluation.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
+    the committed rankings against the committed H200 timings."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import rank_eval
+    folder = EVAL / held_out
+    figures = rank_eval.newspace(sorted(folder.glob("predictions-model*.json")),
+                                 json.loads((folder / times).read_text()))
+    assert figures == json.loads((folder / "evaluation.json").read_text())
+    assert {"model 15", "model 16", "model 17"} <= set(figures)
