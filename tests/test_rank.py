@@ -1632,7 +1632,8 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
     assert seen >= 2 * 60 * 2
 
 
-@pytest.mark.parametrize("held_out, times", [("heldout-blur", "rank-times-heldoutblur.json")])
+@pytest.mark.parametrize("held_out, times", [("heldout-blur", "rank-times-heldoutblur.json"),
+                                              ("heldout-fir", "rank-times-heldoutfir-h100.json")])
 def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times):
     """docs/rank/heldout-*/evaluation.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
     the committed rankings against the committed H200 timings."""
