@@ -521,8 +521,8 @@ def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16)) -> tuple[float,
     (counts, inner_counts), other = counted
     if counted[0] != other or counts[main] is None or any(n is None for n in inner_counts[main]):
         return None
-    loops, main = _scan_all(ttgir, widest)[5:7]
-    inner = _scan_all(ttgir, widest)[7][main]
+    scanned = _scan_all(ttgir, widest)  # (with the L1's wavefronts at these widths)
+    loops, main, inner = scanned[5], scanned[6], scanned[7][scanned[6]]
     trips = counts[main]
     if not trips:
         return None
