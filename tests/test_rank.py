@@ -1644,3 +1644,12 @@ def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_o
                                  json.loads((folder / times).read_text()))
     assert figures == json.loads((folder / "evaluation.json").read_text())
     assert {"model 15", "model 16", "model 17"} <= set(figures)
+
+
+def test_a_damaged_layout_cannot_make_a_warp_wider_than_a_wavefront():
+    """A snapshot folder is untrusted: threadsPerWarp = [1, 10000000] in its TTGIR made the L1 count walk ten
+    million lanes an offset, for each load (minutes). A warp has 64 lanes at most, and so many rows."""
+    from irscope.rank.facts import _l1_wavefronts, _wavefronts_a_row
+    layouts = {"#a": ([1, 1], [1000, 1000], [1, 1], [1, 0])}
+    line = "%x = tt.load %p : tensor<1000x1000x!tt.ptr<f32>, #a> loc(#loc)"
+    assert _l1_wavefronts(line, layouts, 1, 4) == 64 * _wavefronts_a_row(64, 4, 4, 4)

@@ -228,6 +228,7 @@ _PTR_TENSOR = re.compile(r"tensor<([0-9x]+)x!tt\.ptr<(\w+)>, (#\w+|#ttg\.slice<\
 _SCALAR_PTR = re.compile(r"^\s*!tt\.ptr<\w+>")
 _NUM_WARPS = re.compile(r'"ttg\.num-warps" = (\d+)')
 LINE, SECTOR = 128, 32  # bytes: the L1's line and sector; it returns 4 sectors a clock (model 17)
+WARP_LANES = 64  # the most lanes a warp has (an AMD wavefront)
 
 
 def _blocked_layouts(text: str) -> dict[str, tuple[list[int], ...]]:
@@ -292,11 +293,12 @@ def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> flo
         elements *= max(1, min(n, spt[d]) * -(-n // (spt[d] * tpw[d] * wpc[d])))
     run = max(1, min(shape[fast], spt[fast]))  # a thread's contiguous elements
     vector = max(1, min(run, widest // elem))
-    lanes = max(1, min(tpw[fast], -(-shape[fast] // run)))  # distinct lanes along the row
+    lanes = max(1, min(tpw[fast], -(-shape[fast] // run), WARP_LANES))  # distinct lanes along the row
     rows = 1
     for d, n in enumerate(shape):
         if d != fast:
             rows *= max(1, min(tpw[d], n))
+    rows = min(rows, WARP_LANES)  # (a damaged snapshot's layout cannot make a warp wider than a wavefront)
     align = vector * elem  # a vector's alignment is proven; a scalar's address may fall anywhere
     per_instruction = rows * _wavefronts_a_row(lanes, run * elem, vector * elem, align)
     return num_warps * (elements / vector) * per_instruction
