@@ -1653,3 +1653,6 @@ def test_a_damaged_layout_cannot_make_a_warp_wider_than_a_wavefront():
     layouts = {"#a": ([1, 1], [1000, 1000], [1, 1], [1, 0])}
     line = "%x = tt.load %p : tensor<1000x1000x!tt.ptr<f32>, #a> loc(#loc)"
     assert _l1_wavefronts(line, layouts, 1, 4) == 64 * _wavefronts_a_row(64, 4, 4, 4)
+    # a zero in a layout, or an order naming a dim the tensor lacks, was a ZeroDivisionError or IndexError
+    for bad in (([0, 1], [1, 32], [1, 1], [1, 0]), ([1, 1], [1, 32], [1, 1], [5, 0])):
+        assert _l1_wavefronts(line, {"#a": bad}, 4, 4) == 0.0

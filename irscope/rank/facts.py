@@ -53,8 +53,8 @@ class Work:
     # tt.reduce ops whose reduced axis spans warps in their operand's layout: each a shared-memory round
     # trip between barriers (a reduce within a warp is shuffles only)
     warp_reductions: int = 0
-    # Model 17: the 128-byte lines a global load or store through the registers touches, summed over the
-    # warp instructions a program issues for it (facts._l1_wavefronts): the L1 serves one line a clock
+    # Model 17: the L1 wavefronts (4 sectors, 128 bytes, each) a global load or store through the registers
+    # takes, summed over the warp instructions a program issues for it (_l1_wavefronts): one a clock
     l1_wavefronts: float = 0.0
 
     def add(self, other: "Work", times: float = 1) -> None:
@@ -259,12 +259,13 @@ def _wavefronts_a_row(lanes: int, stride: int, access: int, align: int) -> float
 
 
 def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> float:
-    """The L1 lines a program's warp instructions touch for one global load or store through the registers
-    (model 17): each warp issues an instruction for each `widest`-byte vector (or less, as its layout gives
-    a thread contiguous elements) of its elements; one touches, for each row of lanes, the lines its lanes'
-    addresses span along the layout's fastest dim, taken as contiguous in memory (rows far apart). A vector
-    narrower than the layout's run (an address the compiler could not prove aligned) starts anywhere a
-    line. 0 for a layout this does not read (a matrix unit's, a linear layout)."""
+    """The L1 wavefronts a program's warp instructions take for one global load or store through the
+    registers (model 17): each warp issues an instruction for each `widest`-byte vector (or less, as its
+    layout gives a thread contiguous elements) of its elements; one takes, for each row of lanes, the
+    wavefronts of the sectors its lanes' addresses touch along the layout's fastest dim, taken as
+    contiguous in memory (rows far apart: _wavefronts_a_row). A scalar access (an address the compiler
+    could not prove aligned) starts anywhere in a line. 0 for a layout this does not read (a matrix
+    unit's, a linear layout) or a damaged one."""
     types = line.split(" : ", 1)[1].split(" loc(")[0] if " : " in line else ""
     if _SCALAR_PTR.match(types):
         return float(num_warps)  # one address a warp
@@ -285,7 +286,8 @@ def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> flo
         if layout is None:
             return 0.0
         spt, tpw, wpc, order = layout
-    if not (len(spt) == len(tpw) == len(wpc) == len(shape)) or not order:
+    if not (len(spt) == len(tpw) == len(wpc) == len(shape)) or not order or order[0] >= len(shape) or \
+            min(spt + tpw + wpc) < 1:
         return 0.0
     fast = order[0]
     elements = 1  # a thread's elements of the tensor
