@@ -523,10 +523,13 @@ def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16)) -> tuple[float,
         return None
     counted = [loop_counts(ttgir, {}, grid) for grid in ((1, 1, 1), (5, 3, 2))]
     (counts, inner_counts), other = counted
-    if counted[0] != other or counts[main] is None or any(n is None for n in inner_counts[main]):
-        return None
     scanned = _scan_all(ttgir, widest)  # (with the L1's wavefronts at these widths)
     loops, main, inner = scanned[5], scanned[6], scanned[7][scanned[6]]
+    # (the two readers of the loops disagree only on damaged text: nothing is counted then)
+    if counted[0] != other or len(counts) != len(loops) or len(inner_counts) != len(loops) or \
+            len(inner_counts[main]) != len(inner) or counts[main] is None or \
+            any(n is None for n in inner_counts[main]):
+        return None
     trips = counts[main]
     if not trips:
         return None
