@@ -238,7 +238,7 @@ def run(args, ui) -> int:
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
-        # (model 17 runs a loop whose bounds are constants as they say: its re-reads are priced, not missed)
+        # (models 17 and 18 run a loop whose bounds are constants as they say: its re-reads are priced, not missed)
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
                       first.size_name if len(planned) > 1 else "")
@@ -474,7 +474,7 @@ def _warn_rereads(ui, reread: dict, size: str) -> None:
                 f"bytes the launch needs at least (a stencil's or a convolution's taps, by their bounds), and the "
                 f"model charges each byte once, so their times are far too short and their order unreliable "
                 f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead, or try "
-                f"--model 17, which runs such loops as their bounds say")
+                f"--model 18, which runs such loops as their bounds say")
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,

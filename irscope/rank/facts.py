@@ -56,6 +56,11 @@ class Work:
     # Model 17: the L1 wavefronts (4 sectors, 128 bytes, each) a global load or store through the registers
     # takes, summed over the warp instructions a program issues for it (_l1_wavefronts): one a clock
     l1_wavefronts: float = 0.0
+    # Model 18: the same, each access at its own width (the PTX's at its source location: _access_widths)
+    # rather than the kernel's widest, and the warp instructions a program issues for those accesses (facts
+    # made before model 18 lack both keys: Facts.own_widths)
+    l1_wavefronts_own: float = 0.0
+    load_instructions: float = 0.0
 
     def add(self, other: "Work", times: float = 1) -> None:
         for k, v in vars(other).items():
@@ -129,11 +134,19 @@ class Facts:
     other_stall_cycles: int = -1
     loop_waits: int = -1
     other_waits: int = -1
+    # Model 18: the global loads (LDG) a warp issues in the SASS's main loop, an iteration of it (-1: no
+    # SASS read); against the TTGIR loop's load instructions, how many of its iterations ptxas unrolled
+    loop_global_loads: int = -1
     # Model 17: a main loop that only moves data, whose bounds the TTGIR gives without the launch's
     # arguments (a stencil's taps, `for dy in range(0, 2 * RADIUS + 1)`): its iterations a program, loops
     # inside it counted as they run, and the work of one such iteration (-1 and {} where not so)
     bounded_trips: float = -1.0
     bounded_loop: dict = field(default_factory=dict)
+
+    @property
+    def own_widths(self) -> bool:
+        """Whether the facts count each access at its own width (model 18's l1_wavefronts_own)."""
+        return "l1_wavefronts_own" in self.straight
 
     @property
     def asked_warps(self) -> int:
@@ -259,36 +272,41 @@ def _wavefronts_a_row(lanes: int, stride: int, access: int, align: int) -> float
 
 
 def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> float:
+    """The L1 wavefronts of one global load or store (_access)."""
+    return _access(line, layouts, num_warps, widest)[0]
+
+
+def _access(line: str, layouts: dict, num_warps: int, widest: int) -> tuple[float, float]:
     """The L1 wavefronts a program's warp instructions take for one global load or store through the
     registers (model 17): each warp issues an instruction for each `widest`-byte vector (or less, as its
     layout gives a thread contiguous elements) of its elements; one takes, for each row of lanes, the
     wavefronts of the sectors its lanes' addresses touch along the layout's fastest dim, taken as
     contiguous in memory (rows far apart: _wavefronts_a_row). A scalar access (an address the compiler
-    could not prove aligned) starts anywhere in a line. 0 for a layout this does not read (a matrix
-    unit's, a linear layout) or a damaged one."""
+    could not prove aligned) starts anywhere in a line. (0, 0) for a layout this does not read (a matrix
+    unit's, a linear layout) or a damaged one. Returns (wavefronts, warp instructions), a program's."""
     types = line.split(" : ", 1)[1].split(" loc(")[0] if " : " in line else ""
     if _SCALAR_PTR.match(types):
-        return float(num_warps)  # one address a warp
+        return float(num_warps), float(num_warps)  # one address a warp
     m = _PTR_TENSOR.search(types)
     if not m:
-        return 0.0
+        return 0.0, 0.0
     shape = [int(d) for d in m.group(1).split("x")]
     elem = ELEMENT_BYTES.get(m.group(2), 4)
     if m.group(4) is not None:  # a slice of a blocked layout drops that dim
         parent = layouts.get(m.group(5))
         if parent is None:
-            return 0.0
+            return 0.0, 0.0
         dim = int(m.group(4))
         spt, tpw, wpc = ([v for i, v in enumerate(x) if i != dim] for x in parent[:3])
         order = [o - (o > dim) for o in parent[3] if o != dim]
     else:
         layout = layouts.get(m.group(3))
         if layout is None:
-            return 0.0
+            return 0.0, 0.0
         spt, tpw, wpc, order = layout
     if not (len(spt) == len(tpw) == len(wpc) == len(shape)) or not order or order[0] >= len(shape) or \
             min(spt + tpw + wpc) < 1:
-        return 0.0
+        return 0.0, 0.0
     fast = order[0]
     elements = 1  # a thread's elements of the tensor
     for d, n in enumerate(shape):
@@ -303,7 +321,7 @@ def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> flo
     rows = min(rows, WARP_LANES)  # (a damaged snapshot's layout cannot make a warp wider than a wavefront)
     align = vector * elem  # a vector's alignment is proven; a scalar's address may fall anywhere
     per_instruction = rows * _wavefronts_a_row(lanes, run * elem, vector * elem, align)
-    return num_warps * (elements / vector) * per_instruction
+    return num_warps * (elements / vector) * per_instruction, num_warps * (elements / vector)
 
 
 def _warps_per_cta(text: str) -> dict[str, list[int]]:
@@ -332,11 +350,12 @@ def _operand_warps(line: str, warps: dict[str, list[int]]) -> list[int]:
     return []
 
 
-def _scan(text: str, widest: tuple[int, int] = (16, 16)) -> tuple[Work, Work, int, str, int]:
+def _scan(text: str, widest: tuple[int, int] = (16, 16), widths: dict | None = None) -> tuple[Work, Work, int, str, int]:
     """(main loop's work per iteration, straight-line work, top-level loops, matrix input dtype, the main
     loop's prefetch distance in iterations: 0 when it has no async_wait). `widest`: the widest global
-    load and store a thread issues, in bytes (the SASS says: _widest_accesses)."""
-    main, straight, loops, dtype, prefetch, _, _ = _scan_all(text, widest)[:7]
+    load and store a thread issues, in bytes (the SASS says: _widest_accesses); `widths`: each access's own,
+    by its line's index in `text` (_access_widths; those it lacks take `widest`)."""
+    main, straight, loops, dtype, prefetch, _, _ = _scan_all(text, widest, widths)[:7]
     return main, straight, loops, dtype, prefetch
 
 
@@ -358,8 +377,9 @@ def nested_loops(text: str) -> list[list[Work]]:
     return _scan_all(text)[7]
 
 
-def _scan_all(text: str, widest: tuple[int, int] = (16, 16)):
+def _scan_all(text: str, widest: tuple[int, int] = (16, 16), widths: dict | None = None):
     straight, loops, dtype = Work(), [], ""
+    widths = widths or {}
     layouts = _blocked_layouts(text)
     num_warps = int(m.group(1)) if (m := _NUM_WARPS.search(text)) else 4
     children: list[list[Work]] = []  # per top-level loop: the loops directly inside it
@@ -374,7 +394,7 @@ def _scan_all(text: str, widest: tuple[int, int] = (16, 16)):
     ws_op = 0
     warps = _warps_per_cta(text)
     axes: list[int] = []  # the axis of each tt.reduce whose region is open
-    for line in text.splitlines():
+    for index, line in enumerate(text.splitlines()):
         s = line.strip()
         if not s or s.startswith(("#", "//", "module", "loc", "}")) and not s.startswith("})"):
             if s.startswith("}") and s.endswith("{"):
@@ -410,6 +430,10 @@ def _scan_all(text: str, widest: tuple[int, int] = (16, 16)):
             dtype = dtype or dt
             if op in ("tt.load", "tt.store"):
                 w.l1_wavefronts = _l1_wavefronts(s, layouts, num_warps, widest[op == "tt.store"])
+                w.l1_wavefronts_own, instructions = _access(s, layouts, num_warps,
+                                                            widths.get(index) or widest[op == "tt.store"])
+                if op == "tt.load":
+                    w.load_instructions = instructions
             if "for" in stack:
                 current.add(w)
                 if child is not None:
@@ -512,7 +536,42 @@ def _widest_accesses(snapshot: Snapshot) -> tuple[int, int]:
     return widest["LDG"] or 16, widest["STG"] or 16
 
 
-def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16)) -> tuple[float, Work] | None:
+def _access_widths(snapshot: Snapshot, ttgir: str) -> dict[int, int]:
+    """Model 18: the bytes a thread moves an instruction for each global tt.load and tt.store of the TTGIR,
+    by its line's index: the widest PTX ld.global (st.global) of its source line and column, or of its line
+    where that line has one such group of its kind. {} without PTX; lines whose place the PTX does not show
+    are left out (the kernel's widest stands in)."""
+    if "ptx" not in snapshot.stage_files:
+        return {}
+    from ..analyze.vectors import _ptx_accesses
+    from ..ir.lines import line_map
+    found: dict[tuple[int, int, str], int] = {}
+    for (line, column, kind, via), counts in _ptx_accesses(snapshot.read("ptx")).items():
+        if via in ("ld.global", "st.global") and line and counts:
+            key = (line, column, kind)
+            found[key] = max(found.get(key, 0), max(counts))
+    by_line: dict[tuple[int, str], list[int]] = {}
+    for (line, column, kind), width in found.items():
+        by_line.setdefault((line, kind), []).append(width)
+    locs = line_map("ttgir", ttgir)
+    out: dict[int, int] = {}
+    for index, text in enumerate(ttgir.splitlines()):
+        m = _OP.match(text.strip()) if ("tt.load" in text or "tt.store" in text) else None
+        if not m or m.group(1) not in ("tt.load", "tt.store"):
+            continue
+        loc = locs.source_of(index)
+        if loc is None:
+            continue
+        kind = "load" if m.group(1) == "tt.load" else "store"
+        width = found.get((loc.line, loc.column, kind))
+        if width is None and len(by_line.get((loc.line, kind), ())) == 1:
+            width = by_line[loc.line, kind][0]
+        if width:
+            out[index] = width
+    return out
+
+
+def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16), widths: dict | None = None) -> tuple[float, Work] | None:
     """(iterations a program runs, the work of one of them) of a main loop that only moves data and whose
     bounds, and those of the loops inside it, are constants of the TTGIR: the same for every program and
     every launch (counted at two grids to make sure). None otherwise: a loop that multiplies (the flops
@@ -523,7 +582,7 @@ def bounded_loop(ttgir: str, widest: tuple[int, int] = (16, 16)) -> tuple[float,
         return None
     counted = [loop_counts(ttgir, {}, grid) for grid in ((1, 1, 1), (5, 3, 2))]
     (counts, inner_counts), other = counted
-    scanned = _scan_all(ttgir, widest)  # (with the L1's wavefronts at these widths)
+    scanned = _scan_all(ttgir, widest, widths)  # (with the L1's wavefronts at these widths)
     loops, main, inner = scanned[5], scanned[6], scanned[7][scanned[6]]
     # (the two readers of the loops disagree only on damaged text: nothing is counted then)
     if counted[0] != other or len(counts) != len(loops) or len(inner_counts) != len(loops) or \
@@ -549,9 +608,10 @@ def facts_of(snapshot: Snapshot) -> Facts:
     a = analyze(snapshot)
     ttgir = snapshot.read("ttgir") if "ttgir" in snapshot.stage_files else None
     widest = _widest_accesses(snapshot)
-    loop, straight, loops, dtype, prefetch = _scan(ttgir, widest) if ttgir is not None else \
+    widths = _access_widths(snapshot, ttgir) if ttgir is not None else {}
+    loop, straight, loops, dtype, prefetch = _scan(ttgir, widest, widths) if ttgir is not None else \
         (Work(), Work(), 0, "", 0)
-    bounded = bounded_loop(ttgir, widest) if ttgir is not None and loops else None
+    bounded = bounded_loop(ttgir, widest, widths) if ttgir is not None and loops else None
     res = a.resources
     occ = a.occupancy
     options = snapshot.meta.get("compile_options") or {}
@@ -704,17 +764,19 @@ def _main_loop(lines: list[str]) -> tuple[int, int] | None:
 
 _EXIT = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+EXIT\b")  # unpredicated: no @P guard before it
 _NOP = re.compile(r"\bNOP\b")
+_LDG = re.compile(r"\bLDG\b")
 
 
 def split_instructions(sass: str) -> dict:
-    """{"loop_instructions", "other_instructions"} of an nvdisasm listing: the instructions (NOPs aside)
-    inside its longest backward branch, and the rest. Each is what one warp issues: an iteration's, and
-    the program's once."""
+    """{"loop_instructions", "other_instructions", "loop_global_loads"} of an nvdisasm listing: the
+    instructions (NOPs aside) inside its longest backward branch, and the rest; and the global loads
+    (LDG) inside it. Each is what one warp issues: an iteration's, and the program's once."""
     lines = sass.splitlines()
     issued = [1 if _ADDR.match(line) and not _NOP.search(line) else 0 for line in lines]
     span = _main_loop(lines)
     inside = sum(issued[span[0]:span[1] + 1]) if span else 0
-    return {"loop_instructions": inside, "other_instructions": sum(issued) - inside}
+    loads = sum(1 for line in lines[span[0]:span[1] + 1] if _ADDR.match(line) and _LDG.search(line)) if span else 0
+    return {"loop_instructions": inside, "other_instructions": sum(issued) - inside, "loop_global_loads": loads}
 
 
 def split_spills(sass: str) -> dict:

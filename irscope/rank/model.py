@@ -44,7 +44,13 @@ its own results (Proton's PC sampling saw the persistent softmax's 2-warp progra
 model 14 with a warpgroup that repeats its wgmma down M at a fraction of the measured rate. Model 16 is
 model 15 with a loop that multiplies run in lockstep waves: a wave's programs start and end together,
 so each wave pays their fill and epilogues (and part of their output's stores) beside the p-norm of its
-iterations' demands, except where the programs' loops differ in length (ragged_loop).
+iterations' demands, except where the programs' loops differ in length (ragged_loop). Model 17 is model
+16 with a loop that only moves data and whose bounds are constants run as they say, and the L1 one more
+demand: a wavefront a clock for each 4 sectors a warp's global access touches. Model 18 is model 17 with
+each access at its own width (the PTX's at its source location), a loop ptxas unrolled waiting once for
+the loads of the iterations it unrolled (all of them where the SASS has no loop left), and the SASS a
+kernel without matrix products issues as a throughput demand: its warps' instructions on the SM's four
+schedulers, one a clock each.
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -106,7 +112,8 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18)
+SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
 
@@ -149,8 +156,18 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     Model 16 (`chip.measured_16`) is model 15 with a loop that multiplies run in waves whose programs fill
     and drain together: each wave pays its programs' fill, epilogues and `wave_store_fraction` of their
     output's stores beside its iterations' demands (fitted on the calibration's matrix loops, its short
-    ones among them), except where the programs' loops differ in length (`ragged_loop`)."""
+    ones among them), except where the programs' loops differ in length (`ragged_loop`). Model 17 (no new
+    figure) adds a data-moving loop run as its constant bounds say and the L1's wavefronts; model 18 (no new
+    figure) each access at its own width, unrolled loops and the SASS issued as a demand."""
     model = effective_model(chip, model)
+    if model >= 18:
+        # Model 18: model 17 with each access at its own width, a loop ptxas unrolled waiting once for the
+        # loads of the iterations it unrolled, and the SASS a kernel without matrix products issues as a
+        # throughput demand of its SM (four schedulers, an instruction a clock each)
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction,
+                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 17:
         # Model 17: model 16, a loop that only moves data run as its constant bounds say, and the L1's
         # lines a clock as one more demand of the SM
@@ -181,13 +198,16 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
-              reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False) -> Estimate:
+              reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False,
+              own: bool = False) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
     15's rate of a wgmma a warpgroup repeats down M, of the rate measured (none: the rate measured);
     `wave_stores`: model 16's waves of a loop that multiplies, whose programs fill and drain together,
-    each paying this fraction of its output's stores at the epilogue rate (none: model 8's waves)."""
+    each paying this fraction of its output's stores at the epilogue rate (none: model 8's waves); `l1`:
+    model 17's loops run as their constant bounds say and the L1's wavefronts; `own`: model 18's (the
+    L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -226,6 +246,18 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         "issue": _issue(total, threads, lanes, chip),
         "spills": spills,
     }
+    # Model 18: how many of the main loop's iterations one pass of the SASS's loop runs (ptxas unrolled
+    # them: its loop issues that many iterations' loads), all of them where the SASS has no loop left
+    unrolled = _unrolled(facts, loop, n) if own else 1.0
+    issued = 0.0  # model 18: the SASS instructions a warp issues, where they set the issue work
+    if own and model >= 11 and not loop.dot_flops and not straight.dot_flops and facts.instruction == "fma" and \
+            facts.loop_instructions >= 0 and chip.target.startswith("sm_"):
+        # Model 18: every warp of the program issues its SASS on one of the SM's four schedulers, an
+        # instruction a clock each, whatever the TTGIR's element count says (the masks, the addresses,
+        # the conversions and the loads themselves issue too)
+        warp_instructions = (facts.loop_instructions / unrolled * n if facts.loop else 0.0) + facts.other_instructions
+        if warp_instructions * facts.num_warps / SCHEDULERS > parts["issue"]:
+            parts["issue"], issued = warp_instructions * facts.num_warps / SCHEDULERS, warp_instructions
     if facts.warp_specialized:
         core = max(parts["tensor core"], parts["issue"]) + parts["spills"]
     else:
@@ -254,8 +286,10 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     }
     if l1 and chip.target.startswith("sm_"):
         # Model 17: a warp's global load or store takes the L1 a wavefront for each 4 sectors its lanes
-        # touch, at least one a row of lanes (facts._l1_wavefronts), one a clock an SM: 128 B/clk
-        demand["L1"] = total.l1_wavefronts / L1_WAVEFRONTS_CLK
+        # touch, at least one a row of lanes (facts._l1_wavefronts), one a clock an SM: 128 B/clk. Model
+        # 18 counts each access at its own width (a 2-byte load is not a pair because a 4-byte one is).
+        wavefronts = total.l1_wavefronts_own if own and facts.own_widths else total.l1_wavefronts
+        demand["L1"] = wavefronts / L1_WAVEFRONTS_CLK
     if measured is not None:
         demand["program starts"] = measured.start(facts.num_warps)
     looped_demand = None
@@ -302,6 +336,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         # nothing hides that (the persistent softmax's 2-warp programs: docs/rank.md, "Model 14")
         loop_floor = facts.loop_stall_cycles + facts.loop_waits * wait_cycles
         other_floor = facts.other_stall_cycles + facts.other_waits * wait_cycles
+    if unrolled > 1 and loop_floor > 0:
+        loop_floor = loop_floor / unrolled  # (model 18: the SASS loop's body is that many iterations)
 
     def compute(w: Work, instructions: int = 0) -> float:
         issue = _issue(w, threads, lanes, chip, own_share)
@@ -310,6 +346,11 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
 
     stores = loop.store_bytes / store_rate if store_rate else 0.0
     loop_latency = _loop_latency(loop, latency, pipelined, chip, measured, model)
+    if unrolled > 1 and not pipelined:
+        # Model 18: an unrolled loop issues its iterations' loads together and waits for them once
+        many = Work()
+        many.add(loop, unrolled)
+        loop_latency = _loop_latency(many, latency, pipelined, chip, measured, model) / unrolled
     if facts.loop:
         if pipelined and streams and measured.copy_bytes_clk and measured.dram_copy_bytes_clk:
             # A copy lands at a fixed latency plus its bytes at one program's rate; the program's copies,
@@ -421,7 +462,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         round(loop_floor) if sass and facts.loop and
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
                         stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0,
-                        reps=repeated)
+                        reps=repeated, issued=issued)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
@@ -440,6 +481,18 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         if combined > 1.03 * largest:
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
+
+
+def _unrolled(facts: Facts, loop: Work, n: float) -> float:
+    """Model 18: the main loop's iterations one pass of the SASS's loop body runs: its global loads (LDG)
+    over those the TTGIR's iteration issues (load_instructions, a program's, over its warps); all `n`
+    where the SASS has no loop but the TTGIR loads in one (ptxas unrolled it whole). 1 where not read."""
+    if not facts.loop or facts.loop_global_loads < 0 or loop.load_instructions <= 0 or n <= 1:
+        return 1.0
+    per_warp = loop.load_instructions / max(1, facts.num_warps)
+    if facts.loop_instructions == 0:
+        return float(n)
+    return float(min(n, max(1, round(facts.loop_global_loads / per_warp))))
 
 
 def _trips(facts: Facts, problem, programs: int, bounded: bool = False) -> tuple[float, Work, Work]:
