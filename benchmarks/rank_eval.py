@@ -144,6 +144,9 @@ HELDOUT_BLUR = {"blur": ("bench", "4k")}
 # Model 17's held-out kernel, a user's file (benchmarks/rank/fir.py): ranked and committed (`irscope rank
 # --json`: docs/rank/heldout-fir/predictions-model*.json) before it was timed; scored apart (`newspace`).
 HELDOUT_FIR = {"benchmarks/rank/fir.py:fir": ("bench", "short")}
+# Model 18's held-out kernel, a user's file (benchmarks/rank/conv1d.py), the same way:
+# docs/rank/heldout-conv1d/predictions-model*.json were committed before it was timed.
+HELDOUT_CONV1D = {"benchmarks/rank/conv1d.py:conv1d": ("bench", "short")}
 
 
 def sizes_of(kernel: str) -> tuple:
