@@ -5,6 +5,8 @@ its warps' program counters, what each warp was waiting for. A diagnosis of the 
 
     python3 benchmarks/rank_stalls.py BUNDLE_DIR OUT_DIR --size KERNEL=SIZE... [--only SUBSTRING...] [--launches 40]
 
+(KERNEL: a built-in's name, or a user's FILE.py:NAME, e.g. benchmarks/rank/conv1d.py:conv1d=bench.)
+
 Writes OUT_DIR/stalls.json (per config: its time, and the samples by stall reason over the whole kernel)
 and each session's Proton tree (OUT_DIR/<n>.hatchet), read back here without hatchet.
 """
@@ -51,6 +53,9 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = dict(s.split("=", 1) for s in args.size)
+    # KERNEL may be a user's FILE.py:NAME (a held-out kernel): its snapshots name the spec, not the file
+    refs = {library.load_kernel(k).name: k for k in sizes}
+    sizes = {name: sizes[ref] for name, ref in refs.items()}
     result = {"versions": {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__,
                            "gpu": torch.cuda.get_device_name(), "driver": runner._versions().get("driver", "?")},
               "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -62,9 +67,9 @@ def main() -> int:
         row = {"label": s.label, "size": sizes[s.kernel]}
         result["configs"].append(row)
         try:
-            spec = library.load_kernel(s.kernel)
+            spec = library.load_kernel(refs[s.kernel])
             if s.kernel not in prepared:
-                p = runner.prepare(runner.Request(s.kernel, size=sizes[s.kernel]), "cuda")
+                p = runner.prepare(runner.Request(refs[s.kernel], size=sizes[s.kernel]), "cuda")
                 prepared[s.kernel] = (p, p.workload.reference({**p.x, **p.inputs}, p.size))
             p, want = prepared[s.kernel]
             b = LoadedBinary(s, spec)

@@ -1,0 +1,105 @@
+"""What one warp's scalar global load costs the L1, by how far apart its lanes' addresses are: a calibration of
+kernels of our own (never the evaluation's), for the rule models 17 and 18 price an access by (docs/rank.md,
+"Model 18's held-out check": the sectors a warp instruction touches, 4 a wavefront, against the lines).
+
+Each program is one warp that reads, many times over, 32 addresses `STRIDE` elements apart (lane i at
+i x STRIDE), shifted by 17 elements from one load to the next so that every start in a line is seen, from a
+buffer small enough to stay in L1. Eight loads an iteration keep the issue below the L1's rate. The
+result, per (element bytes, lane stride): the clocks an SM spends per warp load, at the SM clock given.
+
+    python3 benchmarks/rank_l1.py OUT.json [--clock-ghz 1.98]     # on the GPU machine
+    python3 benchmarks/rank_l1.py --summary OUT.json              # here: against the sector and line rules
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+STRIDES_BYTES = (2, 4, 8, 16, 32, 64, 128, 256)
+LOADS_AN_ITERATION = 8
+SHIFT = 17  # elements between one load's start and the next's: every offset in a line comes round
+
+
+def kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def strided_loads(x_ptr, out_ptr, iters, STRIDE: tl.constexpr, SHIFT: tl.constexpr, LOADS: tl.constexpr):
+        lane = tl.arange(0, 32)
+        acc = tl.zeros((32,), dtype=tl.float32)
+        for i in range(iters):
+            base = (i % 16) * (LOADS * SHIFT)
+            for j in tl.static_range(LOADS):
+                acc += tl.load(x_ptr + lane * STRIDE + base + j * SHIFT).to(tl.float32)
+        tl.store(out_ptr + tl.program_id(0) * 32 + lane, acc)
+
+    return strided_loads
+
+
+def run(out: Path, clock_ghz: float) -> dict:
+    import torch
+    import triton
+
+    from irscope.harness.runtime import do_bench
+
+    fn = kernel()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    programs, iters = sms * 16, 2048  # 16 one-warp programs an SM
+    doc = {"versions": {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()},
+           "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "clock_ghz": clock_ghz, "sms": sms, "programs": programs, "iters": iters, "loads_an_iteration":
+           LOADS_AN_ITERATION, "rows": []}
+    for dtype, elem in ((torch.float16, 2), (torch.float32, 4)):
+        for stride_bytes in STRIDES_BYTES:
+            if stride_bytes % elem:
+                continue
+            stride = stride_bytes // elem
+            span = 32 * stride + 16 * LOADS_AN_ITERATION * SHIFT + 64
+            x = torch.randn(span, device="cuda").to(dtype)
+            y = torch.empty(programs * 32, device="cuda", dtype=torch.float32)
+            launch = lambda: fn[(programs,)](x, y, iters, STRIDE=stride, SHIFT=SHIFT,  # noqa: E731
+                                            LOADS=LOADS_AN_ITERATION, num_warps=1)
+            launch()
+            torch.cuda.synchronize()
+            ms = do_bench(launch)
+            loads_per_sm = programs * iters * LOADS_AN_ITERATION / sms
+            row = {"element_bytes": elem, "stride_bytes": stride_bytes, "ms": ms,
+                   "clocks_a_load": ms * 1e-3 * clock_ghz * 1e9 / loads_per_sm}
+            doc["rows"].append(row)
+            print(json.dumps(row), flush=True)
+            out.write_text(json.dumps(doc, indent=1))
+    return doc
+
+
+def summary(path: Path) -> None:
+    from irscope.rank.facts import LINE, _wavefronts_a_row
+    doc = json.loads(path.read_text())
+    print(f"{doc['versions']['gpu']}, at {doc['clock_ghz']} GHz: clocks an SM spends per warp load")
+    print("elem  lane stride  measured  sectors/4 (models 17-18)  lines")
+    for r in doc["rows"]:
+        elem, stride = r["element_bytes"], r["stride_bytes"]
+        sectors = _wavefronts_a_row(32, stride, elem, elem)
+        offsets = range(0, LINE, elem)
+        lines = sum(len({(o + i * stride) // LINE for i in range(32)}) for o in offsets) / len(offsets)
+        print(f"{elem:4d}  {stride:11d}  {r['clocks_a_load']:8.2f}  {sectors:24.2f}  {lines:5.2f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--clock-ghz", type=float, default=1.98)
+    ap.add_argument("--summary")
+    args = ap.parse_args()
+    if args.summary:
+        summary(Path(args.summary))
+        return 0
+    run(Path(args.out), args.clock_ghz)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
