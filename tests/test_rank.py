@@ -191,6 +191,13 @@ def test_a_kernel_of_a_workload_that_launches_several_is_ranked(tmp_path, cli):
     code, out, err = cli("rank", "blur.row", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
     assert code == 0, err
     assert "blur.row on H200" in out and "h4w256" in out
+    # Its least traffic is its own launch's tensors, not the three kernels' together (the workload's bytes):
+    # blur.gray reads the RGB image and writes the gray one, 16 bytes a pixel, not 32. Memory-bound at the
+    # bench size, it was put at 26 us where the H200 took 13.7 (docs/gpu.md, the Proton run)
+    for kernel, per_pixel in (("blur.gray", 12 + 4), ("blur.row", 4 + 4), ("blur.col", 4 + 4)):
+        p = problem_at(library.load_kernel(kernel), "bench", sms=H200.sms)
+        assert 0 <= p.min_bytes - 1368 * 2048 * per_pixel <= 64, kernel  # (and the 11 taps' weights)
+    assert problem_at(library.load_kernel("blur"), "bench").min_bytes == 1368 * 2048 * (12 + 4)  # one kernel
 
 
 def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, cli):

@@ -75,7 +75,8 @@ def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None
     token = MODELLED_SMS.set(sms)
     try:
         x = workload.build(size, torch.Generator(), "meta")
-        calls = [c for c in workload.launch(x, size, params) if c.kernel == spec.name]
+        launched = workload.launch(x, size, params)
+        calls = [c for c in launched if c.kernel == spec.name]
     except (RuntimeError, TypeError, ValueError, OverflowError) as e:
         # torch's sizes are 64-bit: a dimension past them, or a tensor of more than 2^63 bytes, cannot be made
         # even on the meta device. Anything else is the workload's own failure, and is raised as it is.
@@ -90,6 +91,19 @@ def problem_at(spec, size_text: str | None, constexprs: Mapping[str, Any] | None
     if not calls:
         raise UsageError(f"the workload of '{spec.name}' does not launch it", "check the workload's launch")
     call: KernelCall = calls[0]
-    return Problem(spec.name, name, size, tuple(call.grid), float(workload.flops(size)), float(workload.bytes(size)),
-                   call)
+    least = float(workload.bytes(size))
+    if len({c.kernel for c in launched}) > 1:
+        # The workload's bytes are those of every kernel it launches (blur.gray, blur.row and blur.col): this
+        # kernel's own least traffic is each tensor its launch takes, read or written once
+        least = float(_tensor_bytes(call.args))
+    return Problem(spec.name, name, size, tuple(call.grid), float(workload.flops(size)), least, call)
+
+
+def _tensor_bytes(args) -> int:
+    """The bytes of the distinct tensors among a launch's arguments (meta tensors know theirs)."""
+    seen: dict[int, int] = {}
+    for a in args:
+        if hasattr(a, "element_size") and hasattr(a, "numel"):
+            seen[id(a)] = int(a.numel()) * int(a.element_size())
+    return sum(seen.values())
 
