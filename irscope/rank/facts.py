@@ -538,34 +538,24 @@ def _widest_accesses(snapshot: Snapshot) -> tuple[int, int]:
 
 def _access_widths(snapshot: Snapshot, ttgir: str) -> dict[int, int]:
     """Model 18: the bytes a thread moves an instruction for each global tt.load and tt.store of the TTGIR,
-    by its line's index: the widest PTX ld.global (st.global) of its source line and column, or of its line
-    where that line has one such group of its kind. {} without PTX; lines whose place the PTX does not show
-    are left out (the kernel's widest stands in)."""
+    by its line's index: the widest PTX ld.global (st.global) of its source expression, as `explain` groups
+    them (analyze.vectors.access_groups: by line, and by column where a line has two). {} without PTX;
+    lines whose place the PTX does not show are left out (the kernel's widest stands in)."""
     if "ptx" not in snapshot.stage_files:
         return {}
-    from ..analyze.vectors import _ptx_accesses
+    from ..analyze.vectors import access_groups
     from ..ir.lines import line_map
-    found: dict[tuple[int, int, str], int] = {}
-    for (line, column, kind, via), counts in _ptx_accesses(snapshot.read("ptx")).items():
-        if via in ("ld.global", "st.global") and line and counts:
-            key = (line, column, kind)
-            found[key] = max(found.get(key, 0), max(counts))
-    by_line: dict[tuple[int, str], list[int]] = {}
-    for (line, column, kind), width in found.items():
-        by_line.setdefault((line, kind), []).append(width)
+    widths = {(g.line, g.column, g.kind): g.width for g in access_groups(ttgir, snapshot.read("ptx"), "ptx")
+              if g.via in ("ld.global", "st.global") and g.line and g.width}
     locs = line_map("ttgir", ttgir)
     out: dict[int, int] = {}
     for index, text in enumerate(ttgir.splitlines()):
         m = _OP.match(text.strip()) if ("tt.load" in text or "tt.store" in text) else None
-        if not m or m.group(1) not in ("tt.load", "tt.store"):
-            continue
-        loc = locs.source_of(index)
-        if loc is None:
+        if not m or m.group(1) not in ("tt.load", "tt.store") or (loc := locs.source_of(index)) is None:
             continue
         kind = "load" if m.group(1) == "tt.load" else "store"
-        width = found.get((loc.line, loc.column, kind))
-        if width is None and len(by_line.get((loc.line, kind), ())) == 1:
-            width = by_line[loc.line, kind][0]
+        # (a group alone on its line is named by its line: column 0)
+        width = widths.get((loc.line, loc.column, kind)) or widths.get((loc.line, 0, kind))
         if width:
             out[index] = width
     return out
