@@ -19,6 +19,10 @@ import time
 from pathlib import Path
 
 STRIDES_BYTES = (2, 4, 8, 16, 32, 64, 128, 256)
+# lanes holding distinct addresses (the rest repeat them, as a slice of a 2-D layout's rows does: the conv1d's
+# weights, 16, 8 or 4 lanes a row), measured at the strides such slices have
+DISTINCT = (32, 16, 8, 4)
+DISTINCT_STRIDES = (8, 16, 32, 64, 128)
 LOADS_AN_ITERATION = 8
 SHIFT = 17  # elements between one load's start and the next's: every offset in a line comes round
 
@@ -28,14 +32,15 @@ def kernel():
     import triton.language as tl
 
     @triton.jit
-    def strided_loads(x_ptr, out_ptr, iters, STRIDE: tl.constexpr, SHIFT: tl.constexpr, LOADS: tl.constexpr):
-        lane = tl.arange(0, 32)
+    def strided_loads(x_ptr, out_ptr, iters, STRIDE: tl.constexpr, SHIFT: tl.constexpr, LOADS: tl.constexpr,
+                      DISTINCT: tl.constexpr):
+        lane = tl.arange(0, 32) % DISTINCT
         acc = tl.zeros((32,), dtype=tl.float32)
         for i in range(iters):
             base = (i % 16) * (LOADS * SHIFT)
             for j in tl.static_range(LOADS):
                 acc += tl.load(x_ptr + lane * STRIDE + base + j * SHIFT).to(tl.float32)
-        tl.store(out_ptr + tl.program_id(0) * 32 + lane, acc)
+        tl.store(out_ptr + tl.program_id(0) * 32 + tl.arange(0, 32), acc)
 
     return strided_loads
 
@@ -53,25 +58,28 @@ def run(out: Path, clock_ghz: float) -> dict:
            "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "clock_ghz": clock_ghz, "sms": sms, "programs": programs, "iters": iters, "loads_an_iteration":
            LOADS_AN_ITERATION, "rows": []}
-    for dtype, elem in ((torch.float16, 2), (torch.float32, 4)):
-        for stride_bytes in STRIDES_BYTES:
-            if stride_bytes % elem:
-                continue
-            stride = stride_bytes // elem
-            span = 32 * stride + 16 * LOADS_AN_ITERATION * SHIFT + 64
-            x = torch.randn(span, device="cuda").to(dtype)
-            y = torch.empty(programs * 32, device="cuda", dtype=torch.float32)
-            launch = lambda: fn[(programs,)](x, y, iters, STRIDE=stride, SHIFT=SHIFT,  # noqa: E731
-                                            LOADS=LOADS_AN_ITERATION, num_warps=1)
-            launch()
-            torch.cuda.synchronize()
-            ms = do_bench(launch)
-            loads_per_sm = programs * iters * LOADS_AN_ITERATION / sms
-            row = {"element_bytes": elem, "stride_bytes": stride_bytes, "ms": ms,
-                   "clocks_a_load": ms * 1e-3 * clock_ghz * 1e9 / loads_per_sm}
-            doc["rows"].append(row)
-            print(json.dumps(row), flush=True)
-            out.write_text(json.dumps(doc, indent=1))
+    cases = [(e, s, 32) for e in (2, 4) for s in STRIDES_BYTES]
+    cases += [(e, s, d) for e in (2, 4) for s in DISTINCT_STRIDES for d in DISTINCT if d != 32]
+    for elem, stride_bytes, distinct in cases:
+        if stride_bytes % elem:
+            continue
+        dtype = {2: torch.float16, 4: torch.float32}[elem]
+        stride = stride_bytes // elem
+        span = 32 * stride + 16 * LOADS_AN_ITERATION * SHIFT + 64
+        x = torch.randn(span, device="cuda").to(dtype)
+        y = torch.empty(programs * 32, device="cuda", dtype=torch.float32)
+        launch = lambda: fn[(programs,)](x, y, iters, STRIDE=stride, SHIFT=SHIFT,  # noqa: E731
+                                        LOADS=LOADS_AN_ITERATION, DISTINCT=distinct,
+                                        num_warps=1)
+        launch()
+        torch.cuda.synchronize()
+        ms = do_bench(launch)
+        loads_per_sm = programs * iters * LOADS_AN_ITERATION / sms
+        row = {"element_bytes": elem, "stride_bytes": stride_bytes, "distinct_lanes": distinct, "ms": ms,
+               "clocks_a_load": ms * 1e-3 * clock_ghz * 1e9 / loads_per_sm}
+        doc["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        out.write_text(json.dumps(doc, indent=1))
     return doc
 
 
@@ -79,13 +87,13 @@ def summary(path: Path) -> None:
     from irscope.rank.facts import LINE, _wavefronts_a_row
     doc = json.loads(path.read_text())
     print(f"{doc['versions']['gpu']}, at {doc['clock_ghz']} GHz: clocks an SM spends per warp load")
-    print("elem  lane stride  measured  sectors/4 (models 17-18)  lines")
+    print("elem  lane stride  distinct lanes  measured  sectors/4 (models 17-18)  lines")
     for r in doc["rows"]:
-        elem, stride = r["element_bytes"], r["stride_bytes"]
-        sectors = _wavefronts_a_row(32, stride, elem, elem)
+        elem, stride, distinct = r["element_bytes"], r["stride_bytes"], r.get("distinct_lanes", 32)
+        sectors = _wavefronts_a_row(distinct, stride, elem, elem)
         offsets = range(0, LINE, elem)
-        lines = sum(len({(o + i * stride) // LINE for i in range(32)}) for o in offsets) / len(offsets)
-        print(f"{elem:4d}  {stride:11d}  {r['clocks_a_load']:8.2f}  {sectors:24.2f}  {lines:5.2f}")
+        lines = sum(len({(o + i * stride) // LINE for i in range(distinct)}) for o in offsets) / len(offsets)
+        print(f"{elem:4d}  {stride:11d}  {distinct:14d}  {r['clocks_a_load']:8.2f}  {sectors:24.2f}  {lines:5.2f}")
 
 
 def main() -> int:
