@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..analyze import analyze
 from ..store.snapshot import Snapshot
+from .strides import access_steps
 
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                  "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "tf32": 4}
@@ -61,6 +62,11 @@ class Work:
     # made before model 18 lack both keys: Facts.own_widths)
     l1_wavefronts_own: float = 0.0
     load_instructions: float = 0.0
+    # Model 19: the same as model 18's, each access's lanes as far apart as its pointer's step along the
+    # fastest dim says (strides.access_steps: the conv1d's weights, 4 elements apart), rows that repeat an
+    # address once, and a warp instruction taking the passes its lanes' words need of the L1's 32 banks
+    # (_banks_a_row; facts made before model 19 lack the key: Facts.strided)
+    l1_wavefronts_strided: float = 0.0
 
     def add(self, other: "Work", times: float = 1) -> None:
         for k, v in vars(other).items():
@@ -147,6 +153,11 @@ class Facts:
     def own_widths(self) -> bool:
         """Whether the facts count each access at its own width (model 18's l1_wavefronts_own)."""
         return "l1_wavefronts_own" in self.straight
+
+    @property
+    def strided(self) -> bool:
+        """Whether the facts count each access's lanes at its pointer's step (model 19's l1_wavefronts_strided)."""
+        return "l1_wavefronts_strided" in self.straight
 
     @property
     def asked_warps(self) -> int:
@@ -241,6 +252,7 @@ _PTR_TENSOR = re.compile(r"tensor<([0-9x]+)x!tt\.ptr<(\w+)>, (#\w+|#ttg\.slice<\
 _SCALAR_PTR = re.compile(r"^\s*!tt\.ptr<\w+>")
 _NUM_WARPS = re.compile(r'"ttg\.num-warps" = (\d+)')
 LINE, SECTOR = 128, 32  # bytes: the L1's line and sector; it returns 4 sectors a clock (model 17)
+BANKS, BANK_BYTES = 32, 4  # the L1's (and shared memory's) banks and their width (model 19)
 WARP_LANES = 64  # the most lanes a warp has (an AMD wavefront)
 
 
@@ -253,6 +265,41 @@ def _blocked_layouts(text: str) -> dict[str, tuple[list[int], ...]]:
         if m := _BLOCKED_FULL.match(line):
             out[m.group(1)] = tuple([int(x) for x in g.split(",")] for g in m.groups()[1:])
     return out
+
+
+def _lines_a_row(lanes: int, stride: int, access: int, align: int) -> float:
+    """The L1 lines one warp instruction's row of lanes touches (lanes `stride` bytes apart, each reading
+    `access` bytes, the first at any multiple of `align` in a line, averaged): a rule model 19 was checked
+    against (benchmarks/rank_l1.py), not the one it takes (_banks_a_row)."""
+    offsets = range(0, LINE, max(1, min(align, LINE)))
+    total = 0.0
+    for o in offsets:
+        lines = set()
+        for lane in range(lanes):
+            start = o + lane * stride
+            lines.update(range(start // LINE, (start + access - 1) // LINE + 1))
+        total += max(1, len(lines))
+    return total / len(offsets)
+
+
+def _banks_a_row(lanes: int, stride: int, access: int, align: int) -> float:
+    """Model 19's rule: the L1's data passes one warp instruction's row of lanes takes. The L1 and shared
+    memory are one array of 32 banks, 4 bytes wide; a pass reads one word from each bank, so it takes as
+    many passes as the most distinct words its lanes want from one bank (lanes `stride` bytes apart, each
+    reading `access` bytes, the first at any multiple of `align` in a line, averaged). Contiguous lanes
+    take a pass for each 128 bytes wherever they start (a row across two lines is still one: the FIR's
+    unaligned taps); 16 lanes 64 bytes apart want 8 words from each of two banks: 8 passes where sectors,
+    4 a pass, say 4 (the conv1d's weights)."""
+    offsets = range(0, LINE, max(1, min(align, LINE)))
+    total = 0.0
+    for o in offsets:
+        words: dict[int, set] = {}
+        for lane in range(lanes):
+            start = o + lane * stride
+            for word in range(start // BANK_BYTES, (start + access - 1) // BANK_BYTES + 1):
+                words.setdefault(word % BANKS, set()).add(word)
+        total += max(1, max((len(w) for w in words.values()), default=1))
+    return total / len(offsets)
 
 
 def _wavefronts_a_row(lanes: int, stride: int, access: int, align: int) -> float:
@@ -276,14 +323,21 @@ def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> flo
     return _access(line, layouts, num_warps, widest)[0]
 
 
-def _access(line: str, layouts: dict, num_warps: int, widest: int) -> tuple[float, float]:
+def _access(line: str, layouts: dict, num_warps: int, widest: int, steps: tuple | None = None,
+            rule: str = "sectors") -> tuple[float, float]:
     """The L1 wavefronts a program's warp instructions take for one global load or store through the
     registers (model 17): each warp issues an instruction for each `widest`-byte vector (or less, as its
     layout gives a thread contiguous elements) of its elements; one takes, for each row of lanes, the
     wavefronts of the sectors its lanes' addresses touch along the layout's fastest dim, taken as
     contiguous in memory (rows far apart: _wavefronts_a_row). A scalar access (an address the compiler
     could not prove aligned) starts anywhere in a line. (0, 0) for a layout this does not read (a matrix
-    unit's, a linear layout) or a damaged one. Returns (wavefronts, warp instructions), a program's."""
+    unit's, a linear layout) or a damaged one. Returns (wavefronts, warp instructions), a program's.
+
+    Model 19 passes `steps` (strides.access_steps: the elements the address moves a step along each dim,
+    None where not known) and `rule`: the lanes then sit `step` times further apart along the fastest dim
+    (one address where the step is 0), rows along a dim whose step is 0 read the same addresses once, and
+    a row takes the passes its lanes' words need of the L1's banks ("banks": _banks_a_row; "lines":
+    _lines_a_row; "sectors", models 17-18's: _wavefronts_a_row)."""
     types = line.split(" : ", 1)[1].split(" loc(")[0] if " : " in line else ""
     if _SCALAR_PTR.match(types):
         return float(num_warps), float(num_warps)  # one address a warp
@@ -314,13 +368,20 @@ def _access(line: str, layouts: dict, num_warps: int, widest: int) -> tuple[floa
     run = max(1, min(shape[fast], spt[fast]))  # a thread's contiguous elements
     vector = max(1, min(run, widest // elem))
     lanes = max(1, min(tpw[fast], -(-shape[fast] // run), WARP_LANES))  # distinct lanes along the row
+    known = steps if steps is not None and len(steps) == len(shape) else None
+    step = known[fast] if known is not None and isinstance(known[fast], int) else 1
+    if step != 1:
+        vector = 1  # (elements apart in memory are never one vector)
+        if step == 0:
+            lanes = 1  # every lane of the row reads one address
     rows = 1
     for d, n in enumerate(shape):
-        if d != fast:
+        if d != fast and not (known is not None and known[d] == 0):
             rows *= max(1, min(tpw[d], n))
     rows = min(rows, WARP_LANES)  # (a damaged snapshot's layout cannot make a warp wider than a wavefront)
     align = vector * elem  # a vector's alignment is proven; a scalar's address may fall anywhere
-    per_instruction = rows * _wavefronts_a_row(lanes, run * elem, vector * elem, align)
+    per_row = {"banks": _banks_a_row, "lines": _lines_a_row}.get(rule, _wavefronts_a_row)
+    per_instruction = rows * per_row(lanes, run * elem * max(1, abs(step)), vector * elem, align)
     return num_warps * (elements / vector) * per_instruction, num_warps * (elements / vector)
 
 
@@ -380,6 +441,7 @@ def nested_loops(text: str) -> list[list[Work]]:
 def _scan_all(text: str, widest: tuple[int, int] = (16, 16), widths: dict | None = None):
     straight, loops, dtype = Work(), [], ""
     widths = widths or {}
+    steps = access_steps(text)
     layouts = _blocked_layouts(text)
     num_warps = int(m.group(1)) if (m := _NUM_WARPS.search(text)) else 4
     children: list[list[Work]] = []  # per top-level loop: the loops directly inside it
@@ -432,6 +494,8 @@ def _scan_all(text: str, widest: tuple[int, int] = (16, 16), widths: dict | None
                 w.l1_wavefronts = _l1_wavefronts(s, layouts, num_warps, widest[op == "tt.store"])
                 w.l1_wavefronts_own, instructions = _access(s, layouts, num_warps,
                                                             widths.get(index) or widest[op == "tt.store"])
+                w.l1_wavefronts_strided = _access(s, layouts, num_warps, widths.get(index) or widest[op == "tt.store"],
+                                                  steps.get(index), rule="banks")[0]
                 if op == "tt.load":
                     w.load_instructions = instructions
             if "for" in stack:

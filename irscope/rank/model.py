@@ -50,7 +50,10 @@ demand: a wavefront a clock for each 4 sectors a warp's global access touches. M
 each access at its own width (the PTX's at its source location), a loop ptxas unrolled waiting once for
 the loads of the iterations it unrolled (all of them where the SASS has no loop left), and the SASS a
 kernel without matrix products issues as a throughput demand: its warps' instructions on the SM's four
-schedulers, one a clock each.
+schedulers, one a clock each. Model 19 is model 18 with each access's lanes as far apart in memory as its
+pointer's step along the fastest dim says (read from the TTGIR's offsets: rank/strides.py), and a warp
+instruction taking as many passes of the L1 as the most distinct 4-byte words its lanes want from one of
+its 32 banks (contiguous lanes: one a 128 bytes, aligned or not; lanes 64 bytes apart: twice the sectors).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -112,7 +115,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
 SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
@@ -160,6 +163,13 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     figure) adds a data-moving loop run as its constant bounds say and the L1's wavefronts; model 18 (no new
     figure) each access at its own width, unrolled loops and the SASS issued as a demand."""
     model = effective_model(chip, model)
+    if model >= 19:
+        # Model 19: model 18 with each access's lanes as far apart as its pointer's step says, and the
+        # passes of the L1's 32 banks their words need (facts.l1_wavefronts_strided)
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction,
+                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True, strided=True)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 18:
         # Model 18: model 17 with each access at its own width, a loop ptxas unrolled waiting once for the
         # loads of the iterations it unrolled, and the SASS a kernel without matrix products issues as a
@@ -199,7 +209,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
               reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False,
-              own: bool = False) -> Estimate:
+              own: bool = False, strided: bool = False) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
@@ -207,7 +217,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     `wave_stores`: model 16's waves of a loop that multiplies, whose programs fill and drain together,
     each paying this fraction of its output's stores at the epilogue rate (none: model 8's waves); `l1`:
     model 17's loops run as their constant bounds say and the L1's wavefronts; `own`: model 18's (the
-    L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand)."""
+    L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand);
+    `strided`: model 19's (the passes of the L1's banks each access's lanes need at its pointer's step)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -289,6 +300,10 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         # touch, at least one a row of lanes (facts._l1_wavefronts), one a clock an SM: 128 B/clk. Model
         # 18 counts each access at its own width (a 2-byte load is not a pair because a 4-byte one is).
         wavefronts = total.l1_wavefronts_own if own and facts.own_widths else total.l1_wavefronts
+        if strided and facts.strided:
+            # 19: lanes as far apart as the pointer says, a pass of the L1's 32 banks for the most words
+            # the lanes want from one bank (the conv1d's weights: 8 passes where sectors said 4)
+            wavefronts = total.l1_wavefronts_strided
         demand["L1"] = wavefronts / L1_WAVEFRONTS_CLK
     if measured is not None:
         demand["program starts"] = measured.start(facts.num_warps)

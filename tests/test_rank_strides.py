@@ -1,0 +1,120 @@
+"""Model 19's pointer steps (irscope/rank/strides.py): how far apart in memory an access's neighbouring elements
+are, read from the TTGIR's pointer arithmetic, on text written here and on real compiles."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from irscope.rank import facts_of
+from irscope.rank.facts import _access, _banks_a_row, _lines_a_row, _wavefronts_a_row
+from irscope.rank.strides import access_steps
+from irscope.store.snapshot import load_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A module cut to what the reader follows: a 2-D tile whose rows are a runtime stride apart, a 1-D load four
+# elements apart, two loops that reuse each other's value names (MLIR does, in sibling regions), a pointer a
+# loop carries, and offsets it cannot read (a select).
+TEXT = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32} {
+  tt.func public @k(%x_ptr: !tt.ptr<bf16> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), %C: i32 loc("C"(#loc)), %n: i32) attributes {noinline = false} {
+    %c4 = arith.constant dense<4> : tensor<128xi32, #blocked1> loc(#loc1)
+    %c3_i32 = arith.constant 3 : i32 loc(#loc1)
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 1, parent = #blocked}>> loc(#loc2)
+    %c = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #blocked}>> loc(#loc2)
+    %w = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #blocked1> loc(#loc2)
+    %re = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<16x1xi32, #blocked> loc(#loc3)
+    %cs = tt.splat %C : i32 -> tensor<16x1xi32, #blocked> loc(#loc3)
+    %rows = arith.muli %re, %cs : tensor<16x1xi32, #blocked> loc(#loc3)
+    %rb = tt.broadcast %rows : tensor<16x1xi32, #blocked> -> tensor<16x128xi32, #blocked> loc(#loc3)
+    %ce = tt.expand_dims %c {axis = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<1x128xi32, #blocked> loc(#loc3)
+    %cb = tt.broadcast %ce : tensor<1x128xi32, #blocked> -> tensor<16x128xi32, #blocked> loc(#loc3)
+    %off = arith.addi %rb, %cb : tensor<16x128xi32, #blocked> loc(#loc3)
+    %p = tt.splat %x_ptr : !tt.ptr<bf16> -> tensor<16x128x!tt.ptr<bf16>, #blocked> loc(#loc4)
+    %tile = tt.addptr %p, %off : tensor<16x128x!tt.ptr<bf16>, #blocked>, tensor<16x128xi32, #blocked> loc(#loc4)
+    %ws = arith.muli %w, %c4 : tensor<128xi32, #blocked1> loc(#loc5)
+    %q = tt.splat %x_ptr : !tt.ptr<bf16> -> tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc5)
+    %wp = tt.addptr %q, %ws : tensor<128x!tt.ptr<bf16>, #blocked1>, tensor<128xi32, #blocked1> loc(#loc5)
+    %a = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %cst, %cur = %wp) -> (tensor<128xf32, #blocked1>, tensor<128x!tt.ptr<bf16>, #blocked1>)  : i32 {
+      %t = tt.load %tile : tensor<16x128x!tt.ptr<bf16>, #blocked> loc(#loc6)
+      %v = tt.load %cur : tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc7)
+      %s = arith.shli %w, %c3_i32 : tensor<128xi32, #blocked1> loc(#loc8)
+      scf.yield %acc, %cur : tensor<128xf32, #blocked1>, tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc9)
+    } loc(#loc10)
+    %b = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %cst) -> (tensor<128xf32, #blocked1>)  : i32 {
+      %s = arith.select %m, %w, %ws : tensor<128xi1, #blocked1>, tensor<128xi32, #blocked1> loc(#loc8)
+      %sp = tt.addptr %q, %s : tensor<128x!tt.ptr<bf16>, #blocked1>, tensor<128xi32, #blocked1> loc(#loc8)
+      %u = tt.load %sp : tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc7)
+      %s8 = arith.shli %w, %c3_i32 : tensor<128xi32, #blocked1> loc(#loc8)
+      %sp8 = tt.addptr %q, %s8 : tensor<128x!tt.ptr<bf16>, #blocked1>, tensor<128xi32, #blocked1> loc(#loc8)
+      tt.store %sp8, %u : tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc11)
+      scf.yield %acc : tensor<128xf32, #blocked1> loc(#loc9)
+    } loc(#loc10)
+    tt.return loc(#loc12)
+  } loc(#loc)
+} loc(#loc)
+"""
+
+
+def _by_name(text: str) -> dict[str, tuple | None]:
+    lines = text.splitlines()
+    return {lines[i].split("tt.load ")[-1].split("tt.store ")[-1].split(" ")[0].rstrip(","): s
+            for i, s in access_steps(text).items()}
+
+
+def test_pointer_steps_follow_the_offsets_the_compiler_builds():
+    steps = _by_name(TEXT)
+    assert steps["%tile"] == (None, 1)  # rows a runtime C apart, columns contiguous
+    assert steps["%cur"] == (4,)  # a loop's carried pointer: its first value, 4 elements a lane
+    assert steps["%sp"] is None  # a select: not understood, so no step at all (never a guess)
+    assert steps["%sp8"] == (8,)  # `<< 3`, in the second loop, where `%s` is no longer the first loop's
+
+
+def test_a_damaged_or_strange_module_reads_as_unknown_and_never_raises():
+    lines = TEXT.splitlines()
+    for cut in range(0, len(lines), 3):
+        mutated = "\n".join(lines[:cut] + lines[cut + 1:])
+        access_steps(mutated)
+        access_steps(mutated.replace("arith.constant dense<4>", "arith.constant dense<x>"))
+        access_steps(mutated.replace("{axis = 1 : i32}", "{axis = 99 : i32}"))
+        access_steps(mutated.replace("%c3_i32 = arith.constant 3", "%c3_i32 = arith.constant 4000"))
+
+
+def test_lanes_far_apart_take_a_pass_of_the_banks_for_each_word_one_bank_gives():
+    """16 lanes 64 bytes apart want 8 words from each of two banks: 8 passes, where sectors (4 a wavefront)
+    said 4 and lines say 8.5 (a start anywhere). Contiguous fp16 lanes take one pass wherever they start,
+    where lines say 1.5; 4-byte lanes 128 bytes apart all want bank 0: 32. 16-byte vectors: 4 passes."""
+    assert _wavefronts_a_row(16, 64, 2, 2) == 4 and _lines_a_row(16, 64, 2, 2) == 8.5 and _banks_a_row(16, 64, 2, 2) == 8
+    assert _lines_a_row(32, 4, 4, 128) == 1 == _wavefronts_a_row(32, 4, 4, 128) == _banks_a_row(32, 4, 4, 128)
+    assert _banks_a_row(32, 2, 2, 2) == 1 < _lines_a_row(32, 2, 2, 2)
+    assert _banks_a_row(32, 128, 4, 4) == 32 and _banks_a_row(32, 16, 16, 16) == 4
+    layouts = {"#b": ([1], [32], [4], [0])}
+    line = "%v = tt.load %p : tensor<128x!tt.ptr<bf16>, #b> loc(#loc)"
+    contiguous = _access(line, layouts, 4, 2, (1,), rule="banks")
+    apart = _access(line, layouts, 4, 2, (4,), rule="banks")
+    same = _access(line, layouts, 4, 2, (0,), rule="banks")
+    assert apart[1] == contiguous[1] == same[1] == 4  # one instruction a warp whatever the step
+    assert same[0] == contiguous[0] == 4 < apart[0]  # 64 contiguous bytes: one pass, as one address
+
+
+def test_the_conv1d_weights_read_four_elements_apart_from_a_real_compile(tmp_path, cli):
+    """The held-out conv1d (benchmarks/rank/conv1d.py) reads `w_ptr + cs * WIDTH + k`. At 8 warps, BLOCK_L 16
+    and BLOCK_C 128 the weights sit in a slice of the tile's layout: 16 lanes a row, 8 channels each, so
+    lanes are 8 x 4 x 2 = 64 bytes apart, not 16 as models 17-18 took them. The H200 took 150 us there
+    against 55 for the best config (docs/rank/heldout-conv1d)."""
+    conv1d = ROOT / "benchmarks" / "rank" / "conv1d.py"
+    code, out, err = cli("compile", f"{conv1d}:conv1d", "--target", "sm_90a", "--constexpr", "BLOCK_L=16",
+                         "--constexpr", "BLOCK_C=128", "--num-warps", "8", "--out", "s")
+    assert code == 0, err
+    (path,) = [p.parent for p in (tmp_path / "s").rglob("irscope.json")]
+    snap = load_snapshot(path)
+    ttgir = snap.read("ttgir")
+    lines = ttgir.splitlines()
+    steps = {(lines[i].split(" = tt.load")[0].strip().split("_")[0] if "tt.load" in lines[i] else "store"): s
+             for i, s in access_steps(ttgir).items()}
+    assert steps == {"%bias": (1,), "%v": (None, 1), "%w": (4,), "store": (None, 1)}
+    f = facts_of(snap)
+    assert f.strided
+    # the weights' loads: 8 scalar loads a thread, on each of 8 warps, 8 lines each
+    assert f.loop["l1_wavefronts_strided"] > 2.5 * f.loop["l1_wavefronts_own"]
