@@ -147,6 +147,10 @@ HELDOUT_FIR = {"benchmarks/rank/fir.py:fir": ("bench", "short")}
 # Model 18's held-out kernel, a user's file (benchmarks/rank/conv1d.py), the same way:
 # docs/rank/heldout-conv1d/predictions-model*.json were committed before it was timed.
 HELDOUT_CONV1D = {"benchmarks/rank/conv1d.py:conv1d": ("bench", "short")}
+# Model 19's held-out kernels, users' files (benchmarks/rank/rope.py, dwconv.py), the same way:
+# docs/rank/heldout-rope/ and heldout-dwconv/predictions-model*.json were committed before they were timed.
+HELDOUT_19 = {"benchmarks/rank/rope.py:rope": ("bench", "short"),
+              "benchmarks/rank/dwconv.py:dwconv": ("bench", "short")}
 
 
 def sizes_of(kernel: str) -> tuple:
