@@ -1,6 +1,7 @@
 """What one warp's scalar global load costs the L1, by how far apart its lanes' addresses are: a calibration of
 kernels of our own (never the evaluation's), for the rule models 17 and 18 price an access by (docs/rank.md,
-"Model 18's held-out check": the sectors a warp instruction touches, 4 a wavefront, against the lines).
+"Model 18's held-out check": the sectors a warp instruction touches, 4 a wavefront), against the lines it
+touches and against model 19's: the passes of the L1's 32 banks its lanes' words need.
 
 Each program is one warp that reads, many times over, 32 addresses `STRIDE` elements apart (lane i at
 i x STRIDE), shifted by 17 elements from one load to the next so that every start in a line is seen, from a
@@ -18,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-STRIDES_BYTES = (2, 4, 8, 16, 32, 64, 128, 256)
+STRIDES_BYTES = (2, 4, 8, 12, 16, 32, 64, 128, 196, 256)  # 12 and 196 (3 and 49 words): every bank, many lines
 # lanes holding distinct addresses (the rest repeat them, as a slice of a 2-D layout's rows does: the conv1d's
 # weights, 16, 8 or 4 lanes a row), measured at the strides such slices have
 DISTINCT = (32, 16, 8, 4)
@@ -84,16 +85,15 @@ def run(out: Path, clock_ghz: float) -> dict:
 
 
 def summary(path: Path) -> None:
-    from irscope.rank.facts import LINE, _wavefronts_a_row
+    from irscope.rank.facts import _banks_a_row, _lines_a_row, _wavefronts_a_row
     doc = json.loads(path.read_text())
     print(f"{doc['versions']['gpu']}, at {doc['clock_ghz']} GHz: clocks an SM spends per warp load")
-    print("elem  lane stride  distinct lanes  measured  sectors/4 (models 17-18)  lines")
+    print("elem  lane stride  distinct lanes  measured  sectors/4 (models 17-18)  lines  banks (model 19)")
     for r in doc["rows"]:
         elem, stride, distinct = r["element_bytes"], r["stride_bytes"], r.get("distinct_lanes", 32)
-        sectors = _wavefronts_a_row(distinct, stride, elem, elem)
-        offsets = range(0, LINE, elem)
-        lines = sum(len({(o + i * stride) // LINE for i in range(distinct)}) for o in offsets) / len(offsets)
-        print(f"{elem:4d}  {stride:11d}  {distinct:14d}  {r['clocks_a_load']:8.2f}  {sectors:24.2f}  {lines:5.2f}")
+        rules = [f(distinct, stride, elem, elem) for f in (_wavefronts_a_row, _lines_a_row, _banks_a_row)]
+        print(f"{elem:4d}  {stride:11d}  {distinct:14d}  {r['clocks_a_load']:8.2f}  {rules[0]:24.2f}  {rules[1]:5.2f}"
+              f"  {rules[2]:15.2f}")
 
 
 def main() -> int:
