@@ -89,6 +89,20 @@ def test_lanes_far_apart_take_a_pass_of_the_banks_for_each_word_one_bank_gives()
     assert _lines_a_row(32, 4, 4, 128) == 1 == _wavefronts_a_row(32, 4, 4, 128) == _banks_a_row(32, 4, 4, 128)
     assert _banks_a_row(32, 2, 2, 2) == 1 < _lines_a_row(32, 2, 2, 2)
     assert _banks_a_row(32, 128, 4, 4) == 32 and _banks_a_row(32, 16, 16, 16) == 4
+
+
+def test_model_20_counts_the_lines_a_row_looks_up_where_the_banks_do_not_bind():
+    """benchmarks/rank_l1.py on an H100 (docs/rank/l1-h100.json): 32 lanes 196 bytes (49 words) apart want
+    one word from each bank, yet took 10 clocks a load: 32 lines looked up, L1_LINES_CLK a clock. Where the
+    banks bind (128 bytes apart: every lane in bank 0), the lookups change nothing."""
+    import json
+    from irscope.rank.facts import L1_LINES_CLK
+    assert _banks_a_row(32, 196, 4, 4) == 1
+    assert abs(_banks_a_row(32, 196, 4, 4, lines_a_clock=L1_LINES_CLK) - 32 / L1_LINES_CLK) < 1e-9
+    assert _banks_a_row(32, 128, 4, 4, lines_a_clock=L1_LINES_CLK) == 32 == _banks_a_row(32, 128, 4, 4)
+    doc = json.loads((ROOT / "docs" / "rank" / "l1-h100.json").read_text())
+    row = next(r for r in doc["rows"] if (r["element_bytes"], r["stride_bytes"], r["distinct_lanes"]) == (4, 196, 32))
+    assert abs(row["clocks_a_load"] / (32 / L1_LINES_CLK) - 1) < 0.1
     layouts = {"#b": ([1], [32], [4], [0])}
     line = "%v = tt.load %p : tensor<128x!tt.ptr<bf16>, #b> loc(#loc)"
     contiguous = _access(line, layouts, 4, 2, (1,), rule="banks")

@@ -67,6 +67,9 @@ class Work:
     # address once, and a warp instruction taking the passes its lanes' words need of the L1's 32 banks
     # (_banks_a_row; facts made before model 19 lack the key: Facts.strided)
     l1_wavefronts_strided: float = 0.0
+    # Model 20: the same, each row of lanes taking at least its L1 lines' lookups, L1_LINES_CLK a clock
+    # (facts made before model 20 lack the key: Facts.lookups)
+    l1_passes: float = 0.0
 
     def add(self, other: "Work", times: float = 1) -> None:
         for k, v in vars(other).items():
@@ -158,6 +161,11 @@ class Facts:
     def strided(self) -> bool:
         """Whether the facts count each access's lanes at its pointer's step (model 19's l1_wavefronts_strided)."""
         return "l1_wavefronts_strided" in self.straight
+
+    @property
+    def lookups(self) -> bool:
+        """Whether the facts count each row's L1 line lookups too (model 20's l1_passes)."""
+        return "l1_passes" in self.straight
 
     @property
     def asked_warps(self) -> int:
@@ -253,6 +261,9 @@ _SCALAR_PTR = re.compile(r"^\s*!tt\.ptr<\w+>")
 _NUM_WARPS = re.compile(r'"ttg\.num-warps" = (\d+)')
 LINE, SECTOR = 128, 32  # bytes: the L1's line and sector; it returns 4 sectors a clock (model 17)
 BANKS, BANK_BYTES = 32, 4  # the L1's (and shared memory's) banks and their width (model 19)
+# Model 20: the L1 lines a clock its tags are looked up at: fitted on our own kernel's loads (benchmarks/
+# rank_l1.py, docs/rank/l1-h100.json: 32 lines took 10.1 clocks, 3.9 lines 1.6, where the banks want 1)
+L1_LINES_CLK = 3.0
 WARP_LANES = 64  # the most lanes a warp has (an AMD wavefront)
 
 
@@ -282,23 +293,32 @@ def _lines_a_row(lanes: int, stride: int, access: int, align: int) -> float:
     return total / len(offsets)
 
 
-def _banks_a_row(lanes: int, stride: int, access: int, align: int) -> float:
+def _banks_a_row(lanes: int, stride: int, access: int, align: int, lines_a_clock: float = 0.0) -> float:
     """Model 19's rule: the L1's data passes one warp instruction's row of lanes takes. The L1 and shared
     memory are one array of 32 banks, 4 bytes wide; a pass reads one word from each bank, so it takes as
     many passes as the most distinct words its lanes want from one bank (lanes `stride` bytes apart, each
     reading `access` bytes, the first at any multiple of `align` in a line, averaged). Contiguous lanes
     take a pass for each 128 bytes wherever they start (a row across two lines is still one: the FIR's
     unaligned taps); 16 lanes 64 bytes apart want 8 words from each of two banks: 8 passes where sectors,
-    4 a pass, say 4 (the conv1d's weights)."""
+    4 a pass, say 4 (the conv1d's weights).
+
+    Model 20 (`lines_a_clock`, L1_LINES_CLK): a row takes at least its lines' lookups, that many a clock.
+    benchmarks/rank_l1.py measured it (docs/rank/l1-h100.json): 32 lanes 196 bytes apart, one word from
+    each bank but 32 lines, took 10 clocks a load, not 1."""
     offsets = range(0, LINE, max(1, min(align, LINE)))
     total = 0.0
     for o in offsets:
         words: dict[int, set] = {}
+        lines = set()
         for lane in range(lanes):
             start = o + lane * stride
+            lines.update(range(start // LINE, (start + access - 1) // LINE + 1))
             for word in range(start // BANK_BYTES, (start + access - 1) // BANK_BYTES + 1):
                 words.setdefault(word % BANKS, set()).add(word)
-        total += max(1, max((len(w) for w in words.values()), default=1))
+        passes = max((len(w) for w in words.values()), default=1)
+        if lines_a_clock > 0:
+            passes = max(passes, len(lines) / lines_a_clock)
+        total += max(1.0, passes)
     return total / len(offsets)
 
 
@@ -337,7 +357,8 @@ def _access(line: str, layouts: dict, num_warps: int, widest: int, steps: tuple 
     None where not known) and `rule`: the lanes then sit `step` times further apart along the fastest dim
     (one address where the step is 0), rows along a dim whose step is 0 read the same addresses once, and
     a row takes the passes its lanes' words need of the L1's banks ("banks": _banks_a_row; "lines":
-    _lines_a_row; "sectors", models 17-18's: _wavefronts_a_row)."""
+    _lines_a_row; "sectors", models 17-18's: _wavefronts_a_row); "passes" (model 20): the banks' passes
+    or its lines' lookups, whichever is more."""
     types = line.split(" : ", 1)[1].split(" loc(")[0] if " : " in line else ""
     if _SCALAR_PTR.match(types):
         return float(num_warps), float(num_warps)  # one address a warp
@@ -380,8 +401,11 @@ def _access(line: str, layouts: dict, num_warps: int, widest: int, steps: tuple 
             rows *= max(1, min(tpw[d], n))
     rows = min(rows, WARP_LANES)  # (a damaged snapshot's layout cannot make a warp wider than a wavefront)
     align = vector * elem  # a vector's alignment is proven; a scalar's address may fall anywhere
-    per_row = {"banks": _banks_a_row, "lines": _lines_a_row}.get(rule, _wavefronts_a_row)
-    per_instruction = rows * per_row(lanes, run * elem * max(1, abs(step)), vector * elem, align)
+    row = (lanes, run * elem * max(1, abs(step)), vector * elem, align)
+    if rule == "passes":
+        per_instruction = rows * _banks_a_row(*row, lines_a_clock=L1_LINES_CLK)
+    else:
+        per_instruction = rows * {"banks": _banks_a_row, "lines": _lines_a_row}.get(rule, _wavefronts_a_row)(*row)
     return num_warps * (elements / vector) * per_instruction, num_warps * (elements / vector)
 
 
@@ -494,8 +518,9 @@ def _scan_all(text: str, widest: tuple[int, int] = (16, 16), widths: dict | None
                 w.l1_wavefronts = _l1_wavefronts(s, layouts, num_warps, widest[op == "tt.store"])
                 w.l1_wavefronts_own, instructions = _access(s, layouts, num_warps,
                                                             widths.get(index) or widest[op == "tt.store"])
-                w.l1_wavefronts_strided = _access(s, layouts, num_warps, widths.get(index) or widest[op == "tt.store"],
-                                                  steps.get(index), rule="banks")[0]
+                width = widths.get(index) or widest[op == "tt.store"]
+                w.l1_wavefronts_strided = _access(s, layouts, num_warps, width, steps.get(index), rule="banks")[0]
+                w.l1_passes = _access(s, layouts, num_warps, width, steps.get(index), rule="passes")[0]
                 if op == "tt.load":
                     w.load_instructions = instructions
             if "for" in stack:

@@ -54,6 +54,8 @@ schedulers, one a clock each. Model 19 is model 18 with each access's lanes as f
 pointer's step along the fastest dim says (read from the TTGIR's offsets: rank/strides.py), and a warp
 instruction taking as many passes of the L1 as the most distinct 4-byte words its lanes want from one of
 its 32 banks (contiguous lanes: one a 128 bytes, aligned or not; lanes 64 bytes apart: twice the sectors).
+Model 20 is model 19 with a warp instruction taking at least the lookups of the L1 lines its lanes touch,
+three a clock (benchmarks/rank_l1.py measured both on a kernel of our own).
 
 The time is the sum over waves (the last one holds what is left: wave quantisation) plus a launch's
 fixed cost (models 5-8: and the drain of the last wave's output stores). The demand that dominates
@@ -115,7 +117,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)
 SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
@@ -163,6 +165,14 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     figure) adds a data-moving loop run as its constant bounds say and the L1's wavefronts; model 18 (no new
     figure) each access at its own width, unrolled loops and the SASS issued as a demand."""
     model = effective_model(chip, model)
+    if model >= 20:
+        # Model 20: model 19 with each row of lanes taking at least its L1 lines' lookups, a few a clock
+        # (fitted on our own kernel: benchmarks/rank_l1.py)
+        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
+                         reps_fraction=chip.calibration(15).mma_reps_fraction,
+                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True, strided=True,
+                         lookups=True)
+        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 19:
         # Model 19: model 18 with each access's lanes as far apart as its pointer's step says, and the
         # passes of the L1's 32 banks their words need (facts.l1_wavefronts_strided)
@@ -209,7 +219,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
               reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False,
-              own: bool = False, strided: bool = False) -> Estimate:
+              own: bool = False, strided: bool = False, lookups: bool = False) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
@@ -218,7 +228,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     each paying this fraction of its output's stores at the epilogue rate (none: model 8's waves); `l1`:
     model 17's loops run as their constant bounds say and the L1's wavefronts; `own`: model 18's (the
     L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand);
-    `strided`: model 19's (the passes of the L1's banks each access's lanes need at its pointer's step)."""
+    `strided`: model 19's (the passes of the L1's banks each access's lanes need at its pointer's step);
+    `lookups`: model 20's (those passes, or the lanes' L1 lines' lookups where they take longer)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -304,6 +315,9 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
             # 19: lanes as far apart as the pointer says, a pass of the L1's 32 banks for the most words
             # the lanes want from one bank (the conv1d's weights: 8 passes where sectors said 4)
             wavefronts = total.l1_wavefronts_strided
+        if lookups and facts.lookups:
+            # 20: or the lookups of the lines its lanes touch, L1_LINES_CLK a clock (the dwconv's filters)
+            wavefronts = total.l1_passes
         demand["L1"] = wavefronts / L1_WAVEFRONTS_CLK
     if measured is not None:
         demand["program starts"] = measured.start(facts.num_warps)
