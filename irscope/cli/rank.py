@@ -474,7 +474,7 @@ def _warn_rereads(ui, reread: dict, size: str) -> None:
                 f"bytes the launch needs at least (a stencil's or a convolution's taps, by their bounds), and the "
                 f"model charges each byte once, so their times are far too short and their order unreliable "
                 f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead, or try "
-                f"--model 18, which runs such loops as their bounds say")
+                f"--model 20, which runs such loops as their bounds say")
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
