@@ -49,8 +49,8 @@ def _form(op: str, rest: str, env: dict[str, Form]) -> Form:
     if not _result_is_tensor(rest):
         # a scalar: the same in every lane (its value kept through a cast)
         return ({}, sub[0][1] if op in PASS and sub and sub[0] is not None else None)
-    if any(f is None for f in sub):
-        return None
+    if not sub or any(f is None for f in sub):
+        return None  # (a tensor op without operands is a damaged module's)
     if op == "tt.expand_dims":
         axis = int(m.group(1)) if (m := _AXIS.search(rest)) else 0
         return ({d + (d >= axis): v for d, v in sub[0][0].items()}, sub[0][1])
