@@ -287,6 +287,7 @@ def test_a_kernel_file_imports_its_neighbours_as_python_file_py_would(tmp_path, 
 
 @pytest.mark.parametrize("argv, words", [
     (("rank", "add"), "which target"),
+    (("rank", "nosuch"), "unknown kernel 'nosuch'"),  # not "which target?" first
     (("rank", "add", "--target", "sm_90a", "--gpu", "mi300x"), "runs gfx942 binaries"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "a100"), "--gpu h100 or --gpu h200"),
     (("rank", "add", "--target", "sm_90a", "--gpu", "h300"), "unknown GPU"),

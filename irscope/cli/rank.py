@@ -83,10 +83,10 @@ def _points(args):
         tuned |= {n for p in points if p.options.config for n in library.load_kernel(p.kernel).config(
             p.options.config).constexprs}
         return points, tuned, target, sweep
+    spec = library.load_kernel(args.space)  # (an unknown kernel says so before the target is asked for)
     if not args.target:
         raise UsageError("which target? a kernel's menu is ranked for one target", "pass --target, e.g. --target sm_90a")
     target = _one_target(args.target)
-    spec = library.load_kernel(args.space)
     points = [SweepPoint(args.space, target, options_for({}, c.name, True)) for c in spec.configs]
     tuned = {n for c in spec.configs for n in c.constexprs}
     return points, tuned, target, None
