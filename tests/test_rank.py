@@ -117,7 +117,13 @@ def test_a_stencil_whose_loops_reread_its_inputs_is_ranked_with_a_warning(tmp_pa
                          "--json")
     assert code == 0, err
     assert "this ranking is not to be trusted" in err and "read 91x the bytes the launch needs" in err
+    assert "try --model 20" in err
     assert all(r["rereads"] > 80 for r in json.loads(out)["sizes"][0]["ranking"])
+    # Asked for model 20 on a chip never calibrated (the H100 runs model 2): the advice is the chip, not the
+    # model the user already asked for
+    code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h100", "--size", "bench", "--out", "s",
+                         "--model", "20")
+    assert code == 0 and "not to be trusted" in err and "try --gpu h200" in err and "try --model" not in err, err
     for kernel in ("add", "softmax.persistent"):
         code, out, err = cli("rank", kernel, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
                              "--json")

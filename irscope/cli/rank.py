@@ -239,9 +239,12 @@ def run(args, ui) -> int:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
         # (models 17 and 18 run a loop whose bounds are constants as they say: its re-reads are priced, not missed)
+        # (a chip without the calibration a model needs runs an older one: then the advice is the chip)
+        advice = "try --model 20, which runs such loops as their bounds say" if args.model < 17 else \
+            f"{chip.product} has no calibration for model {args.model}: try --gpu h200, the chip it was made on"
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
-                      first.size_name if len(planned) > 1 else "")
+                      first.size_name if len(planned) > 1 else "", advice)
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))
@@ -462,7 +465,7 @@ def _size_words(problem) -> str:
     return f"{name} ({', '.join(f'{k}={v}' for k, v in size.items())})"
 
 
-def _warn_rereads(ui, reread: dict, size: str) -> None:
+def _warn_rereads(ui, reread: dict, size: str, advice: str) -> None:
     """Say that the ranking cannot be trusted where the configs' loops read many times what the launch needs
     (captured.rereads): the model charges each byte once."""
     many = [v for v in reread.values() if v is not None and v >= REREADS_WARN]
@@ -473,8 +476,7 @@ def _warn_rereads(ui, reread: dict, size: str) -> None:
         ui.warn(f"this ranking{at} is not to be trusted: the loops of {plural(len(many), 'config')} read {span} the "
                 f"bytes the launch needs at least (a stencil's or a convolution's taps, by their bounds), and the "
                 f"model charges each byte once, so their times are far too short and their order unreliable "
-                f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead, or try "
-                f"--model 20, which runs such loops as their bounds say")
+                f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead, or {advice}")
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,
