@@ -278,64 +278,49 @@ def _blocked_layouts(text: str) -> dict[str, tuple[list[int], ...]]:
     return out
 
 
-def _lines_a_row(lanes: int, stride: int, access: int, align: int) -> float:
-    """The L1 lines one warp instruction's row of lanes touches (lanes `stride` bytes apart, each reading
-    `access` bytes, the first at any multiple of `align` in a line, averaged): a rule model 19 was checked
-    against (benchmarks/rank_l1.py), not the one it takes (_banks_a_row)."""
+def _row_cost(lanes: int, stride: int, access: int, align: int, cost) -> float:
+    """`cost(first byte of each lane's access)` for a warp instruction's row of lanes (`stride` bytes
+    apart, each reading `access` bytes), the first lane at each multiple of `align` in a line, averaged
+    (the address is not known); 1 at least."""
     offsets = range(0, LINE, max(1, min(align, LINE)))
-    total = 0.0
-    for o in offsets:
-        lines = set()
-        for lane in range(lanes):
-            start = o + lane * stride
-            lines.update(range(start // LINE, (start + access - 1) // LINE + 1))
-        total += max(1, len(lines))
-    return total / len(offsets)
+    return sum(max(1.0, cost([o + lane * stride for lane in range(lanes)])) for o in offsets) / len(offsets)
+
+
+def _units(starts: list[int], access: int, unit: int) -> set[int]:
+    """The `unit`-byte blocks (lines, sectors, words) that accesses of `access` bytes at `starts` touch."""
+    return {u for s in starts for u in range(s // unit, (s + access - 1) // unit + 1)}
+
+
+def _lines_a_row(lanes: int, stride: int, access: int, align: int) -> float:
+    """The L1 lines one warp instruction's row of lanes touches (_row_cost): a rule model 19 was checked
+    against (benchmarks/rank_l1.py), not the one it takes (_banks_a_row)."""
+    return _row_cost(lanes, stride, access, align, lambda starts: len(_units(starts, access, LINE)))
 
 
 def _banks_a_row(lanes: int, stride: int, access: int, align: int, lines_a_clock: float = 0.0) -> float:
-    """Model 19's rule: the L1's data passes one warp instruction's row of lanes takes. The L1 and shared
-    memory are one array of 32 banks, 4 bytes wide; a pass reads one word from each bank, so it takes as
-    many passes as the most distinct words its lanes want from one bank (lanes `stride` bytes apart, each
-    reading `access` bytes, the first at any multiple of `align` in a line, averaged). Contiguous lanes
-    take a pass for each 128 bytes wherever they start (a row across two lines is still one: the FIR's
-    unaligned taps); 16 lanes 64 bytes apart want 8 words from each of two banks: 8 passes where sectors,
-    4 a pass, say 4 (the conv1d's weights).
+    """Model 19's rule: the L1's data passes one warp instruction's row of lanes takes (_row_cost). The L1
+    and shared memory are one array of 32 banks, 4 bytes wide; a pass reads one word from each bank, so it
+    takes as many passes as the most distinct words its lanes want from one bank. Contiguous lanes take a
+    pass for each 128 bytes wherever they start (a row across two lines is still one: the FIR's unaligned
+    taps); 16 lanes 64 bytes apart want 8 words from each of two banks: 8 passes where sectors, 4 a pass,
+    say 4 (the conv1d's weights).
 
     Model 20 (`lines_a_clock`, L1_LINES_CLK): a row takes at least its lines' lookups, that many a clock.
     benchmarks/rank_l1.py measured it (docs/rank/l1-h100.json): 32 lanes 196 bytes apart, one word from
     each bank but 32 lines, took 10 clocks a load, not 1."""
-    offsets = range(0, LINE, max(1, min(align, LINE)))
-    total = 0.0
-    for o in offsets:
-        words: dict[int, set] = {}
-        lines = set()
-        for lane in range(lanes):
-            start = o + lane * stride
-            lines.update(range(start // LINE, (start + access - 1) // LINE + 1))
-            for word in range(start // BANK_BYTES, (start + access - 1) // BANK_BYTES + 1):
-                words.setdefault(word % BANKS, set()).add(word)
-        passes = max((len(w) for w in words.values()), default=1)
-        if lines_a_clock > 0:
-            passes = max(passes, len(lines) / lines_a_clock)
-        total += max(1.0, passes)
-    return total / len(offsets)
+    def passes(starts: list[int]) -> float:
+        banks: dict[int, int] = {}
+        for word in _units(starts, access, BANK_BYTES):
+            banks[word % BANKS] = banks.get(word % BANKS, 0) + 1
+        most = max(banks.values(), default=1)
+        return max(most, len(_units(starts, access, LINE)) / lines_a_clock) if lines_a_clock > 0 else most
+    return _row_cost(lanes, stride, access, align, passes)
 
 
 def _wavefronts_a_row(lanes: int, stride: int, access: int, align: int) -> float:
-    """The L1 wavefronts one warp instruction takes for a row of its lanes: `lanes` lanes `stride` bytes
-    apart, each reading `access` bytes, the first at an offset from a line's start that is any multiple of
-    `align` (averaged over them: the address is not known). The L1 returns 4 sectors (128 bytes) a
-    wavefront, and a row (a line of its own) takes one at least."""
-    offsets = range(0, LINE, max(1, min(align, LINE)))
-    total = 0.0
-    for o in offsets:
-        sectors = set()
-        for lane in range(lanes):
-            start = o + lane * stride
-            sectors.update(range(start // SECTOR, (start + access - 1) // SECTOR + 1))
-        total += max(1.0, len(sectors) / (LINE // SECTOR))
-    return total / len(offsets)
+    """The L1 wavefronts one warp instruction takes for a row of its lanes (models 17-18; _row_cost): the
+    L1 returns 4 sectors (128 bytes) a wavefront, and a row (a line of its own) takes one at least."""
+    return _row_cost(lanes, stride, access, align, lambda starts: len(_units(starts, access, SECTOR)) / (LINE // SECTOR))
 
 
 def _l1_wavefronts(line: str, layouts: dict, num_warps: int, widest: int) -> float:
