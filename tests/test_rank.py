@@ -1631,7 +1631,8 @@ def test_rank_on_an_amd_target_says_cu_and_keeps_json_bounds(cli, tmp_path):
     assert bounds and "matrix core" not in bounds
 
 
-@pytest.mark.parametrize("held_out", ["heldout-blur", "heldout-fir", "heldout-conv1d", "heldout-rope", "heldout-dwconv"])
+@pytest.mark.parametrize("held_out", ["heldout-blur", "heldout-fir", "heldout-conv1d", "heldout-rope", "heldout-dwconv",
+                                      "heldout-gscov"])
 def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_today(held_out):
     """docs/rank/heldout-*/predictions-modelN.json were written by `irscope rank --json` before the kernel
     was timed (the FIR's before model 17's check, the conv1d's before model 18's, the rotary embedding's and
