@@ -132,3 +132,21 @@ def test_the_conv1d_weights_read_four_elements_apart_from_a_real_compile(tmp_pat
     assert f.strided
     # the weights' loads: 8 scalar loads a thread, on each of 8 warps, 8 lines each
     assert f.loop["l1_wavefronts_strided"] > 2.5 * f.loop["l1_wavefronts_own"]
+
+
+def test_a_pointer_through_a_division_is_unknown_and_pairs_step_two_from_a_real_compile(tmp_path, cli):
+    """The held-out rotary embedding (benchmarks/rank/rope.py) reads its even and odd features 2 elements
+    apart along the row (`r * HEAD_DIM + 2 * p`), and its cos and sin tables at `(r // heads) % seq`: a
+    division, which the reader does not follow. Its steps: (rows a constant 128 apart, 2) for the features
+    and their stores; unknown (None) for the tables, which models 19-20 then count as model 18 does."""
+    rope = ROOT / "benchmarks" / "rank" / "rope.py"
+    code, out, err = cli("compile", f"{rope}:rope", "--target", "sm_90a", "--constexpr", "BLOCK_R=16",
+                         "--constexpr", "BLOCK_P=32", "--num-warps", "4", "--out", "s")
+    assert code == 0, err
+    (path,) = [p.parent for p in (tmp_path / "s").rglob("irscope.json")]
+    ttgir = load_snapshot(path).read("ttgir")
+    lines = ttgir.splitlines()
+    got = sorted((("f32" if "!tt.ptr<f32>" in lines[i] else "f16") + ("-store" if "tt.store" in lines[i] else ""),
+                  s) for i, s in access_steps(ttgir).items())
+    assert got == [("f16", (128, 2)), ("f16", (128, 2)), ("f16-store", (128, 2)), ("f16-store", (128, 2)),
+                   ("f32", None), ("f32", None)]
