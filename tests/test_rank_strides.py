@@ -150,3 +150,47 @@ def test_a_pointer_through_a_division_is_unknown_and_pairs_step_two_from_a_real_
                   s) for i, s in access_steps(ttgir).items())
     assert got == [("f16", (128, 2)), ("f16", (128, 2)), ("f16-store", (128, 2)), ("f16-store", (128, 2)),
                    ("f32", None), ("f32", None)]
+
+
+def _module(body: str, args: str = "%x_ptr: !tt.ptr<f32>, %n: i32") -> str:
+    return ("#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>\n"
+            f"module {{\n  tt.func public @k({args}) {{\n"
+            "    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #b>\n"
+            "    %p = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #b>\n"
+            f"{body}"
+            "    %q = tt.addptr %p, %o : tensor<128x!tt.ptr<f32>, #b>, tensor<128xi32, #b>\n"
+            "    %v = tt.load %q : tensor<128x!tt.ptr<f32>, #b>\n  }\n}\n")
+
+
+def _load_steps(text: str):
+    (steps,) = [s for i, s in access_steps(text).items() if "tt.load" in text.splitlines()[i]]
+    return steps
+
+
+def test_offsets_the_reader_cannot_vouch_for_are_unknown_not_guessed():
+    """A review found these read as confident steps: a constant that is a value a lane, an scf.if's result
+    (its type printed apart), `%` by a constant (it repeats within the tile), and a tensor argument of one
+    function named like a scalar of another. Each is unknown now; `%` by a runtime size still wraps once."""
+    t = "tensor<128xi32, #b>"
+    assert _load_steps(_module(f"    %o = arith.constant dense<[0, 64, 128]> : {t}\n")) is None
+    assert _load_steps(_module(f"    %o = scf.if %c -> ({t}) {{\n")) is None
+    assert _load_steps(_module(f"    %c = arith.constant dense<4> : {t}\n    %o = arith.remsi %r, %c : {t}\n")) is None
+    assert _load_steps(_module(f"    %m = tt.splat %n : i32 -> {t}\n    %o = arith.remsi %r, %m : {t}\n")) == (1,)
+    two = _module(f"    %o = arith.addi %r, %r : {t}\n") + _module("", args="%x_ptr: !tt.ptr<f32>, %o: " + t)
+    assert [s for _, s in sorted(access_steps(two).items())] == [(2,), None]
+
+
+def test_a_damaged_module_cannot_grow_a_value_without_bound_or_crash_on_long_digits():
+    """A review found that squaring a constant line after line (26 lines: 43 s) grew a Python integer without
+    bound, and that a literal of more than 4,300 digits raised ValueError. Values past 2^40 are unknown and
+    long literals are not read as values."""
+    import time
+    t = "tensor<128xi32, #b>"
+    chain = f"    %c0 = arith.constant dense<3> : {t}\n" + "".join(
+        f"    %c{i + 1} = arith.muli %c{i}, %c{i} : {t}\n" for i in range(60))
+    started = time.perf_counter()
+    assert _load_steps(_module(chain + f"    %o = arith.muli %r, %c60 : {t}\n")) == (None,)  # a step unknown
+    assert time.perf_counter() - started < 5
+    assert _load_steps(_module(f"    %c = arith.constant dense<{'9' * 5000}> : {t}\n"
+                               f"    %o = arith.muli %r, %c : {t}\n")) is None
+    assert _load_steps(_module(f"    %o = tt.expand_dims %r {{axis = {'9' * 5000} : i32}} : {t} -> {t}\n")) is None

@@ -240,8 +240,12 @@ def run(args, ui) -> int:
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
         # (models 17 and 18 run a loop whose bounds are constants as they say: its re-reads are priced, not missed)
         # (a chip without the calibration a model needs runs an older one: then the advice is the chip)
-        advice = "try --model 20, which runs such loops as their bounds say" if args.model < 17 else \
-            f"{chip.product} has no calibration for model {args.model}: try --gpu h200, the chip it was made on"
+        if chip.calibration(args.model) is None:
+            advice = f"{chip.product} has no calibration for model {args.model}: try --gpu h200 with --model 20"
+        elif args.model < 17:
+            advice = "try --model 20, which runs such loops as their bounds say"
+        else:
+            advice = ""  # (17 and later run constant bounds as they say: these loops' bounds are not constants)
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
                       first.size_name if len(planned) > 1 else "", advice)
@@ -476,7 +480,8 @@ def _warn_rereads(ui, reread: dict, size: str, advice: str) -> None:
         ui.warn(f"this ranking{at} is not to be trusted: the loops of {plural(len(many), 'config')} read {span} the "
                 f"bytes the launch needs at least (a stencil's or a convolution's taps, by their bounds), and the "
                 f"model charges each byte once, so their times are far too short and their order unreliable "
-                f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead, or {advice}")
+                f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead" +
+                (f", or {advice}" if advice else ""))
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,

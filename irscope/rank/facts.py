@@ -350,6 +350,8 @@ def _access(line: str, layouts: dict, num_warps: int, widest: int, steps: tuple 
     m = _PTR_TENSOR.search(types)
     if not m:
         return 0.0, 0.0
+    if any(len(d) > 9 for d in m.group(1).split("x")):
+        return 0.0, 0.0  # (a damaged snapshot's shape: no tensor a program holds)
     shape = [int(d) for d in m.group(1).split("x")]
     elem = ELEMENT_BYTES.get(m.group(2), 4)
     if m.group(4) is not None:  # a slice of a blocked layout drops that dim
