@@ -165,35 +165,18 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
     figure) adds a data-moving loop run as its constant bounds say and the L1's wavefronts; model 18 (no new
     figure) each access at its own width, unrolled loops and the SASS issued as a demand."""
     model = effective_model(chip, model)
-    if model >= 20:
-        # Model 20: model 19 with each row of lanes taking at least its L1 lines' lookups, a few a clock
-        # (fitted on our own kernel: benchmarks/rank_l1.py)
-        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
-                         reps_fraction=chip.calibration(15).mma_reps_fraction,
-                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True, strided=True,
-                         lookups=True)
-        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
-    if model >= 19:
-        # Model 19: model 18 with each access's lanes as far apart as its pointer's step says, and the
-        # passes of the L1's 32 banks their words need (facts.l1_wavefronts_strided)
-        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
-                         reps_fraction=chip.calibration(15).mma_reps_fraction,
-                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True, strided=True)
-        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
-    if model >= 18:
-        # Model 18: model 17 with each access at its own width, a loop ptxas unrolled waiting once for the
-        # loads of the iterations it unrolled, and the SASS a kernel without matrix products issues as a
-        # throughput demand of its SM (four schedulers, an instruction a clock each)
-        base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
-                         reps_fraction=chip.calibration(15).mma_reps_fraction,
-                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=True)
-        return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 17:
         # Model 17: model 16, a loop that only moves data run as its constant bounds say, and the L1's
-        # lines a clock as one more demand of the SM
+        # lines a clock as one more demand of the SM. Model 18: each access at its own width, a loop ptxas
+        # unrolled waiting once for the loads of the iterations it unrolled, and the SASS a kernel without
+        # matrix products issues as a throughput demand of its SM (four schedulers, an instruction a clock
+        # each). Model 19: each access's lanes as far apart as its pointer's step says, and the passes of
+        # the L1's 32 banks their words need (facts.l1_wavefronts_strided). Model 20: each row of lanes
+        # taking at least its L1 lines' lookups, a few a clock (fitted on our own kernel: rank_l1.py).
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
                          reps_fraction=chip.calibration(15).mma_reps_fraction,
-                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True)
+                         wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=model >= 18,
+                         strided=model >= 19, lookups=model >= 20)
         return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 16:
         # Model 16: model 15, a loop that multiplies run in waves whose programs fill and drain together
