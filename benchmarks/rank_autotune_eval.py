@@ -59,14 +59,11 @@ def recomputable(ranking: dict, model: int | None = None) -> bool:
     wgmma config's repetitions down M, a fact the rankings made before it lack (it would price them as
     model 14 does, silently); model 16 whether each loop that multiplies has programs of equal lengths
     (`ragged_loop`), which the rankings made before it lack (a persistent kernel's would be taken as
-    waves in lockstep)."""
+    waves in lockstep); models 17-20 their own L1 counts (Facts.newest_model)."""
+    from irscope.rank.facts import Facts
     rows = [r for entry in ranking["sizes"] for r in entry["ranking"]]
-    if model is not None and model >= 15 and any(r["facts"].get("instruction") == "wgmma" and
-                                                 r["facts"].get("mma_m_reps", -1) < 0 for r in rows):
-        return False
-    if model is not None and model >= 16 and any((r["facts"].get("loop") or {}).get("dot_flops") and
-                                                 r["facts"].get("ragged_loop", -1) < 0 for r in rows):
-        return False
+    if model is not None and any(Facts.from_dict(r["facts"]).newest_model() < model for r in rows):
+        return False  # and so on for each later model's facts (Facts.newest_model)
     return all("problem" in r for r in rows)
 
 

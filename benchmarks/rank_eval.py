@@ -246,6 +246,10 @@ def predictions(facts_doc: dict, model: int = 2) -> dict:
                 if size not in c["problems"]:
                     continue  # a config of another root's space of the same kernel (softmax-wide.yaml)
                 f = Facts.from_dict(c["facts"])
+                if f.newest_model() < model:
+                    raise SystemExit(f"{f.label}: these facts were stored before model {f.newest_model() + 1} and lack "
+                                     f"what model {model} reads; collect them again (collect_facts) or score model "
+                                     f"{f.newest_model()}")
                 p = c["problems"][size]
                 problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
                 e = estimate(f, problem, chip, model)

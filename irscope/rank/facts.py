@@ -167,6 +167,21 @@ class Facts:
         """Whether the facts count each row's L1 line lookups too (model 20's l1_passes)."""
         return "l1_passes" in self.straight
 
+    def newest_model(self) -> int:
+        """The newest model these facts hold every fact of: facts stored by an older irscope lack what
+        later models read (each property above), and a later model would run an older one's rule on them
+        while wearing its own number. Scripts that rescore stored facts check this first."""
+        if self.instruction == "wgmma" and self.mma_m_reps < 0:
+            return 14
+        if (self.loop or {}).get("dot_flops") and self.ragged_loop < 0:
+            return 15
+        if "l1_wavefronts" not in self.straight:
+            return 16
+        for model, has in ((17, self.own_widths), (18, self.strided), (19, self.lookups)):
+            if not has:
+                return model
+        return 20
+
     @property
     def asked_warps(self) -> int:
         """The num_warps of the config (what an autotune config names), not counting partitions' warps."""
