@@ -71,6 +71,37 @@ def test_pointer_steps_follow_the_offsets_the_compiler_builds():
     assert steps["%sp8"] == (8,)  # `<< 3`, in the second loop, where `%s` is no longer the first loop's
 
 
+def test_a_carried_pointer_keeps_its_first_steps_only_where_every_yield_keeps_them():
+    """A pointer advanced by a scalar (`cur + n`) keeps its steps; one the loop yields with its offsets doubled
+    (`cur + arange`: 4 then 5 elements a lane, then 6...) has no single step, so it reads as unknown, and
+    so does a pointer carried through it in a nested loop."""
+    advanced = TEXT.replace(
+        "      scf.yield %acc, %cur :",
+        "      %ns = tt.splat %n : i32 -> tensor<128xi32, #blocked1> loc(#loc9)\n"
+        "      %nx = tt.addptr %cur, %ns : tensor<128x!tt.ptr<bf16>, #blocked1>, tensor<128xi32, #blocked1> loc(#loc9)\n"
+        "      scf.yield %acc, %nx :")
+    assert _by_name(advanced)["%cur"] == (4,)
+    moved = TEXT.replace(
+        "      scf.yield %acc, %cur :",
+        "      %nx = tt.addptr %cur, %w : tensor<128x!tt.ptr<bf16>, #blocked1>, tensor<128xi32, #blocked1> loc(#loc9)\n"
+        "      scf.if %m {\n"
+        "        scf.yield\n"
+        "      } else {\n"
+        "        scf.yield\n"
+        "      } loc(#loc9)\n"
+        "      scf.yield %acc, %nx :")
+    steps = _by_name(moved)
+    assert steps["%cur"] is None and steps["%tile"] == (None, 1) and steps["%sp8"] == (8,)
+    inner = moved.replace(
+        "      %v = tt.load %cur :",
+        "      %in = scf.for %j = %c0 to %n step %c1 iter_args(%deep = %cur) -> (tensor<128x!tt.ptr<bf16>, #blocked1>)  : i32 {\n"
+        "        %dv = tt.load %deep : tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc7)\n"
+        "        scf.yield %deep : tensor<128x!tt.ptr<bf16>, #blocked1> loc(#loc9)\n"
+        "      } loc(#loc10)\n"
+        "      %v = tt.load %cur :")
+    assert _by_name(inner)["%deep"] is None and _by_name(inner.replace("%nx :", "%cur :"))["%deep"] == (4,)
+
+
 def test_a_damaged_or_strange_module_reads_as_unknown_and_never_raises():
     lines = TEXT.splitlines()
     for cut in range(0, len(lines), 3):
@@ -194,3 +225,50 @@ def test_a_damaged_module_cannot_grow_a_value_without_bound_or_crash_on_long_dig
     assert _load_steps(_module(f"    %c = arith.constant dense<{'9' * 5000}> : {t}\n"
                                f"    %o = arith.muli %r, %c : {t}\n")) is None
     assert _load_steps(_module(f"    %o = tt.expand_dims %r {{axis = {'9' * 5000} : i32}} : {t} -> {t}\n")) is None
+
+
+def test_facts_stored_before_a_model_say_so_and_are_not_rescored_by_it(tmp_path, cli):
+    """Facts collected now hold every fact the newest model reads; facts stored by an older irscope lack
+    model 19's or 20's L1 count, and `estimate` would run an older count under the newer number. So
+    `Facts.newest_model` names the newest model they hold, and the scripts that rescore stored facts
+    (rank_autotune_eval's `recomputable`, rank_eval's `predictions`) refuse a later one."""
+    import importlib.util
+    import json
+
+    import pytest
+
+    from irscope.rank.facts import Facts
+    from irscope.rank.model import MODELS
+
+    code, out, err = cli("compile", f"{ROOT / 'benchmarks' / 'rank' / 'conv1d.py'}:conv1d", "--target", "sm_90a",
+                         "--constexpr", "BLOCK_L=16", "--constexpr", "BLOCK_C=128", "--num-warps", "8", "--out", "s")
+    assert code == 0, err
+    (path,) = [p.parent for p in (tmp_path / "s").rglob("irscope.json")]
+    fresh = facts_of(load_snapshot(path))
+    assert fresh.newest_model() == MODELS[-1]
+
+    def without(f: Facts, *keys: str) -> Facts:
+        d = f.as_dict()
+        for region in ("loop", "straight"):
+            d[region] = {k: v for k, v in d[region].items() if k not in keys}
+        return Facts.from_dict(d)
+
+    assert without(fresh, "l1_passes").newest_model() == 19
+    assert without(fresh, "l1_passes", "l1_wavefronts_strided").newest_model() == 18
+    assert without(fresh, "l1_passes", "l1_wavefronts_strided", "l1_wavefronts_own").newest_model() == 17
+
+    spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    problem = {"kernel": "conv1d", "size_name": "x", "size": {}, "grid": [1], "flops": 1, "min_bytes": 1}
+    ranking = {"sizes": [{"ranking": [{"facts": without(fresh, "l1_passes").as_dict(), "problem": problem}]}]}
+    assert module.recomputable(ranking, 19) and not module.recomputable(ranking, 20)
+
+    spec = importlib.util.spec_from_file_location("rank_eval", ROOT / "benchmarks" / "rank_eval.py")
+    rank_eval = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rank_eval)
+    doc = {"target": "sm_90a", "gpu": "h200", "spaces": {"conv1d": {"sizes": ["x"], "configs": [
+        {"facts": without(fresh, "l1_passes").as_dict(), "problems": {"x": problem}}]}}}
+    assert rank_eval.predictions(doc, 19)["conv1d"]["x"][fresh.label] is not None
+    with pytest.raises(SystemExit, match="stored before model 20"):
+        rank_eval.predictions(doc, 20)

@@ -12,8 +12,9 @@ dim moves the address.
 A step a constant says is a number; one scaled by a runtime value (`offs_m[:, None] * stride_am`) is unknown
 (None); an op outside these (a select, a division, a constant that is not one value, an `scf.if`'s or a
 region argument's value) makes the whole form unknown. `%` by a runtime value keeps its left side's steps
-(`(pid * B + arange) % M` wraps once in M); `%` by a constant makes them unknown (`arange % 4` repeats). Two
-guesses remain, both a loop's: a carried value takes its first value's steps, whatever it is given later.
+(`(pid * B + arange) % M` wraps once in M); `%` by a constant makes them unknown (`arange % 4` repeats). A
+loop's carried value takes its first value's steps where every `scf.yield` of the loop gives it back with the
+same steps (a pointer advanced by a scalar, `a_ptrs += BLOCK_K * stride_ak`), and is unknown where one does not.
 Nothing is run: the TTGIR is read as text, and a value past 2^40 is unknown (a damaged module's constants
 must not grow without bound).
 """
@@ -118,29 +119,70 @@ def _form_of(op: str, rest: str, env: dict[str, Form]) -> Form:
     return None
 
 
+def _steps(form: Form) -> dict | None:
+    return None if form is None else {d: v for d, v in form[0].items() if v != 0}
+
+
 def access_steps(text: str) -> dict[int, tuple[int | None, ...] | None]:
     """Per tt.load / tt.store line of a TTGIR (by its index in `text`): the elements its address moves for a
     step along each dim of its tensor (0 for a dim it does not vary along, None where a runtime value scales
     it), or None where the pointer is not understood."""
-    # One pass in text order: a value's form from its operands' as they stand when it is defined (MLIR
-    # reuses a name in sibling regions, two loops' bodies: the latest definition is the one in scope).
+    # A carried value found to change its steps in a yield is read again as unknown, and so on: each pass
+    # can only add to `moving`, so the passes end (one or two on a real kernel)
+    moving: set[tuple[int, int]] = set()
+    for _ in range(8):
+        out, more = _read(text, moving)
+        if not more:
+            return out
+        moving |= more
+    return {index: None for index in out}  # (a damaged module's loops that never settle)
+
+
+def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int, int]]]:
+    """One pass in text order: a value's form from its operands' as they stand when it is defined (MLIR
+    reuses a name in sibling regions, two loops' bodies: the latest definition is the one in scope). The
+    carried values in `moving` ((the loop's line, the value's place)) are unknown; returns the steps and the
+    carried values a yield gives other steps than they began with."""
     env: dict[str, Form] = {}
     out: dict[int, tuple[int | None, ...] | None] = {}
+    regions: list[tuple[int, list[Form]] | None] = []  # the open regions: a loop's (line, first forms), or None
+    more: set[tuple[int, int]] = set()
     for index, line in enumerate(text.splitlines()):
         s = line.strip()
+        if s.startswith("}"):
+            if regions:
+                regions.pop()
+            if s.endswith("{"):
+                regions.append(None)  # (`} else {`)
+            continue
+        if s.startswith("scf.yield") and regions and regions[-1] is not None:
+            loop, first = regions[-1]
+            given = _NAME.findall(s.split(" : ", 1)[0])
+            for place, (name, start) in enumerate(zip(given, first)):
+                if start is not None and _steps(env.get(name)) != _steps(start) and (loop, place) not in moving:
+                    more.add((loop, place))
+            continue
         if s.startswith("tt.func"):
             env.clear()  # (a function sees nothing of another's)
             env.update((n, None if kind.startswith("tensor") else ({}, None)) for n, kind in _FUNC_ARG.findall(s))
+            regions = [None] if s.endswith("{") else []
             continue
         if " scf.for " in f" {s}" and (m := _FOR.match(s)):
             if r := _RESULT.match(s):
                 env[r.group(1)] = None  # (its results: not followed)
             env[m.group(1)] = ({}, None)
+            first = []
             for pair in (m.group(2) or "").split(","):
                 if " = " in pair:
                     arg, init = (p.strip() for p in pair.split(" = ", 1))
-                    env[arg] = env.get(init)  # a carried value: its first
+                    # a carried value: its first, unless a yield gives it other steps
+                    env[arg] = None if (index, len(first)) in moving else env.get(init)
+                    first.append(env[arg])
+            if s.endswith("{"):
+                regions.append((index, first))
             continue
+        if s.endswith("{"):
+            regions.append(None)
         if m := _RESULT.match(s):
             env[m.group(1)] = None  # (whatever it is, an earlier value of its name is not it)
         elif s.startswith(("^", "scf.while", "partition", "default")) or " scf.while " in f" {s}":
@@ -158,4 +200,4 @@ def access_steps(text: str) -> dict[int, tuple[int | None, ...] | None]:
         rank = len(shape.group(1).split("x"))
         form = env.get(m.group(2))
         out[index] = None if form is None else tuple(form[0].get(d, 0) for d in range(rank))
-    return out
+    return out, more
