@@ -1662,7 +1662,10 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
     ("heldout-conv1d", "rank-times-heldoutconv1d-h200.json", "evaluation.json"),
     ("heldout-rope", "rank-times-heldout19-h100.json", "evaluation-h100.json"),
     ("heldout-dwconv", "rank-times-heldout19-h100.json", "evaluation-h100.json"),
-    ("heldout-gscov", "rank-times-heldout20-h100.json", "evaluation-h100.json")])
+    ("heldout-gscov", "rank-times-heldout20-h100.json", "evaluation-h100.json"),
+    ("heldout-rope", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
+    ("heldout-dwconv", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
+    ("heldout-gscov", "rank-times-heldout20-h200.json", "evaluation-h200.json")])
 def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times, evaluation):
     """docs/rank/heldout-*/evaluation*.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
     the committed rankings against the committed timings (the H200's; the FIR's first run, an H100's)."""

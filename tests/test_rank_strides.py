@@ -134,6 +134,13 @@ def test_model_20_counts_the_lines_a_row_looks_up_where_the_banks_do_not_bind():
     doc = json.loads((ROOT / "docs" / "rank" / "l1-h100.json").read_text())
     row = next(r for r in doc["rows"] if (r["element_bytes"], r["stride_bytes"], r["distinct_lanes"]) == (4, 196, 32))
     assert abs(row["clocks_a_load"] / (32 / L1_LINES_CLK) - 1) < 0.1
+    # the H200 (docs/rank/l1-h200.json, the same SM) gives the same clocks, row by row, within 2%
+    h200 = json.loads((ROOT / "docs" / "rank" / "l1-h200.json").read_text())
+    assert "H200" in h200["versions"]["gpu"] and len(h200["rows"]) == len(doc["rows"]) == 49
+    for a, b in zip(doc["rows"], h200["rows"]):
+        assert (a["element_bytes"], a["stride_bytes"], a["distinct_lanes"]) == \
+            (b["element_bytes"], b["stride_bytes"], b["distinct_lanes"])
+        assert abs(b["clocks_a_load"] / a["clocks_a_load"] - 1) < 0.02
     layouts = {"#b": ([1], [32], [4], [0])}
     line = "%v = tt.load %p : tensor<128x!tt.ptr<bf16>, #b> loc(#loc)"
     contiguous = _access(line, layouts, 4, 2, (1,), rule="banks")
