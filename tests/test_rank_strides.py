@@ -279,3 +279,32 @@ def test_facts_stored_before_a_model_say_so_and_are_not_rescored_by_it(tmp_path,
     assert rank_eval.predictions(doc, 19)["conv1d"]["x"][fresh.label] is not None
     with pytest.raises(SystemExit, match="stored before model 20"):
         rank_eval.predictions(doc, 20)
+
+
+def test_the_record_calibration_shows_lines_not_bytes_and_records_in_flight():
+    """benchmarks/rank_aos.py on the H200 (docs/rank/aos-h200.json, docs/rank.md "What records cost"): a record
+    costs the DRAM lines it touches (one word of each 59-word record runs at about 47 billion lines a second,
+    where its bytes alone would take a fifth of the time at the DRAM's rate), a line's further sectors
+    little, and more records in flight on an SM take longer."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("rank_aos", ROOT / "benchmarks" / "rank_aos.py")
+    rank_aos = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rank_aos)
+    sectors_a_record = rank_aos.sectors_a_record
+    doc = json.loads((ROOT / "docs" / "rank" / "aos-h200.json").read_text())
+    assert "H200" in doc["versions"]["gpu"] and len(doc["rows"]) == 160
+    assert all(r["max_abs_error"] < 1e-4 for r in doc["rows"])
+    rows = {(r["record"], r["fields"], r["num_warps"], r["per_thread"]): r for r in doc["rows"]}
+    one = rows[(59, 1, 1, 1)]
+    assert 40e9 < doc["n"] / (one["ms"] * 1e-3) < 55e9  # lines a second
+    assert sectors_a_record(59, 51, 8) == 1.875 == rows[(59, 8, 1, 1)]["sectors_a_record"]
+    eight = rows[(59, 8, 1, 1)]["ms"]
+    assert eight < 1.3 * one["ms"]  # 0.875 more sectors a record: under a third more time
+    by_flight: dict[int, list[float]] = {}
+    for (record, fields, _, _), r in rows.items():
+        if (record, fields) == (59, 8):
+            by_flight.setdefault(r["records_in_flight_an_sm"], []).append(r["ms"])
+    means = [sum(v) / len(v) for _, v in sorted(by_flight.items())]
+    assert means == sorted(means) and means[-1] > 1.8 * means[0]

@@ -1,0 +1,131 @@
+"""What a stream of records costs when a kernel reads a few fields of each: a calibration on a kernel of our own
+(never the evaluation's or a held-out kernel's), for what models 15-20 got wrong on 3-D Gaussian splatting's
+covariance (docs/rank.md, "Model 20's held-out check"): every config priced at the DRAM bound, where the H100
+took 186-466 us in an order that followed the records each thread loads at once.
+
+Each program takes BLOCK records RECORD fp32 words apart, reads FIELDS consecutive words of each (lane i's at
+i x RECORD + OFFSET), and writes their sum, one word a record. Per (RECORD, FIELDS, BLOCK, num_warps): the
+time over N records, the registers and the programs an SM holds (from the compiled kernel), the records an
+SM has in flight at once (programs x BLOCK), the sectors of 32 bytes the fields touch, and the bandwidth
+that implies.
+
+    python3 benchmarks/rank_aos.py OUT.json            # on the GPU machine (about 3 minutes)
+    python3 benchmarks/rank_aos.py --summary OUT.json  # here
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+N = 4_000_000
+RECORDS = (8, 16, 32, 59, 64)  # words a record; 59: an odd size, whose fields start anywhere in a sector
+FIELDS = (1, 2, 4, 8)
+PER_THREAD = (1, 2, 4, 8)  # records a thread loads at once: BLOCK = 32 x num_warps x this
+WARPS = (1, 4)
+OFFSET = 51  # the first field read, in words (mod RECORD)
+
+
+def kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def record_fields(x_ptr, out_ptr, n, RECORD: tl.constexpr, OFFSET: tl.constexpr, FIELDS: tl.constexpr,
+                      BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        ok = i < n
+        g = x_ptr + i * RECORD + OFFSET
+        acc = tl.load(g, mask=ok, other=0.0)
+        for f in tl.static_range(1, FIELDS):
+            acc += tl.load(g + f, mask=ok, other=0.0)
+        tl.store(out_ptr + i, acc, mask=ok)
+
+    return record_fields
+
+
+def sectors_a_record(record: int, offset: int, fields: int, n: int = 4096) -> float:
+    """The 32-byte sectors the fields of a record touch, averaged over records (their starts move by
+    4 x record bytes)."""
+    total = 0
+    for r in range(n):
+        start = (r * record + offset) * 4
+        total += (start + 4 * fields - 1) // 32 - start // 32 + 1
+    return total / n
+
+
+def run(out: Path) -> dict:
+    import torch
+    import triton
+
+    from irscope.harness.runtime import do_bench
+
+    fn = kernel()
+    props = torch.cuda.get_device_properties(0)
+    sms = props.multi_processor_count
+    doc = {"versions": {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()},
+           "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "sms": sms, "n": N, "offset": OFFSET, "rows": []}
+    y = torch.empty(N, device="cuda", dtype=torch.float32)
+    for record in RECORDS:
+        x = torch.randn(N * record + 64, device="cuda", dtype=torch.float32)
+        for fields in FIELDS:
+            offset = OFFSET % record if OFFSET % record + fields <= record else record - fields
+            for warps in WARPS:
+                for per in PER_THREAD:
+                    block = 32 * warps * per
+                    grid = (triton.cdiv(N, block),)
+                    compiled = fn[grid](x, y, N, RECORD=record, OFFSET=offset, FIELDS=fields, BLOCK=block,
+                                        num_warps=warps)
+                    torch.cuda.synchronize()
+                    got = y[:1000].double()
+                    want = sum(x[torch.arange(1000, device="cuda") * record + offset + f].double() for f in range(fields))
+                    err = float((got - want).abs().max())
+                    ms = do_bench(lambda: fn[grid](x, y, N, RECORD=record, OFFSET=offset, FIELDS=fields, BLOCK=block,  # noqa: B023
+                                                   num_warps=warps))
+                    regs = compiled.n_regs
+                    by_regs = 65536 // max(1, math.ceil(regs * 32 * warps / 256) * 256) if regs else 64
+                    programs = max(0, min(32, 64 // warps, by_regs))
+                    sectors = sectors_a_record(record, offset, fields)
+                    row = {"record": record, "fields": fields, "offset": offset, "num_warps": warps, "per_thread": per,
+                           "block": block, "ms": ms, "max_abs_error": err, "registers": regs,
+                           "spills": compiled.n_spills, "programs_an_sm": programs,
+                           "records_in_flight_an_sm": programs * block, "sectors_a_record": sectors,
+                           "sector_gbs": N * (sectors * 32 + 4) / (ms * 1e-3) / 1e9,
+                           "useful_gbs": N * (fields * 4 + 4) / (ms * 1e-3) / 1e9}
+                    doc["rows"].append(row)
+                    print(json.dumps(row), flush=True)
+                    out.write_text(json.dumps(doc, indent=1))
+        del x
+    return doc
+
+
+def summary(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    print(f"{doc['versions']['gpu']}: {doc['n']} records, each reading FIELDS words of RECORD")
+    print("record fields warps per_thread regs programs/SM in-flight/SM      us  sectors  sector GB/s")
+    for r in doc["rows"]:
+        print(f"{r['record']:6d} {r['fields']:6d} {r['num_warps']:5d} {r['per_thread']:10d} {r['registers']:4d}"
+              f" {r['programs_an_sm']:11d} {r['records_in_flight_an_sm']:12d} {r['ms'] * 1e3:7.1f} "
+              f"{r['sectors_a_record']:8.3f} {r['sector_gbs']:11.0f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--summary")
+    args = ap.parse_args()
+    if args.summary:
+        summary(Path(args.summary))
+        return 0
+    if not args.out:
+        ap.error("give OUT.json, or --summary OUT.json")
+    run(Path(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
