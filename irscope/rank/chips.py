@@ -54,6 +54,7 @@ class Chip:
     measured_14: "Measured | None" = None  # model 14's: model 13's and the clocks a scoreboard wait adds
     measured_15: "Measured | None" = None  # model 15's: model 14's and the rate of wgmma repeated down M
     measured_16: "Measured | None" = None  # model 16's: model 15's and what a lockstep wave waits of its stores
+    measured_21: "Measured | None" = None  # model 21's: model 16's and what a stream of records costs the DRAM
 
     def calibration(self, model: int) -> "Measured | None":
         """What model `model` takes from the machine (None for model 1, or a chip never calibrated)."""
@@ -62,7 +63,7 @@ class Chip:
                 10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13,
                 14: self.measured_14, 15: self.measured_15, 16: self.measured_16,
                 17: self.measured_16, 18: self.measured_16, 19: self.measured_16,
-                20: self.measured_16}.get(model)  # 17-20: no new figure here (20 fits facts.L1_LINES_CLK)
+                20: self.measured_16, 21: self.measured_21}.get(model)  # 17-20: no new figure here (20 fits facts.L1_LINES_CLK)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
@@ -145,6 +146,13 @@ class Measured:
     # Model 16: the fraction of a wave's output stores (at `epilogue_bytes_clk`) that each wave of a loop
     # that multiplies waits for before its next programs start
     wave_store_fraction: float | None = None
+    # Model 21 (benchmarks/rank_aos.py, docs/rank/aos-h200.json; fitted on its own kernel's rows alone): a
+    # stream of records (rank/records.py) takes the DRAM `record_run_ps` for each run of adjacent 32-byte
+    # sectors its records touch and `record_sector_ps` for each sector, in picoseconds of the whole chip;
+    # its SMs holding x records in flight, x - 1024 over `record_flight` more.
+    record_run_ps: float | None = None
+    record_sector_ps: float | None = None
+    record_flight: float | None = None
 
     def start(self, warps: int) -> float:
         keys = sorted(int(k) for k in self.start_cycles)
@@ -368,6 +376,10 @@ H200_MEASURED_15 = dataclasses.replace(H200_MEASURED_14, mma_reps_fraction=0.935
 # docs/rank/calibration-facts.json docs/rank/calibration-facts-swaves.json` picks it at the least RMS log
 # error over the 185 matrix loops (model 13's power figures and model 15's fraction kept).
 H200_MEASURED_16 = dataclasses.replace(H200_MEASURED_15, wave_store_fraction=0.35)
+# Model 21: least squares over benchmarks/rank_aos.py's rows of one record a thread (16-64-word records, 1-8
+# fields: 16 rows, within 14%), and the slope of its 59-word records' 32 rows against the records an SM holds
+H200_MEASURED_21 = dataclasses.replace(H200_MEASURED_16, record_run_ps=10.1, record_sector_ps=9.4,
+                                       record_flight=25000.0)
 
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
@@ -388,7 +400,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
          measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
          measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15,
-         measured_16=H200_MEASURED_16),
+         measured_16=H200_MEASURED_16, measured_21=H200_MEASURED_21),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, memory_gb=180, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,

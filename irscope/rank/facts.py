@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..analyze import analyze
 from ..store.snapshot import Snapshot
+from .records import record_streams
 from .strides import access_steps
 
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
@@ -151,6 +152,10 @@ class Facts:
     # inside it counted as they run, and the work of one such iteration (-1 and {} where not so)
     bounded_trips: float = -1.0
     bounded_loop: dict = field(default_factory=dict)
+    # Model 21: the streams of records its loads read outside loops (records.record_streams: a record's
+    # runs and sectors of DRAM, the records a program reads, the program ids they follow); None: not read
+    # (facts made before model 21)
+    records: list | None = None
 
     @property
     def own_widths(self) -> bool:
@@ -177,10 +182,11 @@ class Facts:
             return 15
         if "l1_wavefronts" not in self.straight:
             return 16
-        for model, has in ((17, self.own_widths), (18, self.strided), (19, self.lookups)):
+        for model, has in ((17, self.own_widths), (18, self.strided), (19, self.lookups),
+                           (20, self.records is not None)):
             if not has:
                 return model
-        return 20
+        return 21
 
     @property
     def asked_warps(self) -> int:
@@ -720,7 +726,8 @@ def facts_of(snapshot: Snapshot) -> Facts:
         mma_m_reps=wgmma_m_reps(ttgir) if ttgir is not None else -1,
         ragged_loop=ragged_main_loop(ttgir) if ttgir is not None else -1,
         prefetch=prefetch, bounded_trips=bounded[0] if bounded else -1.0,
-        bounded_loop=bounded[1].as_dict() if bounded else {}, **_sass_facts(snapshot))
+        bounded_loop=bounded[1].as_dict() if bounded else {},
+        records=record_streams(ttgir) if ttgir is not None else [], **_sass_facts(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:

@@ -117,7 +117,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
@@ -173,10 +173,12 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         # each). Model 19: each access's lanes as far apart as its pointer's step says, and the passes of
         # the L1's 32 banks their words need (facts.l1_wavefronts_strided). Model 20: each row of lanes
         # taking at least its L1 lines' lookups, a few a clock (fitted on our own kernel: rank_l1.py).
+        # Model 21: a stream of records at the DRAM's runs and sectors it touches (rank_aos.py).
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
                          reps_fraction=chip.calibration(15).mma_reps_fraction,
                          wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=model >= 18,
-                         strided=model >= 19, lookups=model >= 20)
+                         strided=model >= 19, lookups=model >= 20,
+                         records=chip.calibration(21) if model >= 21 else None)
         return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 16:
         # Model 16: model 15, a loop that multiplies run in waves whose programs fill and drain together
@@ -202,7 +204,8 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
               reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False,
-              own: bool = False, strided: bool = False, lookups: bool = False) -> Estimate:
+              own: bool = False, strided: bool = False, lookups: bool = False,
+              records: "Measured | None" = None) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
@@ -212,7 +215,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     model 17's loops run as their constant bounds say and the L1's wavefronts; `own`: model 18's (the
     L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand);
     `strided`: model 19's (the passes of the L1's banks each access's lanes need at its pointer's step);
-    `lookups`: model 20's (those passes, or the lanes' L1 lines' lookups where they take longer)."""
+    `lookups`: model 20's (those passes, or the lanes' L1 lines' lookups where they take longer);
+    `records`: model 21's figures for streams of records (facts.records: _record_seconds)."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -289,6 +293,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         "L2": l2,
         "memory": problem.min_bytes / programs / dram_clk,
     }
+    if records is not None and records.record_run_ps and facts.records:
+        # Model 21: the bytes its streams of records use come out of the least bytes, and the streams take
+        # the DRAM their runs and sectors cost, each an SM's share of the chip's time
+        used, seconds = _record_seconds(facts, problem, records)
+        demand["memory"] = (max(0.0, problem.min_bytes - used) / programs / dram_clk +
+                            seconds * chip.clock_ghz * 1e9 * chip.sms / programs)
     if l1 and chip.target.startswith("sm_"):
         # Model 17: a warp's global load or store takes the L1 a wavefront for each 4 sectors its lanes
         # touch, at least one a row of lanes (facts._l1_wavefronts), one a clock an SM: 128 B/clk. Model
@@ -493,6 +503,23 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         if combined > 1.03 * largest:
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
+
+
+def _record_seconds(facts: Facts, problem, m) -> tuple[float, float]:
+    """(bytes the launch's streams of records use, seconds the DRAM takes for them) under model 21: each
+    stream's records are its program's times the programs along the axes its address follows (the others
+    read the same records again, from L2); a run of sectors costs `m.record_run_ps`, a sector
+    `m.record_sector_ps`, and the whole stream slows by the records its SMs hold in flight past 1,024
+    (rank_aos.py: 59-word records at 1 warp and 1 a thread, 16 a thread and 4 warps twice as long)."""
+    grid = tuple(problem.grid) + (1, 1, 1)
+    used = seconds = 0.0
+    for s in facts.records or ():
+        n = s["records"] * math.prod(max(1, int(grid["xyz".index(a)])) for a in s["pids"] if a in "xyz")
+        flight = facts.blocks_per_sm * s["records"]
+        slower = 1 + max(0.0, flight - 1024) / m.record_flight
+        used += n * s["used"]
+        seconds += n * (s["runs"] * m.record_run_ps + s["sectors"] * m.record_sector_ps) * 1e-12 * slower
+    return used, seconds
 
 
 def _unrolled(facts: Facts, loop: Work, n: float) -> float:

@@ -30,6 +30,8 @@ _DENSE_INT = re.compile(r"^dense<(-?\d{1,18})> : ")  # (longer digits: not a val
 _SCALAR_INT = re.compile(r"^(-?\d{1,18}) : i\d+")
 _AXIS = re.compile(r"\{axis = (\d{1,3}) : i32\}")
 _SCALAR_TYPE = re.compile(r"^(?:i\d+|index|f\d+|bf16|!tt\.ptr<[^>]*>)$")
+_START = re.compile(r"start = (-?\d{1,18}) : i32")
+_PID_AXIS = re.compile(r"^([xyz])\b")
 _RESULT = re.compile(r"^(%[\w.$-]+)(?::\d+)? = ")
 _BLOCK_ARG = re.compile(r"(%[\w.$-]+)(?::| =) ")  # a region's arguments: `^bb0(%arg5: ...)`, `(%arg3 = %0)`
 LIMIT = 1 << 40
@@ -38,7 +40,34 @@ PASS = frozenset({"tt.broadcast", "ttg.convert_layout", "arith.extsi", "arith.ex
                   "arith.index_cast", "arith.index_castui"})
 REM = frozenset({"arith.remsi", "arith.remui"})
 
-Form = tuple  # (steps: dict[dim, int | None], value: int | None), or None where unknown
+Form = tuple  # (steps: dict[dim, int | None], linear part: Lin | None), or None where unknown
+# The value at element 0, as a sum: (a constant, ((name, coefficient), ...)) over the runtime scalars it is
+# made of (a function's scalar arguments, a program id, a loop's counter, a scalar op the reader does not
+# follow, each by its name): two loads of one record differ only in the constant (`g + 51`, `g + 52`).
+Lin = tuple
+
+
+def _const(lin: Lin | None) -> int | None:
+    return lin[0] if lin is not None and not lin[1] else None
+
+
+def _leaf(name: str) -> Lin:
+    return (0, ((name, 1),))
+
+
+def _plus(a: Lin | None, b: Lin | None, sign: int = 1) -> Lin | None:
+    if a is None or b is None:
+        return None
+    terms = dict(a[1])
+    for n, k in b[1]:
+        terms[n] = terms.get(n, 0) + sign * k
+    return a[0] + sign * b[0], tuple(sorted((n, k) for n, k in terms.items() if k))
+
+
+def _times(a: Lin | None, k: int | None) -> Lin | None:
+    if a is None or k is None:
+        return None
+    return a[0] * k, tuple((n, c * k) for n, c in a[1] if c * k)
 
 
 def _result_kind(rest: str) -> str | None:
@@ -55,20 +84,20 @@ def _bounded(form: Form) -> Form:
     """`form`, or unknown where a step or its value has outgrown LIMIT."""
     if form is None:
         return None
-    steps, value = form
-    if value is not None and abs(value) > LIMIT:
-        value = None
+    steps, lin = form
+    if lin is not None and (abs(lin[0]) > LIMIT or any(abs(k) > LIMIT for _, k in lin[1])):
+        lin = None
     if any(v is not None and abs(v) > LIMIT for v in steps.values()):
         return None
-    return steps, value
+    return steps, lin
 
 
-def _form(op: str, rest: str, env: dict[str, Form]) -> Form:
-    """The linear form of the value `op` defines from its operands' (`env`)."""
-    return _bounded(_form_of(op, rest, env))
+def _form(op: str, rest: str, env: dict[str, Form], name: str = "") -> Form:
+    """The linear form of the value `op` defines (named `name`) from its operands' (`env`)."""
+    return _bounded(_form_of(op, rest, env, name))
 
 
-def _form_of(op: str, rest: str, env: dict[str, Form]) -> Form:
+def _form_of(op: str, rest: str, env: dict[str, Form], name: str) -> Form:
     operands = _NAME.findall(rest.split(" : ", 1)[0])
     sub = [env.get(o) for o in operands]
     kind = _result_kind(rest)
@@ -76,16 +105,29 @@ def _form_of(op: str, rest: str, env: dict[str, Form]) -> Form:
         m = _DENSE_INT.match(rest) or _SCALAR_INT.match(rest)
         if m is None and kind != "scalar":
             return None  # (dense<[0, 64, 128]>: a value a lane, not one for all)
-        return ({}, int(m.group(1)) if m else None)
+        return ({}, (int(m.group(1)), ()) if m else None)
     if op == "tt.make_range":
-        return ({0: 1}, None)
+        m = _START.search(rest)
+        return ({0: 1}, (int(m.group(1)), ()) if m else None)
     if op == "tt.splat":
         return ({}, sub[0][1]) if sub and sub[0] is not None else ({}, None)
+    if op == "tt.get_program_id":
+        m = _PID_AXIS.search(rest)
+        return ({}, _leaf(f"pid:{m.group(1)}") if m else None)
     if kind is None:
         return None  # (a type the reader cannot see: an scf.if's results)
     if kind == "scalar":
-        # a scalar: the same in every lane (its value kept through a cast)
-        return ({}, sub[0][1] if op in PASS and sub and sub[0] is not None else None)
+        # a scalar: the same in every lane; a sum the reader follows, or a runtime value of its own
+        if sub and all(f is not None for f in sub):
+            lins = [f[1] for f in sub]
+            if op in PASS:
+                return {}, lins[0]
+            if op in ("arith.addi", "arith.subi") and len(lins) == 2:
+                return {}, _plus(lins[0], lins[1], -1 if op == "arith.subi" else 1)
+            if op == "arith.muli" and len(lins) == 2 and (_const(lins[0]) is not None or _const(lins[1]) is not None):
+                k = _const(lins[1]) if _const(lins[1]) is not None else _const(lins[0])
+                return {}, _times(lins[0] if _const(lins[1]) is not None else lins[1], k)
+        return {}, _leaf(name) if name else None
     if not sub or any(f is None for f in sub):
         return None  # (a tensor op without operands is a damaged module's)
     if op == "tt.expand_dims":
@@ -97,25 +139,27 @@ def _form_of(op: str, rest: str, env: dict[str, Form]) -> Form:
         return sub[0]
     if op in REM and len(sub) == 2:
         # by a runtime value (a size): it wraps once, far off; by a constant it repeats within the tile
-        return sub[0] if not sub[1][0] and sub[1][1] is None else None
+        return (sub[0][0], None) if not sub[1][0] and _const(sub[1][1]) is None else None
     if op in ("arith.addi", "tt.addptr", "arith.subi") and len(sub) == 2:
         sign = -1 if op == "arith.subi" else 1
-        (a, va), (b, vb) = sub
+        (a, la), (b, lb) = sub
         steps = dict(a)
         for d, v in b.items():
             steps[d] = None if v is None or steps.get(d, 0) is None else steps.get(d, 0) + sign * v
-        return steps, (va + sign * vb if va is not None and vb is not None else None)
+        return steps, _plus(la, lb, sign)
     if op in ("arith.muli", "arith.shli") and len(sub) == 2:
-        (a, va), (b, vb) = sub
+        (a, la), (b, lb) = sub
+        vb = _const(lb)
         if op == "arith.shli":
             if b:
                 return None
             vb = 1 << vb if vb is not None and 0 <= vb < 32 else None
+            lb = (vb, ()) if vb is not None else None
         if a and b:
             return None  # a product of two varying values is not linear
-        steps, k = (a, vb) if a else (b, va)
-        value = va * vb if va is not None and vb is not None else None
-        return {d: (v * k if v is not None and k is not None else None) for d, v in steps.items()}, value
+        steps, k = (a, vb) if a else (b, _const(la))
+        lin = _times(la, vb) if vb is not None else (_times(lb, _const(la)) if _const(la) is not None else None)
+        return {d: (v * k if v is not None and k is not None else None) for d, v in steps.items()}, lin
     return None
 
 
@@ -127,6 +171,13 @@ def access_steps(text: str) -> dict[int, tuple[int | None, ...] | None]:
     """Per tt.load / tt.store line of a TTGIR (by its index in `text`): the elements its address moves for a
     step along each dim of its tensor (0 for a dim it does not vary along, None where a runtime value scales
     it), or None where the pointer is not understood."""
+    return {index: None if form is None else form[0] for index, form in access_forms(text).items()}
+
+
+def access_forms(text: str) -> dict[int, tuple[tuple[int | None, ...], Lin | None] | None]:
+    """access_steps' steps, each with its address at element 0 as a sum (Lin: a constant and the runtime
+    scalars it is made of, in elements; None where the reader cannot say): loads whose sums differ only in
+    the constant read one record's fields."""
     # A carried value found to change its steps in a yield is read again as unknown, and so on: each pass
     # can only add to `moving`, so the passes end (one or two on a real kernel)
     moving: set[tuple[int, int]] = set()
@@ -164,20 +215,22 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
             continue
         if s.startswith("tt.func"):
             env.clear()  # (a function sees nothing of another's)
-            env.update((n, None if kind.startswith("tensor") else ({}, None)) for n, kind in _FUNC_ARG.findall(s))
+            env.update((n, None if kind.startswith("tensor") else ({}, _leaf(n))) for n, kind in _FUNC_ARG.findall(s))
             regions = [None] if s.endswith("{") else []
             continue
         if " scf.for " in f" {s}" and (m := _FOR.match(s)):
             if r := _RESULT.match(s):
                 env[r.group(1)] = None  # (its results: not followed)
-            env[m.group(1)] = ({}, None)
+            env[m.group(1)] = ({}, _leaf(m.group(1)))  # (its counter: a runtime value)
             first = []
             for pair in (m.group(2) or "").split(","):
                 if " = " in pair:
                     arg, init = (p.strip() for p in pair.split(" = ", 1))
                     # a carried value: its first, unless a yield gives it other steps
-                    env[arg] = None if (index, len(first)) in moving else env.get(init)
-                    first.append(env[arg])
+                    start = env.get(init)
+                    first.append(start)
+                    # its value moves from one iteration to the next: a runtime value of its own
+                    env[arg] = None if (index, len(first) - 1) in moving or start is None else (start[0], _leaf(arg))
             if s.endswith("{"):
                 regions.append((index, first))
             continue
@@ -189,7 +242,7 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
             for name in _BLOCK_ARG.findall(s.split("{", 1)[0]):
                 env[name] = None  # a region's arguments: not followed
         if m := _DEF.match(s):
-            env[m.group(1)] = _form(m.group(2), m.group(3), env)
+            env[m.group(1)] = _form(m.group(2), m.group(3), env, m.group(1))
         m = re.match(r"^(?:%[\w.$-]+ = )?(tt\.load|tt\.store) (%[\w.$-]+)", s)
         if not m:
             continue
@@ -199,5 +252,5 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
             continue
         rank = len(shape.group(1).split("x"))
         form = env.get(m.group(2))
-        out[index] = None if form is None else tuple(form[0].get(d, 0) for d in range(rank))
+        out[index] = None if form is None else (tuple(form[0].get(d, 0) for d in range(rank)), form[1])
     return out, more
