@@ -154,6 +154,9 @@ HELDOUT_19 = {"benchmarks/rank/rope.py:rope": ("bench", "short"),
 # Model 20's held-out kernel, a user's file (benchmarks/rank/gscov.py), the same way:
 # docs/rank/heldout-gscov/predictions-model*.json were committed before it was timed.
 HELDOUT_20 = {"benchmarks/rank/gscov.py:gscov": ("bench", "short")}
+# Model 21's held-out kernel, a user's file (benchmarks/rank/lidar.py), the same way:
+# docs/rank/heldout-lidar/predictions-model*.json were committed before it was timed.
+HELDOUT_21 = {"benchmarks/rank/lidar.py:lidar": ("bench", "short")}
 
 
 def sizes_of(kernel: str) -> tuple:
