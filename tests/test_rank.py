@@ -108,6 +108,24 @@ def test_spearman_and_the_top_k_figures():
     assert ev.unlaunchable_predicted == 1 and ev.unlaunchable_agreed == 1 and ev.configs == 3
 
 
+def test_a_kernel_reading_a_stream_of_records_is_ranked_with_a_warning_before_model_21(tmp_path, cli):
+    """The LiDAR kernel reads 4 words of each 20-word point: 2 sectors of DRAM (64 bytes) for the 16 it uses.
+    Models before 21 price it at the bytes used (49 us where the H100 took 237: docs/rank/heldout-lidar), so
+    their ranking says it is not to be trusted and points to model 21, or, on a chip without model 21's
+    figures, to the H200. Model 21 on the H200 gives no such warning; a kernel without records none at all."""
+    lidar = f"{ROOT / 'benchmarks' / 'rank' / 'lidar.py'}:lidar"
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0, err
+    assert "not to be trusted" in err and "80 bytes apart, up to 4.0x the bytes used" in err and "try --model 21" in err
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--size", "bench", "--out", "s", "--model", "21")
+    assert code == 0 and "has no calibration for model 21: try --gpu h200 with --model 21" in err, err
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
+                         "--model", "21")
+    assert code == 0 and "not to be trusted" not in err, err
+    code, out, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0 and "records" not in err, err
+
+
 def test_a_stencil_whose_loops_reread_its_inputs_is_ranked_with_a_warning(tmp_path, cli):
     """The fused blur's 121 taps read its tile's neighbourhood 121 times an output pixel. The model charges
     each byte once and put it at 14 us where the H200 took 280 (docs/rank/heldout-blur/): the ranking says it
@@ -1632,11 +1650,12 @@ def test_rank_on_an_amd_target_says_cu_and_keeps_json_bounds(cli, tmp_path):
 
 
 @pytest.mark.parametrize("held_out", ["heldout-blur", "heldout-fir", "heldout-conv1d", "heldout-rope", "heldout-dwconv",
-                                      "heldout-gscov"])
+                                      "heldout-gscov", "heldout-lidar"])
 def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_today(held_out):
     """docs/rank/heldout-*/predictions-modelN.json were written by `irscope rank --json` before the kernel
     was timed (the FIR's before model 17's check, the conv1d's before model 18's, the rotary embedding's and
-    the depthwise conv's before model 19's; the FIR's model 18 file came after its timing, in-sample): every
+    the depthwise conv's before model 19's, the gscov's before model 20's, the LiDAR sweep's before model 21's;
+    the FIR's model 18 file and the gscov's model 21 file came after their timings, in-sample): every
     config's time, re-predicted from the facts and
     the problem each file holds, is what the file says."""
     from irscope.spec.problem import Problem
@@ -1665,7 +1684,8 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
     ("heldout-gscov", "rank-times-heldout20-h100.json", "evaluation-h100.json"),
     ("heldout-rope", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
     ("heldout-dwconv", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
-    ("heldout-gscov", "rank-times-heldout20-h200.json", "evaluation-h200.json")])
+    ("heldout-gscov", "rank-times-heldout20-h200.json", "evaluation-h200.json"),
+    ("heldout-lidar", "rank-times-heldout21-h100.json", "evaluation-h100.json")])
 def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times, evaluation):
     """docs/rank/heldout-*/evaluation*.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
     the committed rankings against the committed timings (the H200's; the FIR's first run, an H100's)."""

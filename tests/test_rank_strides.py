@@ -260,6 +260,7 @@ def test_facts_stored_before_a_model_say_so_and_are_not_rescored_by_it(tmp_path,
             d[region] = {k: v for k, v in d[region].items() if k not in keys}
         return Facts.from_dict(d)
 
+    assert Facts.from_dict({**fresh.as_dict(), "records": None}).newest_model() == 20
     assert without(fresh, "l1_passes").newest_model() == 19
     assert without(fresh, "l1_passes", "l1_wavefronts_strided").newest_model() == 18
     assert without(fresh, "l1_passes", "l1_wavefronts_strided", "l1_wavefronts_own").newest_model() == 17

@@ -249,6 +249,11 @@ def run(args, ui) -> int:
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
                       first.size_name if len(planned) > 1 else "", advice)
+        if report["model_run"] < 21:
+            _warn_records(ui, {label: f for label, (_, f) in facts.items() if label in problems},
+                          first.size_name if len(planned) > 1 else "",
+                          f"{chip.product} has no calibration for model 21: try --gpu h200 with --model 21"
+                          if chip.calibration(21) is None else "try --model 21")
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))
@@ -482,6 +487,19 @@ def _warn_rereads(ui, reread: dict, size: str, advice: str) -> None:
                 f"model charges each byte once, so their times are far too short and their order unreliable "
                 f"(docs/rank.md, \"A kernel no model was designed on\"); time the space instead" +
                 (f", or {advice}" if advice else ""))
+
+
+def _warn_records(ui, facts: dict, size: str, advice: str) -> None:
+    """Say that a model before 21 prices a stream of records (records.record_streams: a few fields of each of
+    many records, a sector or more of DRAM for each) at the bytes it uses."""
+    streams = {label: f.records for label, f in facts.items() if f.records}
+    if streams:
+        worst = max((s["sectors"] * 32 / max(1, s["used"]), s["stride"]) for v in streams.values() for s in v)
+        at = f" at {size}" if size else ""
+        ui.warn(f"this ranking{at} is not to be trusted: {plural(len(streams), 'config')} read a few fields of each of "
+                f"many records ({worst[1]} bytes apart, up to {worst[0]:.1f}x the bytes used in 32-byte sectors), "
+                f"which this model prices at the bytes used, so their times are too short and their order "
+                f"unreliable (docs/rank.md, \"What records cost\"); {advice}")
 
 
 def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show_measured=False, measured=None,

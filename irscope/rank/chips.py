@@ -63,7 +63,8 @@ class Chip:
                 10: self.measured_10, 11: self.measured_11, 12: self.measured_12, 13: self.measured_13,
                 14: self.measured_14, 15: self.measured_15, 16: self.measured_16,
                 17: self.measured_16, 18: self.measured_16, 19: self.measured_16,
-                20: self.measured_16, 21: self.measured_21}.get(model)  # 17-20: no new figure here (20 fits facts.L1_LINES_CLK)
+                20: self.measured_16,  # 17-20: no new figure here (20 fits facts.L1_LINES_CLK)
+                21: self.measured_21}.get(model)
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""
