@@ -241,7 +241,8 @@ def run(args, ui) -> int:
         # (models 17 and 18 run a loop whose bounds are constants as they say: its re-reads are priced, not missed)
         # (a chip without the calibration a model needs runs an older one: then the advice is the chip)
         if chip.calibration(args.model) is None:
-            advice = f"{chip.product} has no calibration for model {args.model}: try --gpu h200 with --model 20"
+            advice = f"{chip.product} has no calibration for model {args.model}: " + \
+                ("try --gpu h200 with --model 20" if target == "sm_90a" else "only the H200 (sm_90a) has one")
         elif args.model < 17:
             advice = "try --model 20, which runs such loops as their bounds say"
         else:
@@ -252,8 +253,9 @@ def run(args, ui) -> int:
         if report["model_run"] < 21:
             _warn_records(ui, {label: f for label, (_, f) in facts.items() if label in problems},
                           first.size_name if len(planned) > 1 else "",
-                          f"{chip.product} has no calibration for model 21: try --gpu h200 with --model 21"
-                          if chip.calibration(21) is None else "try --model 21")
+                          "try --model 21" if chip.calibration(21) is not None else
+                          f"{chip.product} has no calibration for model 21: " +
+                          ("try --gpu h200 with --model 21" if target == "sm_90a" else "only the H200 (sm_90a) has one"))
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))
