@@ -67,6 +67,8 @@ def test_streams_of_records_from_real_compiles(tmp_path, cli):
     assert seconds == pytest.approx(records * (10.1 + 1.875 * 9.4) * 1e-12 * (1 + (2048 - 1024) / 25000))
     twenty, twentyone = estimate(f, p, H200, 20), estimate(f, p, H200, 21)
     assert twentyone.bound == "memory" and twentyone.ms > 2 * twenty.ms
+    assert twentyone.reason.startswith("memory: records 236 bytes apart, 32 bytes used of 1.88 sectors in 1 run of "
+                                       "DRAM each, 2,048 in flight an SM (+4%), 16 programs/SM")
     assert twentyone.ms * 1e-3 >= seconds
 
 

@@ -293,10 +293,17 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         "L2": l2,
         "memory": problem.min_bytes / programs / dram_clk,
     }
+    in_records = ""
     if records is not None and records.record_run_ps and facts.records:
         # Model 21: the bytes its streams of records use come out of the least bytes, and the streams take
         # the DRAM their runs and sectors cost, each an SM's share of the chip's time
         used, seconds = _record_seconds(facts, problem, records)
+        s = max(facts.records, key=lambda r: r["records"] * (r["runs"] * records.record_run_ps +
+                                                             r["sectors"] * records.record_sector_ps))
+        flight = facts.blocks_per_sm * s["records"]
+        in_records = (f"memory: records {s['stride']} bytes apart, {s['used']} bytes used of {s['sectors']:.3g} "
+                      f"sectors in {s['runs']:.2g} run{'s' if s['runs'] != 1 else ''} of DRAM each, {flight:,} in "
+                      f"flight an SM" + (f" (+{(flight - 1024) / records.record_flight:.0%})" if flight > 1024 else ""))
         demand["memory"] = (max(0.0, problem.min_bytes - used) / programs / dram_clk +
                             seconds * chip.clock_ghz * 1e9 * chip.sms / programs)
     if l1 and chip.target.startswith("sm_"):
@@ -485,6 +492,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
                         stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0,
                         reps=repeated, issued=issued)
+    if in_records and bound == "memory":
+        reason = reason.replace("memory bandwidth", in_records, 1)  # (model 21: what the DRAM moves, in words)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):
