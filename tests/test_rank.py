@@ -1650,7 +1650,7 @@ def test_rank_on_an_amd_target_says_cu_and_keeps_json_bounds(cli, tmp_path):
 
 
 @pytest.mark.parametrize("held_out", ["heldout-blur", "heldout-fir", "heldout-conv1d", "heldout-rope", "heldout-dwconv",
-                                      "heldout-gscov", "heldout-lidar"])
+                                      "heldout-gscov", "heldout-lidar", "heldout-particles"])
 def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_today(held_out):
     """docs/rank/heldout-*/predictions-modelN.json were written by `irscope rank --json` before the kernel
     was timed (the FIR's before model 17's check, the conv1d's before model 18's, the rotary embedding's and
@@ -1685,7 +1685,8 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
     ("heldout-rope", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
     ("heldout-dwconv", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
     ("heldout-gscov", "rank-times-heldout20-h200.json", "evaluation-h200.json"),
-    ("heldout-lidar", "rank-times-heldout21-h100.json", "evaluation-h100.json")])
+    ("heldout-lidar", "rank-times-heldout21-h100.json", "evaluation-h100.json"),
+    ("heldout-particles", "rank-times-heldout21b-h100.json", "evaluation-h100.json")])
 def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times, evaluation):
     """docs/rank/heldout-*/evaluation*.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
     the committed rankings against the committed timings (the H200's; the FIR's first run, an H100's)."""
