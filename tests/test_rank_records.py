@@ -106,3 +106,48 @@ module {
     (stream,) = record_streams(text)
     assert stream["loads"] == 1 and stream["stride"] == 236 and stream["pids"] == ["x"]
     assert record_streams(text.replace("    %x = tt.load %g : tensor<32x!tt.ptr<f32>, #b> loc(#l)\n", "")) == []
+
+
+def _base(load: str = "    %x = tt.load %g : tensor<32x!tt.ptr<f32>, #b> loc(#l)\n", pid: str = "%pid") -> str:
+    return f"""\
+#b = #ttg.blocked<{{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}}>
+module {{
+  tt.func public @k(%p: !tt.ptr<f32>, %n: i32) {{
+    %pid = tt.get_program_id x : i32 loc(#l)
+    %q = arith.divsi %pid, %n : i32 loc(#l)
+    %c32 = arith.constant 32 : i32 loc(#l)
+    %base = arith.muli {pid}, %c32 : i32 loc(#l)
+    %r = tt.make_range {{end = 32 : i32, start = 0 : i32}} : tensor<32xi32, #b> loc(#l)
+    %bs = tt.splat %base : i32 -> tensor<32xi32, #b> loc(#l)
+    %i = arith.addi %bs, %r : tensor<32xi32, #b> loc(#l)
+    %c59 = arith.constant dense<59> : tensor<32xi32, #b> loc(#l)
+    %o = arith.muli %i, %c59 : tensor<32xi32, #b> loc(#l)
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>, #b> loc(#l)
+    %g = tt.addptr %ps, %o : tensor<32x!tt.ptr<f32>, #b>, tensor<32xi32, #b> loc(#l)
+{load}    tt.return loc(#l)
+  }} loc(#l)
+}} loc(#l)
+"""
+
+
+def test_what_the_review_found_reads_as_no_stream_or_never_raises():
+    """A review of model 21 (a helper, reading only) found loads it took as a stream of records wrongly, and
+    snapshots that crashed the reader. Each now gives no stream, the right one, or nothing, without raising."""
+    assert record_streams(_base())[0]["pids"] == ["x"]
+    # a program id the reader cannot follow (`pid // n`): whose records a program reads is unknown
+    assert record_streams(_base(pid="%q")) == []
+    # an scf.while's body runs many times, as a loop's
+    looped = "    scf.while (%a = %n) : (i32) -> () {\n      scf.condition(%t) %a : i32\n    } do {\n" \
+             "    ^bb0(%a: i32):\n      %y = tt.load %g : tensor<32x!tt.ptr<f32>, #b> loc(#l)\n      scf.yield %a : i32\n" \
+             "    } loc(#l)\n"
+    assert record_streams(_base(looped)) == []
+    # the type is read from the op's type, not from an attribute that looks like one; no shape of 0 or of
+    # thousands of digits is taken
+    for load in ('    %x = tt.load %g {k = "tensor<1xx!tt.ptr<f32>>"} : tensor<32x!tt.ptr<f32>, #b> loc(#l)\n',
+                 "    %x = tt.load %g : tensor<0x!tt.ptr<f32>, #b> loc(#l)\n",
+                 f"    %x = tt.load %g : tensor<{'9' * 5000}x!tt.ptr<f32>, #b> loc(#l)\n"):
+        record_streams(_base(load))
+    # a pointer moved by a scalar addptr (the program's first record) is followed
+    moved = _base().replace("    %ps = tt.splat %p :", "    %pp = tt.addptr %p, %base : !tt.ptr<f32>, i32 loc(#l)\n"
+                                                       "    %ps = tt.splat %pp :")
+    assert record_streams(moved)[0]["pids"] == ["x"]

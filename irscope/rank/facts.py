@@ -727,7 +727,7 @@ def facts_of(snapshot: Snapshot) -> Facts:
         ragged_loop=ragged_main_loop(ttgir) if ttgir is not None else -1,
         prefetch=prefetch, bounded_trips=bounded[0] if bounded else -1.0,
         bounded_loop=bounded[1].as_dict() if bounded else {},
-        records=record_streams(ttgir) if ttgir is not None else [], **_sass_facts(snapshot))
+        records=record_streams(ttgir) if ttgir is not None else None, **_sass_facts(snapshot))
 
 
 def _wgmma_n(counters: dict) -> int:

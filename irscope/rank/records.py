@@ -9,7 +9,8 @@ one record are found from the pointer reader's sums (strides.access_forms): load
 in a constant, with the same steps, read the same records; the fields they read, laid out at the records'
 stride, give the sectors a record touches and the runs those sectors make.
 
-Only loads outside loops are taken (a record read once a program, as the gscov's); a load the reader does
+Only loads outside loops (scf.for's, scf.while's) are taken (a record read once a program, as the gscov's),
+and only where each program id in the address is one the reader follows; a load the reader does
 not follow, a pointer with a runtime step, and a stream whose records share their sectors (a contiguous
 row: fewer than `SPARSE` runs a record), and one whose records' other fields other programs read (a program
 id that moves the address by less than a record) are left to the other models' rules.
@@ -26,25 +27,29 @@ SPARSE = 0.25  # runs a record from which a stream is one of records (a contiguo
 _ELEMENT = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i8": 1, "i16": 2, "i1": 1,
             "f8E4M3FN": 1, "f8E5M2": 1}
 _LOAD = re.compile(r"^(?:%[\w.$-]+ = )?tt\.load ")
-_SHAPE = re.compile(r"tensor<([0-9x]+)x!tt\.ptr<([\w]+)>")
+_SHAPE = re.compile(r"tensor<(\d{1,7}(?:x\d{1,7})*)x!tt\.ptr<(\w+)>")
+GROUPS, WORDS = 64, 512  # streams a module may have, words a record's fields (beyond: not a few fields)
 
 
 def _in_loops(lines: list[str]) -> set[int]:
-    """The indexes of the lines inside a loop's body."""
+    """The indexes of the lines inside a loop's body (an scf.for's, either region of an scf.while's)."""
     stack: list[bool] = []
+    loops = 0  # the loops among the open regions
     inside: set[int] = set()
     for index, line in enumerate(lines):
         s = line.strip()
         if s.startswith("}"):
             if stack:
-                stack.pop()
+                loops -= stack.pop()
             if s.endswith("{"):
-                stack.append(False)  # (`} else {`: its loops are the enclosing ones)
+                stack.append(s.split()[1:2] == ["do"])  # (`} do {`: a while's body; `} else {`: not a loop)
+                loops += stack[-1]
             continue
-        if any(stack):
+        if loops:
             inside.add(index)
         if s.endswith("{"):
             stack.append(" scf.for " in f" {s}" or "scf.while" in s)
+            loops += stack[-1]
     return inside
 
 
@@ -67,18 +72,21 @@ def record_streams(ttgir: str) -> list[dict]:
     (the program-id axes its address follows: the programs along other axes read the same records)."""
     lines = ttgir.splitlines()
     loops = _in_loops(lines)
+    functions = [i for i, line in enumerate(lines) if line.lstrip().startswith("tt.func")]
     groups: dict[tuple, dict] = {}
     for index, form in access_forms(ttgir).items():
         s = lines[index].strip()
         if form is None or index in loops or not _LOAD.match(s):
             continue
         steps, lin = form
-        m = _SHAPE.search(s)
+        m = _SHAPE.search(s.split(" : ", 1)[-1].split(" loc(", 1)[0])  # (the op's type, not its attributes)
         if lin is None or not m or any(not isinstance(v, int) for v in steps) or not any(steps):
             continue
+        if any(n.startswith("pid?") for n, _ in lin[1]):
+            continue  # (made from a program id in a way the reader does not follow: whose records, unknown)
         shape = [int(d) for d in m.group(1).split("x")]
         elem = _ELEMENT.get(m.group(2))
-        if elem is None or len(shape) != len(steps) or any(d > 1 << 20 for d in shape):
+        if elem is None or len(shape) != len(steps) or not all(0 < d <= 1 << 20 for d in shape):
             continue
         r = max(range(len(steps)), key=lambda d: abs(steps[d]))
         if any(n.startswith("pid:") and 0 < abs(k) < abs(steps[r]) for n, k in lin[1]):
@@ -86,11 +94,14 @@ def record_streams(ttgir: str) -> list[dict]:
         others = [(steps[d], shape[d]) for d in range(len(steps)) if d != r and steps[d]]
         fields = {0}
         for step, extent in others:
-            if len(fields) * extent > 4096:
+            if len(fields) * extent > WORDS:
                 break
             fields = {f + step * i for f in fields for i in range(extent)}
         else:
-            key = (lin[1], steps, elem)
+            function = sum(1 for f in functions if f < index)
+            key = (function, lin[1], steps, elem)
+            if key not in groups and len(groups) >= GROUPS:
+                continue
             g = groups.setdefault(key, {"records": shape[r], "stride": abs(steps[r]) * elem, "elem": elem,
                                         "fields": set(), "loads": 0,
                                         "pids": sorted(n.split(":", 1)[1] for n, _ in lin[1] if n.startswith("pid:"))})
@@ -99,6 +110,8 @@ def record_streams(ttgir: str) -> list[dict]:
     out = []
     for g in groups.values():
         words = sorted(g.pop("fields"))
+        if not words or len(words) > WORDS:
+            continue
         low = words[0]
         offsets = [((w - low) * g["elem"], (w - low + 1) * g["elem"]) for w in words]
         if g["stride"] <= 0 or offsets[-1][1] > g["stride"] * 64:

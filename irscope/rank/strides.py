@@ -20,6 +20,7 @@ must not grow without bound).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 _DEF = re.compile(r"^(%[\w.$-]+) = ([a-z_]+\.[a-z_0-9]+) (.*?)(?: loc\(.*)?$")
@@ -35,6 +36,8 @@ _PID_AXIS = re.compile(r"^([xyz])\b")
 _RESULT = re.compile(r"^(%[\w.$-]+)(?::\d+)? = ")
 _BLOCK_ARG = re.compile(r"(%[\w.$-]+)(?::| =) ")  # a region's arguments: `^bb0(%arg5: ...)`, `(%arg3 = %0)`
 LIMIT = 1 << 40
+TERMS = 16  # runtime scalars a sum may hold (a damaged module's chains must not grow without bound)
+LINE = 20_000  # characters an op's line may have for the reader to read it (longer: its values unknown)
 
 PASS = frozenset({"tt.broadcast", "ttg.convert_layout", "arith.extsi", "arith.extui", "arith.trunci",
                   "arith.index_cast", "arith.index_castui"})
@@ -85,7 +88,7 @@ def _bounded(form: Form) -> Form:
     if form is None:
         return None
     steps, lin = form
-    if lin is not None and (abs(lin[0]) > LIMIT or any(abs(k) > LIMIT for _, k in lin[1])):
+    if lin is not None and (abs(lin[0]) > LIMIT or len(lin[1]) > TERMS or any(abs(k) > LIMIT for _, k in lin[1])):
         lin = None
     if any(v is not None and abs(v) > LIMIT for v in steps.values()):
         return None
@@ -122,12 +125,14 @@ def _form_of(op: str, rest: str, env: dict[str, Form], name: str) -> Form:
             lins = [f[1] for f in sub]
             if op in PASS:
                 return {}, lins[0]
-            if op in ("arith.addi", "arith.subi") and len(lins) == 2:
+            if op in ("arith.addi", "arith.subi", "tt.addptr") and len(lins) == 2:
                 return {}, _plus(lins[0], lins[1], -1 if op == "arith.subi" else 1)
             if op == "arith.muli" and len(lins) == 2 and (_const(lins[0]) is not None or _const(lins[1]) is not None):
                 k = _const(lins[1]) if _const(lins[1]) is not None else _const(lins[0])
                 return {}, _times(lins[0] if _const(lins[1]) is not None else lins[1], k)
-        return {}, _leaf(name) if name else None
+        # a value of its own; one made from a program id (`pid // n`, `pid * stride`) says so in its name
+        follows = any(f is None or f[1] is None or any(n.startswith("pid") for n, _ in f[1][1]) for f in sub)
+        return {}, _leaf(("pid?" if follows else "") + name) if name else None
     if not sub or any(f is None for f in sub):
         return None  # (a tensor op without operands is a damaged module's)
     if op == "tt.expand_dims":
@@ -174,10 +179,12 @@ def access_steps(text: str) -> dict[int, tuple[int | None, ...] | None]:
     return {index: None if form is None else form[0] for index, form in access_forms(text).items()}
 
 
+@functools.lru_cache(maxsize=4)
 def access_forms(text: str) -> dict[int, tuple[tuple[int | None, ...], Lin | None] | None]:
     """access_steps' steps, each with its address at element 0 as a sum (Lin: a constant and the runtime
     scalars it is made of, in elements; None where the reader cannot say): loads whose sums differ only in
-    the constant read one record's fields."""
+    the constant read one record's fields. (Cached for the facts' two readers of one module: do not change
+    what it returns.)"""
     # A carried value found to change its steps in a yield is read again as unknown, and so on: each pass
     # can only add to `moving`, so the passes end (one or two on a real kernel)
     moving: set[tuple[int, int]] = set()
@@ -215,13 +222,14 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
             continue
         if s.startswith("tt.func"):
             env.clear()  # (a function sees nothing of another's)
-            env.update((n, None if kind.startswith("tensor") else ({}, _leaf(n))) for n, kind in _FUNC_ARG.findall(s))
+            env.update((n, None if kind.startswith("tensor") else ({}, _leaf(f"{n}@{index}")))
+                       for n, kind in _FUNC_ARG.findall(s[:LINE]))
             regions = [None] if s.endswith("{") else []
             continue
-        if " scf.for " in f" {s}" and (m := _FOR.match(s)):
+        if " scf.for " in f" {s}" and len(s) <= LINE and (m := _FOR.match(s)):
             if r := _RESULT.match(s):
                 env[r.group(1)] = None  # (its results: not followed)
-            env[m.group(1)] = ({}, _leaf(m.group(1)))  # (its counter: a runtime value)
+            env[m.group(1)] = ({}, _leaf(f"{m.group(1)}@{index}"))  # (its counter: a runtime value)
             first = []
             for pair in (m.group(2) or "").split(","):
                 if " = " in pair:
@@ -230,7 +238,8 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
                     start = env.get(init)
                     first.append(start)
                     # its value moves from one iteration to the next: a runtime value of its own
-                    env[arg] = None if (index, len(first) - 1) in moving or start is None else (start[0], _leaf(arg))
+                    env[arg] = None if (index, len(first) - 1) in moving or start is None else \
+                        (start[0], _leaf(f"{arg}@{index}"))
             if s.endswith("{"):
                 regions.append((index, first))
             continue
@@ -238,11 +247,13 @@ def _read(text: str, moving: set[tuple[int, int]]) -> tuple[dict, set[tuple[int,
             regions.append(None)
         if m := _RESULT.match(s):
             env[m.group(1)] = None  # (whatever it is, an earlier value of its name is not it)
-        elif s.startswith(("^", "scf.while", "partition", "default")) or " scf.while " in f" {s}":
+        if s.startswith(("^", "scf.while", "partition", "default")) or " scf.while " in f" {s}" or \
+                " scf.for " in f" {s}":  # (a loop's line too long to read: its counter and carried values)
             for name in _BLOCK_ARG.findall(s.split("{", 1)[0]):
                 env[name] = None  # a region's arguments: not followed
-        if m := _DEF.match(s):
-            env[m.group(1)] = _form(m.group(2), m.group(3), env, m.group(1))
+        if len(s) <= LINE and (m := _DEF.match(s)):
+            # (a value's own name, made unique: MLIR reuses names in sibling regions)
+            env[m.group(1)] = _form(m.group(2), m.group(3), env, f"{m.group(1)}@{index}")
         m = re.match(r"^(?:%[\w.$-]+ = )?(tt\.load|tt\.store) (%[\w.$-]+)", s)
         if not m:
             continue
