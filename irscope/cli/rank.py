@@ -251,11 +251,11 @@ def run(args, ui) -> int:
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
                       first.size_name if len(planned) > 1 else "", advice)
         if report["model_run"] < 21:
+            elsewhere = "try --gpu h200 with --model 21" if target == "sm_90a" else "only the H200 (sm_90a) has one"
             _warn_records(ui, {label: f for label, (_, f) in facts.items() if label in problems},
                           first.size_name if len(planned) > 1 else "",
                           "try --model 21" if chip.calibration(21) is not None else
-                          f"{chip.product} has no calibration for model 21: " +
-                          ("try --gpu h200 with --model 21" if target == "sm_90a" else "only the H200 (sm_90a) has one"))
+                          f"{chip.product} has no calibration for model 21: {elsewhere}")
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))

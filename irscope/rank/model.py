@@ -301,9 +301,11 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
         s = max(facts.records, key=lambda r: r["records"] * (r["runs"] * records.record_run_ps +
                                                              r["sectors"] * records.record_sector_ps))
         flight = facts.blocks_per_sm * s["records"]
+        plural_s = {k: "s" if s[k] != 1 else "" for k in ("sectors", "runs")}
         in_records = (f"memory: records {s['stride']} bytes apart, {s['used']} bytes used of {s['sectors']:.3g} "
-                      f"sector{'s' if s['sectors'] != 1 else ''} in {s['runs']:.2g} run{'s' if s['runs'] != 1 else ''} of DRAM each, {flight:,} in "
-                      f"flight an SM" + (f" (+{(flight - 1024) / records.record_flight:.0%})" if flight > 1024 else ""))
+                      f"sector{plural_s['sectors']} in {s['runs']:.2g} run{plural_s['runs']} of DRAM each, "
+                      f"{flight:,} in flight an SM" +
+                      (f" (+{(flight - 1024) / records.record_flight:.0%})" if flight > 1024 else ""))
         demand["memory"] = (max(0.0, problem.min_bytes - used) / programs / dram_clk +
                             seconds * chip.clock_ghz * 1e9 * chip.sms / programs)
     if l1 and chip.target.startswith("sm_"):
