@@ -1686,7 +1686,9 @@ def test_the_held_out_kernels_committed_rankings_are_what_the_models_predict_tod
     ("heldout-dwconv", "rank-times-heldout19-h200.json", "evaluation-h200.json"),
     ("heldout-gscov", "rank-times-heldout20-h200.json", "evaluation-h200.json"),
     ("heldout-lidar", "rank-times-heldout21-h100.json", "evaluation-h100.json"),
-    ("heldout-particles", "rank-times-heldout21b-h100.json", "evaluation-h100.json")])
+    ("heldout-particles", "rank-times-heldout21b-h100.json", "evaluation-h100.json"),
+    ("heldout-lidar", "rank-times-heldout21-h200.json", "evaluation-h200.json"),
+    ("heldout-particles", "rank-times-heldout21b-h200.json", "evaluation-h200.json")])
 def test_the_held_out_kernels_figures_are_what_the_committed_timings_give(held_out, times, evaluation):
     """docs/rank/heldout-*/evaluation*.json (docs/rank.md's figures for the kernel) is rank_eval.py newspace of
     the committed rankings against the committed timings (the H200's; the FIR's first run, an H100's)."""
