@@ -654,3 +654,21 @@ def test_a_partitions_loop_under_a_kernels_branch_reads_the_condition_where_it_w
   }"""
     # programs 0-2 of 10 take the branch (%pid < 3, the kernel's %small, not the partition's own name)
     assert loop_trips(text, {"n": 100, "m": 3}, (10, 1, 1)) == [pytest.approx(3 * 100 / 10)]
+
+
+def test_fla_ranked_by_model_21_scores_as_model_16_and_at_least_as_well_as_model_15():
+    """FLA's chunk_fwd_kernel_h captured again at its two sizes and ranked by model 21 (docs/rank/autotune/model21/):
+    it reads no stream of records, so models 16-21 give the same estimates; against FLA's own autotuner's
+    timings, Spearman 0.673 and 0.820 (model 15: 0.622 and 0.826), the best in the top 5 at both sizes."""
+    spec = importlib.util.spec_from_file_location("rank_autotune_eval", ROOT / "benchmarks" / "rank_autotune_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = ROOT / "docs" / "rank" / "autotune" / "model21"
+    for stem, spearman in (("fla-B8-T4096", 0.6725), ("fla-B1-T16384", 0.82)):
+        ranking = json.loads((folder / f"ranking-{stem}.json").read_text())
+        assert ranking["model"] == ranking["model_run"] == 21 and module.recomputable(ranking, 21)
+        assert not any(r["facts"]["records"] for r in ranking["sizes"][0]["ranking"])
+        scores = {m: module.score(stem, m, folder)["evaluation"] for m in (15, 16, 21)}
+        assert scores[21] == scores[16] and scores[21]["spearman"] == spearman
+        assert scores[21]["best_in_top5"] and scores[15]["best_in_top5"]
+        assert scores[21]["top1_slowdown"] <= scores[15]["top1_slowdown"]
