@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from ..analyze import analyze
 from ..store.snapshot import Snapshot
 from .records import record_streams
-from .strides import access_steps
+from .strides import ELEMENT_BYTES, access_steps
 
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
-                 "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "tf32": 4}
 DOT_DTYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "tf32": "fp32", "i8": "int8", "f8E4M3FN": "fp8",
               "f8E5M2": "fp8", "f8E4M3FNUZ": "fp8", "f8E5M2FNUZ": "fp8"}
 SFU_OPS = ("math.exp", "math.exp2", "math.log", "math.log2", "math.sin", "math.cos", "math.rsqrt", "math.sqrt",

@@ -493,9 +493,7 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                         round(loop_floor) if sass and facts.loop and
                         loop_floor > _issue(loop, threads, lanes, chip, own_share) else 0,
                         stalls=wait_cycles is not None and facts.loop_stall_cycles >= 0,
-                        reps=repeated, issued=issued)
-    if in_records and bound == "memory":
-        reason = reason.replace("memory bandwidth", in_records, 1)  # (model 21: what the DRAM moves, in words)
+                        reps=repeated, issued=issued, memory=in_records)
     if model >= 9 and waves > 1 and full_bound != "latency" and last_bound == "latency" and \
             last - full * per_sm_last / blocks > 0.03 * cycles:
         # A thin last wave that one program's own chain paces (a persistent grid's second wave of one):

@@ -7,14 +7,16 @@ from .facts import Facts
 
 
 def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined, latency, per_iter, comp, parts,
-               ahead, stores=0.0, reductions=0, sass_floor=0, stalls=False, reps=None, issued=0.0) -> str:
+               ahead, stores=0.0, reductions=0, sass_floor=0, stalls=False, reps=None, issued=0.0,
+               memory: str = "") -> str:
     """An estimate's reason in words: the bound, its parts, the occupancy and what limits it, wave
     quantisation (`fill` 1.0 where the model has no waves); `latency` named by what the program's chain
     waits for (`reductions`: those across its warps that the model priced; `sass_floor`: the SASS
     instructions a warp issues an iteration, where they and not the TTGIR's element count set its work;
     `stalls`: the clocks its SASS stalls a warp an iteration instead, model 14's; `reps`: the fraction of
     wgmma's rate model 15 gave a warpgroup that repeats it down M; `issued`: the SASS instructions a warp
-    of the program issues, where model 18 took them, not the TTGIR's element count, as its issue work)."""
+    of the program issues, where model 18 took them, not the TTGIR's element count, as its issue work;
+    `memory`: the DRAM's bound in other words than its bandwidth, model 21's streams of records)."""
     occ = f"{f.blocks_per_sm} program{'s' if f.blocks_per_sm != 1 else ''}/SM ({f.occupancy_limiter or '?'})"
     words = {
         "tensor core": f"tensor core: {f.instruction} on {f.dot_dtype or '?'}" +
@@ -23,7 +25,7 @@ def reason_for(bound, f: Facts, chip: Chip, programs, waves, fill, n, pipelined,
                   if issued else "issue: element-wise and special-function work"),
         "shared memory": "shared memory bandwidth: operands and layout conversions",
         "L2": "L2 feed: tile loads re-read from L2",
-        "memory": "memory bandwidth",
+        "memory": memory or "memory bandwidth",
         "L1": "L1: its warps' loads and stores, 128 bytes of the sectors they touch a clock",
         "program starts": f"starting programs: {programs} of {f.num_warps} warp(s)",
         "spills": f"spills: {f.spill_bytes} B/thread spilled",

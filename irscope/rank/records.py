@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import re
 
-from .strides import access_forms
+from .strides import ELEMENT_BYTES, access_forms
 
 WINDOW = 256  # records laid out to count the sectors and runs a record takes
 SECTOR = 32
 SPARSE = 0.25  # runs a record from which a stream is one of records (a contiguous row has about none)
-_ELEMENT = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i8": 1, "i16": 2, "i1": 1,
-            "f8E4M3FN": 1, "f8E5M2": 1}
 _LOAD = re.compile(r"^(?:%[\w.$-]+ = )?tt\.load ")
 _SHAPE = re.compile(r"tensor<(\d{1,7}(?:x\d{1,7})*)x!tt\.ptr<(\w+)>")
 GROUPS, WORDS = 64, 512  # streams a module may have, words a record's fields (beyond: not a few fields)
@@ -85,7 +83,7 @@ def record_streams(ttgir: str) -> list[dict]:
         if any(n.startswith("pid?") for n, _ in lin[1]):
             continue  # (made from a program id in a way the reader does not follow: whose records, unknown)
         shape = [int(d) for d in m.group(1).split("x")]
-        elem = _ELEMENT.get(m.group(2))
+        elem = ELEMENT_BYTES.get(m.group(2))
         if elem is None or len(shape) != len(steps) or not all(0 < d <= 1 << 20 for d in shape):
             continue
         r = max(range(len(steps)), key=lambda d: abs(steps[d]))

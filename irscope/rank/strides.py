@@ -35,6 +35,8 @@ _START = re.compile(r"start = (-?\d{1,18}) : i32")
 _PID_AXIS = re.compile(r"^([xyz])\b")
 _RESULT = re.compile(r"^(%[\w.$-]+)(?::\d+)? = ")
 _BLOCK_ARG = re.compile(r"(%[\w.$-]+)(?::| =) ")  # a region's arguments: `^bb0(%arg5: ...)`, `(%arg3 = %0)`
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+                 "f8E4M3FN": 1, "f8E5M2": 1, "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "tf32": 4}  # bytes an element
 LIMIT = 1 << 40
 TERMS = 16  # runtime scalars a sum may hold (a damaged module's chains must not grow without bound)
 LINE = 20_000  # characters an op's line may have for the reader to read it (longer: its values unknown)
