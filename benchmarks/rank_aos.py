@@ -11,6 +11,11 @@ that implies.
 
     python3 benchmarks/rank_aos.py OUT.json            # on the GPU machine (about 3 minutes)
     python3 benchmarks/rank_aos.py --summary OUT.json  # here
+    python3 benchmarks/rank_aos.py --fit OUT.json --dram-gbs GBS  # model 21's three figures from its rows
+
+`--fit` is how model 21's figures are made (`fit`): the seconds a run of sectors and a sector cost the
+whole chip, and how many records in flight an SM double that, from OUT.json's rows and the DRAM bandwidth
+the chip's calibration measured (its stores, a word a record, are priced there, as the model prices them).
 """
 from __future__ import annotations
 
@@ -103,6 +108,44 @@ def run(out: Path) -> dict:
     return doc
 
 
+def fit(doc: dict, dram_gbs: float, rounds: int = 8) -> dict:
+    """Model 21's figures from a run's rows (irscope/rank/model.py `_record_seconds`):
+
+    - `record_run_ps`, `record_sector_ps`: least squares of the time of the rows of one record a thread at 4
+      warps (16-64-word records, 1-8 fields: 16 rows), less their stores at `dram_gbs`, over N x (runs x a
+      + sectors x b) x the flight's slowdown (records.layout_of's sectors and runs of a record);
+    - `record_flight`: the records in flight an SM past 1,024 that add their whole time again, the slope
+      through the origin of the 59-word records' 32 rows' time over that cost, less one, against the
+      records in flight past 1,024.
+
+    Each uses the other's figure: alternated `rounds` times from no slowdown (it settles in a few)."""
+    import numpy as np
+
+    from irscope.rank.records import layout_of
+
+    n = doc["n"]
+
+    def parts(r: dict) -> tuple[float, float, float]:
+        sectors, runs = layout_of(r["record"] * 4, [(r["offset"] * 4, (r["offset"] + r["fields"]) * 4)])
+        return runs, sectors, r["ms"] * 1e-3 - n * 4 / (dram_gbs * 1e9)
+
+    ones = [r for r in doc["rows"] if r["per_thread"] == 1 and r["num_warps"] == 4 and r["record"] >= 16]
+    wide = [r for r in doc["rows"] if r["record"] == 59]
+    flight = math.inf
+    for _ in range(rounds):
+        a = np.array([[n * runs * 1e-12, n * sectors * 1e-12] for runs, sectors, _ in map(parts, ones)])
+        slow = np.array([1 + max(0, r["records_in_flight_an_sm"] - 1024) / flight for r in ones])
+        y = np.array([t for *_, t in map(parts, ones)])
+        (run_ps, sector_ps), *_ = np.linalg.lstsq(a * slow[:, None], y, rcond=None)
+        past = np.array([r["records_in_flight_an_sm"] - 1024 for r in wide], dtype=float)
+        extra = np.array([t / (n * (runs * run_ps + sectors * sector_ps) * 1e-12) - 1 for runs, sectors, t in map(parts, wide)])
+        flight = float(past @ past / (past @ extra))
+    fitted = a * slow[:, None] @ np.array([run_ps, sector_ps])
+    return {"gpu": doc["versions"]["gpu"], "dram_gbs": dram_gbs, "rows": len(ones), "flight_rows": len(wide),
+            "record_run_ps": round(float(run_ps), 2), "record_sector_ps": round(float(sector_ps), 2),
+            "record_flight": round(flight), "worst_error": round(float(np.abs(fitted / y - 1).max()), 3)}
+
+
 def summary(path: Path) -> None:
     doc = json.loads(path.read_text())
     print(f"{doc['versions']['gpu']}: {doc['n']} records, each reading FIELDS words of RECORD")
@@ -117,7 +160,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", nargs="?")
     ap.add_argument("--summary")
+    ap.add_argument("--fit", metavar="OUT.json", help="print model 21's figures from this run's rows")
+    ap.add_argument("--dram-gbs", type=float, help="with --fit: the DRAM bandwidth the chip's calibration measured")
     args = ap.parse_args()
+    if args.fit:
+        if not args.dram_gbs:
+            ap.error("--fit needs --dram-gbs (the chip's: irscope/rank/chips.py, model 4's dram_gbs)")
+        print(json.dumps(fit(json.loads(Path(args.fit).read_text()), args.dram_gbs)))
+        return 0
     if args.summary:
         summary(Path(args.summary))
         return 0

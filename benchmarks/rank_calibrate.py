@@ -13,6 +13,7 @@ instruction costs as a loop's body outgrows the instruction caches (`icache`), `
 clock and power nvidia-smi samples while such launches are timed (`clocks`, `clocks16`; model 12).
 
     python3 benchmarks/rank_calibrate.py OUT.json [--only start,...,prows,frows,hrows,hwidths,icache] [--budget 300]
+    python3 benchmarks/rank_calibrate.py OUT.json --fit-dram     # model 4's DRAM figures from the dram rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-loop     # model 5's figures from the loop rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-feed     # model 6's L2 feed from the feed rows
     python3 benchmarks/rank_calibrate.py OUT.json --fit-wspill   # model 7's spill rate in a matrix loop
@@ -22,7 +23,7 @@ clock and power nvidia-smi samples while such launches are timed (`clocks`, `clo
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of RUN.json... --kinds spill,prows  # the row loops' facts
     python3 benchmarks/rank_calibrate.py FACTS.json --check-chain  # models 8-11 on those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v6.json --kinds rows  # one-row programs
-    python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows [--model 11]  # model 10's (11's) figures from those rows
+    python3 benchmarks/rank_calibrate.py FACTS.json --fit-rows [--model 11] [--gpu h100]  # model 10's (11's) figures from those rows
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v1[123].json --kinds frows  # few rows a program
     python3 benchmarks/rank_calibrate.py FACTS.json --facts-of calibrate-h200-v14.json --kinds waves   # many waves
     python3 benchmarks/rank_calibrate.py FACTS.json --check-waves calibrate-h200-v15.json calibrate-h200-v17.json
@@ -667,6 +668,21 @@ def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - slope * mx, slope
 
 
+def fit_dram(doc: dict) -> dict:
+    """Model 4's DRAM figures from a run's `dram` rows (cycles at the table's 1.83 GHz): one program an SM,
+    the time an iteration against its tile's bytes, a line each at 2 stages (copies one iteration ahead:
+    `dram_copy_latency` + bytes / `dram_copy_bytes_clk`) and at 1 (synchronous loads: `dram_load_*`), and
+    the most GB/s any row reached (`dram_gbs`)."""
+    rows = [r for r in doc.get("dram", []) if "error" not in r]
+    out = {"gpu": doc.get("gpu"), "rows": len(rows)}
+    for stages, name in ((2, "copy"), (1, "load")):
+        one = [r for r in rows if r["programs_per_sm"] == 1 and r["stages"] == stages]
+        latency, slope = _line([r["tile_bytes"] for r in one], [r["ns_per_iteration"] * 1.83 for r in one])
+        out[f"dram_{name}_latency"], out[f"dram_{name}_bytes_clk"] = round(latency, 1), round(1 / slope, 2)
+    out["dram_gbs"] = round(max(r["gbs"] for r in rows), 1)
+    return out
+
+
 def fit_loop(doc: dict) -> dict:
     """Model 5's figures from a run's `loop` rows (cycles at the table's clock):
 
@@ -847,7 +863,8 @@ def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> 
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
                     "problem": FACT_KINDS[kind][2](kind, r, run["sms"]),
                     **({"params": {k: v for k, v in r.items() if k in WAVES_PARAMS}} if kind == "waves" else {})})
-    return {"gpu": "h200", "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
+    gpu = "h100" if all("H100" in run.get("gpu", "") for run in runs) else "h200"
+    return {"gpu": gpu, "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
 
 
 def fit_soft(doc: dict) -> dict:
@@ -1209,11 +1226,12 @@ ROW_LATENCY_GRID = range(800, 2600, 50)  # cycles
 WARP_REDUCE_GRID = range(0, 1600, 25)  # cycles
 
 
-def fit_rows(doc: dict, model: int = 10) -> dict:
+def fit_rows(doc: dict, model: int = 10, gpu: str = "h200") -> dict:
     """Model 10's two figures (or model 11's, the same two under its SASS issue): the latency a program
     without a loop waits for its loads from DRAM, and what each reduction across its warps costs it, at
     the grid point where the model predicts the `rows` run's one-row programs best (least RMS log error
-    of the time over the rows of a --facts-of --kinds rows file); the model before's error beside it."""
+    of the time over the rows of a --facts-of --kinds rows file); the model before's error beside it.
+    `gpu`: the chip the run was on, whose other figures (its DRAM's) the fit keeps."""
     import dataclasses
     import math
 
@@ -1222,7 +1240,7 @@ def fit_rows(doc: dict, model: int = 10) -> dict:
     from irscope.rank.facts import Facts
     from irscope.spec.problem import Problem
 
-    h200 = CHIPS["h200"]
+    h200 = CHIPS[gpu]  # (the H200 unless --gpu says otherwise)
     rows = [(Facts.from_dict(r["facts"]), Problem("calibration", "", {}, (r["problem"]["programs"],),
                                                   r["problem"]["flops"], r["problem"]["min_bytes"]), r["ms"])
             for r in doc["rows"] if r["kind"] == "rows"]
@@ -1277,6 +1295,7 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=300.0, help="seconds for the whole run")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--fit-loop", action="store_true", help="print model 5's figures from OUT.json's loop rows")
+    ap.add_argument("--fit-dram", action="store_true", help="print model 4's DRAM figures from OUT.json's dram rows")
     ap.add_argument("--fit-feed", action="store_true", help="print model 6's L2 feed from OUT.json's feed rows")
     ap.add_argument("--fit-wspill", action="store_true", help="print model 7's spill rate from OUT.json's wspill rows")
     ap.add_argument("--fit-tiles", action="store_true", help="print the most L2 feed OUT.json's tiles rows reached")
@@ -1289,6 +1308,8 @@ def main() -> int:
                     help="print model 10's figures from OUT.json's one-row programs, a --facts-of --kinds rows file")
     ap.add_argument("--model", type=int, default=10, choices=(10, 11),
                     help="with --fit-rows: whose figures (10, or 11: the same two with SASS issue)")
+    ap.add_argument("--gpu", default="h200", choices=("h200", "h100"),
+                    help="with --fit-rows: the chip the rows ran on (its DRAM figures are kept)")
     ap.add_argument("--fit-power", nargs="*", metavar="FACTS.json",
                     help="print model 12's figures from OUT.json's rows and these --facts-of files' (matrix loops)")
     ap.add_argument("--power-model", type=int, default=12, choices=(12, 13),
@@ -1351,9 +1372,9 @@ def main() -> int:
                 runs.append(json.load(f))
         print(json.dumps(check_waves(doc, runs)))
         return 0
-    fit = (fit_loop if args.fit_loop else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
+    fit = (fit_loop if args.fit_loop else fit_dram if args.fit_dram else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
            else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
-           else (lambda doc: fit_rows(doc, args.model)) if args.fit_rows else None)
+           else (lambda doc: fit_rows(doc, args.model, args.gpu)) if args.fit_rows else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))
