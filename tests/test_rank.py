@@ -112,13 +112,22 @@ def test_a_kernel_reading_a_stream_of_records_is_ranked_with_a_warning_before_mo
     """The LiDAR kernel reads 4 words of each 20-word point: 2 sectors of DRAM (64 bytes) for the 16 it uses.
     Models before 21 price it at the bytes used (49 us where the H100 took 237: docs/rank/heldout-lidar), so
     their ranking says it is not to be trusted and points to model 21, or, on a chip without model 21's
-    figures, to the H200. Model 21 on the H200 gives no such warning; a kernel without records none at all."""
+    figures, to the chips that have them. Model 21 (the default) on the H200 or the H100 gives no such
+    warning; a kernel without records none at all."""
     lidar = f"{ROOT / 'benchmarks' / 'rank' / 'lidar.py'}:lidar"
-    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
+                         "--model", "20")
     assert code == 0, err
     assert "not to be trusted" in err and "80 bytes apart, up to 4.0x the bytes used" in err and "try --model 21" in err
-    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--size", "bench", "--out", "s", "--model", "21")
-    assert code == 0 and "has no calibration for model 21: try --gpu h200 with --model 21" in err, err
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0 and "not to be trusted" not in err and "(model 21; " in out, err
+    code, out, err = cli("rank", lidar, "--target", "sm_90a", "--size", "bench", "--out", "s")  # the H100
+    assert code == 0 and "not to be trusted" not in err and "on H100" in out and "(model 21; " in out, err
+    code, out, err = cli("rank", lidar, "--target", "sm_80", "--size", "bench", "--out", "s80", "--model", "21")
+    assert code == 0 and "A100 SXM 80GB has no calibration for model 21: only the H100 and the H200 (sm_90a) " \
+                         "have one" in err and "--model" not in err, err
+    assert "(model 2: A100 SXM 80GB has no calibration for model 21, so times are from published peaks; compare " \
+           "its configs, not chips; docs/rank.md)" in out  # the table says it too
     code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
                          "--model", "21")
     assert code == 0 and "not to be trusted" not in err, err
@@ -130,28 +139,29 @@ def test_a_stencil_whose_loops_reread_its_inputs_is_ranked_with_a_warning(tmp_pa
     """The fused blur's 121 taps read its tile's neighbourhood 121 times an output pixel. The model charges
     each byte once and put it at 14 us where the H200 took 280 (docs/rank/heldout-blur/): the ranking says it
     is not to be trusted, from the loops' own bounds. Loops that stream get no such warning: add has none,
-    the persistent softmax's bound is an argument."""
+    the persistent softmax's bound is an argument. Models 17 and later (the default, 21) price the taps: no
+    warning there."""
     code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
-                         "--json")
+                         "--json", "--model", "16")
     assert code == 0, err
     assert "this ranking is not to be trusted" in err and "read 91x the bytes the launch needs" in err
-    assert "try --model 20" in err
+    assert "try --model 21 (the default)" in err
     assert all(r["rereads"] > 80 for r in json.loads(out)["sizes"][0]["ranking"])
-    # Asked for model 20 on a chip never calibrated (the H100 runs model 2): the advice is the chip, not the
-    # model the user already asked for
+    # The H100 has its own calibration: the same advice there
     code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h100", "--size", "bench", "--out", "s",
-                         "--model", "20")
-    assert code == 0 and "not to be trusted" in err and "try --gpu h200 with --model 20" in err and "try --model" not in err, err
+                         "--model", "16")
+    assert code == 0 and "not to be trusted" in err and "try --model 21 (the default)" in err, err
     for kernel in ("add", "softmax.persistent"):
         code, out, err = cli("rank", kernel, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
-                             "--json")
+                             "--json", "--model", "16")
         assert code == 0 and "not to be trusted" not in err, err
         assert all(r["rereads"] is None for r in json.loads(out)["sizes"][0]["ranking"])
     # Model 17 runs the taps as their bounds say and prices their re-reads in L1: no warning, times of the
     # H200's order (280-1,250 us there at this size)
-    code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
-                         "--json", "--model", "17")
-    assert code == 0 and "not to be trusted" not in err, err
+    for model in (None, "17"):
+        code, out, err = cli("rank", "blur", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
+                             "--json", *(("--model", model) if model else ()))
+        assert code == 0 and "not to be trusted" not in err, err
     (entry,) = json.loads(out)["sizes"]
     assert all(r["rereads"] > 80 for r in entry["ranking"])  # still said, in --json
     assert 100 < entry["ranking"][0]["estimate"]["ms"] * 1e3 < 1000
@@ -230,7 +240,7 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", out,
                             "--emit-configs", emitted, "--top", "2")
     assert code == 0, err
-    assert "add on H200" in stdout and "memory" in stdout and "ranked by predicted time (model 15; " in stdout
+    assert "add on H200" in stdout and "memory" in stdout and "ranked by predicted time (model 21; " in stdout
     # add's memory-bound blocks are near-ties: the ranking says so, and that --top 1 would cut through them
     near = int(stdout.split(" configs (#1-")[0].rsplit("\n", 1)[-1])
     assert near >= 2 and "lets the autotuner" not in err
@@ -248,11 +258,11 @@ def test_rank_cli_ranks_a_menu_and_exports_configs_an_autotuner_takes(tmp_path, 
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--json")
     data = json.loads(stdout)
     assert data["gpu"] == "h100" and [e["place"] for e in data["sizes"][0]["ranking"]] == [1, 2]
-    # the model asked for (the default) and the one the H100's table allows (never calibrated: model 2)
-    assert (data["model"], data["model_run"]) == (15, 2)
+    # the model asked for (the default) and the one the H100's calibration runs (the same: docs/rank.md, "The
+    # H100's calibration"); a chip never calibrated runs model 2, and its table says so (the LiDAR test)
+    assert (data["model"], data["model_run"]) == (21, 21)
     code, stdout, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", out, "--top", "1")
-    assert code == 0 and "(model 2: H100 SXM5 80GB has no calibration for model 15, so times are from published " \
-                         "peaks; compare its configs, not chips; docs/rank.md)" in stdout  # the table says it too
+    assert code == 0 and "(model 21; docs/rank.md)" in stdout and "no calibration" not in stdout
     ranked = [e["estimate"]["ms"] for e in data["sizes"][0]["ranking"] if e["estimate"]["ms"] is not None]
     assert data["sizes"][0]["near_best"] == sum(1 for t in ranked if t <= ranked[0] * 1.01) >= 1
 
@@ -805,8 +815,9 @@ def test_model_10_changes_only_programs_without_a_loop_or_matrix_products():
 
 
 def test_model_10_falls_back_where_a_chip_has_no_rows_calibration_and_reads_loop_reductions_apart():
-    """A chip without the `rows` run's figures (any but the H200) is ranked by the latest model its figures
-    allow, as before; the row loops' reductions (prows: two a row, across 2-16 warps) are the loop's."""
+    """A chip without the `rows` run's figures (any but the H200 and the H100) is ranked by the latest model
+    its figures allow, as before; the row loops' reductions (prows: two a row, across 2-16 warps) are the
+    loop's."""
     from irscope.rank.chips import CHIPS
     from irscope.spec.problem import Problem
     facts = json.loads((EVAL / "facts.json").read_text())
@@ -814,8 +825,9 @@ def test_model_10_falls_back_where_a_chip_has_no_rows_calibration_and_reads_loop
     p = c["problems"]["bench"]
     f = Facts.from_dict(c["facts"])
     problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"])
-    h100 = CHIPS["h100"]
-    assert h100.measured_10 is None and estimate(f, problem, h100, 10) == estimate(f, problem, h100, 1)
+    b200 = CHIPS["b200"]
+    assert b200.measured_10 is None and estimate(f, problem, b200, 10) == estimate(f, problem, b200, 1)
+    assert CHIPS["h100"].measured_10 is not None and estimate(f, problem, CHIPS["h100"], 10) != estimate(f, problem, b200, 1)
     rows = json.loads((EVAL / "calibration-facts-rows.json").read_text())["rows"]
     piped = [r["facts"] for r in rows if r["kind"] == "prows" and r["facts"]["num_warps"] > 1]
     assert piped and all(r["loop"]["warp_reductions"] == 2 and r["straight"]["warp_reductions"] == 0 for r in piped)
@@ -967,7 +979,7 @@ def test_model_13_is_model_12_with_a_launchs_copies_counted_once_refitted():
 def test_the_clock_factor_keeps_the_boost_below_the_threshold_and_ramps_with_the_launch():
     """Models 12-13's clock: none below the activity threshold, (threshold / load) ** (1 / exponent) of the
     boost above it, reached as 1 - e^(-t / ramp) over a launch of t; no launch without matrix products;
-    and a chip never calibrated for them (the H100's table) predicts as model 11 does."""
+    and a chip never calibrated for them (the A100's and the B200's tables) predicts as model 11 does."""
     import dataclasses
     from irscope.rank.chips import CHIPS
     from irscope.rank.model import activity, clock_factor
@@ -982,7 +994,7 @@ def test_the_clock_factor_keeps_the_boost_below_the_threshold_and_ramps_with_the
     plan = problem_at(library.load_kernel("add"), "bench", add.constexprs, sms=H200.sms)
     assert activity(add, plan, H200, 1.0, 25.0) is None
     mm = facts_of(load_snapshot(GOLDEN / "matmul" / "default" / "sm_90a"))
-    for name in ("h100", "a100"):
+    for name in ("b200", "a100"):
         chip = CHIPS[name]
         big = problem_at(library.load_kernel("matmul"), "8192", mm.constexprs, sms=chip.sms)
         assert estimate(mm, big, chip, 12) == estimate(mm, big, chip, 13) == estimate(mm, big, chip, 11)
@@ -1341,7 +1353,7 @@ def test_model_16s_fraction_is_what_fit_lockstep_derives_and_it_changes_only_equ
         plan = problem_at(library.load_kernel("matmul"), "M=8192,N=8192,K=512", f.constexprs, sms=H200.sms)
         reason = estimate(f, plan, H200, model).reason
         assert (said in reason) if said else ("fill and epilogue" not in reason), reason
-    assert H200_cli_default() == 15  # the default changes only after a held-out run bears model 16 out
+    assert H200_cli_default() == 21  # models 16-20 were not the default: docs/rank.md ("Model 21 the default")
 
 
 def H200_cli_default() -> int:

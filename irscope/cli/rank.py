@@ -242,19 +242,21 @@ def run(args, ui) -> int:
         # (a chip without the calibration a model needs runs an older one: then the advice is the chip)
         if chip.calibration(args.model) is None:
             advice = f"{chip.product} has no calibration for model {args.model}: " + \
-                ("try --gpu h200 with --model 20" if target == "sm_90a" else "only the H200 (sm_90a) has one")
+                (("try --gpu h200" + (f" with --model {DEFAULT_MODEL}" if args.model < 17 else ""))
+                 if target == "sm_90a" else "only the H100 and the H200 (sm_90a) have one")
         elif args.model < 17:
-            advice = "try --model 20, which runs such loops as their bounds say"
+            advice = f"try --model {DEFAULT_MODEL} (the default), which runs such loops as their bounds say"
         else:
             advice = ""  # (17 and later run constant bounds as they say: these loops' bounds are not constants)
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
                       first.size_name if len(planned) > 1 else "", advice)
         if report["model_run"] < 21:
-            elsewhere = "try --gpu h200 with --model 21" if target == "sm_90a" else "only the H200 (sm_90a) has one"
+            elsewhere = ("try --gpu h200" + (" with --model 21" if args.model < 21 else "")) if target == "sm_90a" \
+                else "only the H100 and the H200 (sm_90a) have one"
             _warn_records(ui, {label: f for label, (_, f) in facts.items() if label in problems},
                           first.size_name if len(planned) > 1 else "",
-                          "try --model 21" if chip.calibration(21) is not None else
+                          "try --model 21 (the default)" if chip.calibration(21) is not None else
                           f"{chip.product} has no calibration for model 21: {elsewhere}")
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)

@@ -120,7 +120,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
 MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
-DEFAULT_MODEL = 15  # docs/rank.md: the latest model whose held-out run bore it out
+DEFAULT_MODEL = 21  # docs/rank.md ("Model 21 the default"): the latest model whose held-out runs bore it out
 
 
 def effective_model(chip: Chip, model: int) -> int:
