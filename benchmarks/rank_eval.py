@@ -8,6 +8,8 @@
     python benchmarks/rank_eval.py errors                       # each model's median error
     python benchmarks/rank_eval.py topn [MODEL...] [--before-heldout17 | --heldout17]  # how many top configs to time
     python benchmarks/rank_eval.py noise RERUN.json...          # -> docs/rank/noise.json: run-to-run orders
+    python benchmarks/rank_eval.py onchip h100 OUT.json         # freeze predictions on another chip (HELDOUT_H100)
+    python benchmarks/rank_eval.py onchip-score OUT.json TIMES.json... [--json EVAL.json]
 
 `facts` reads every snapshot of the three spaces (benchmarks/rank/*.yaml, compiled for sm_90a) and keeps
 what the model reads, with the problem at each evaluation size: from that file alone the predictions are
@@ -160,6 +162,13 @@ HELDOUT_21 = {"benchmarks/rank/lidar.py:lidar": ("bench", "short")}
 # Model 21's second held-out kernel (benchmarks/rank/particles.py), frozen after the first was scored:
 # docs/rank/heldout-particles/predictions-model*.json were committed before it was timed.
 HELDOUT_21B = {"benchmarks/rank/particles.py:particles": ("bench", "short")}
+# The H100's calibration (irscope/rank/chips.py: the H200's SM figures, the H100's DRAM), checked on the
+# evaluation's spaces timed on an H100 for the first time: `onchip h100` froze its predictions
+# (docs/rank/h100/predictions.json) before the run. Both roots' configs (rank_bundle.py of each).
+HELDOUT_H100 = {"matmul": ("bench", "M=6144,N=6144,K=2048", "M=8192,N=8192,K=1024"),
+                "attention": ("n4096.d128", "n8192.d128"), "attention.causal": ("n4096.d128",),
+                "add": ("bench", "n=67108864"), "softmax": ("bench", "rows=16384,cols=8192"),
+                "softmax.fp16": ("bench",), "softmax.persistent": ("bench", "rows=4096,cols=8192")}
 
 
 def sizes_of(kernel: str) -> tuple:
@@ -237,13 +246,13 @@ def add_sizes(doc: dict, first: dict, wide: dict) -> int:
     return added
 
 
-def predictions(facts_doc: dict, model: int = 2) -> dict:
-    """{kernel: {size: {label: predicted ms or None}}} from the facts file alone."""
+def predictions(facts_doc: dict, model: int = 2, chip=None) -> dict:
+    """{kernel: {size: {label: predicted ms or None}}} from the facts file alone (on `chip`, else the file's)."""
     from irscope.rank import chip_for, estimate
     from irscope.rank.facts import Facts
     from irscope.spec.problem import Problem
 
-    chip = chip_for(facts_doc["target"], facts_doc["gpu"])
+    chip = chip or chip_for(facts_doc["target"], facts_doc["gpu"])
     out: dict = {}
     for kernel, space in facts_doc["spaces"].items():
         for size in space["sizes"]:
@@ -286,6 +295,44 @@ def score_models(facts_doc: dict, meas: dict) -> dict:
     """{"model 1": figures, "model 2": figures}: docs/rank/evaluation.json."""
     from irscope.rank.model import MODELS
     return {f"model {m}": score(predictions(facts_doc, m), meas) for m in MODELS}
+
+
+def on_chip(facts_doc: dict, gpu: str, sizes: dict) -> dict:
+    """Frozen predictions of the stored facts on another chip at `sizes` ({kernel: (size, ...)}): model 21 on
+    the chip's own calibration, model 21 on the H200's figures (what `--gpu h200` gave for it), and model 2
+    on the chip without a calibration (what `irscope rank` gave it before it had one)."""
+    import dataclasses
+
+    from irscope.rank.chips import CHIPS
+    from irscope.rank.model import DEFAULT_MODEL
+
+    chip = CHIPS[gpu]
+    bare = dataclasses.replace(chip, **{f.name: None for f in dataclasses.fields(chip) if f.name.startswith("measured")})
+
+    def only(preds: dict) -> dict:
+        return {k: {s: preds[k][s] for s in ss} for k, ss in sizes.items()}
+
+    variants = {f"model {DEFAULT_MODEL} ({gpu} calibration)": only(predictions(facts_doc, DEFAULT_MODEL, chip)),
+                f"model {DEFAULT_MODEL} (h200 figures)": only(predictions(facts_doc, DEFAULT_MODEL, CHIPS["h200"])),
+                f"model 2 ({gpu} uncalibrated)": only(predictions(facts_doc, 2, bare))}
+    return {"gpu": gpu, "facts": "docs/rank/facts.json", "sizes": {k: list(v) for k, v in sizes.items()},
+            "variants": variants}
+
+
+def score_on_chip(frozen: dict, times_docs: list[dict]) -> dict:
+    """Each frozen variant's figures against the chip's timings, per space and size, with the rows that meet
+    both goals and the median error of the predicted times."""
+    meas = measured(merge_times(times_docs))
+    out = {}
+    for name, preds in frozen["variants"].items():
+        figures = score(preds, meas)
+        flat = [f for sizes in figures.values() for f in sizes.values()]
+        n, med = median_error(preds, meas)
+        out[name] = {"rows": len(flat), "both_goals": sum(f["spearman"] >= 0.8 and f["top5_slowdown"] <= 0.03 for f in flat),
+                     "spearman_0.8": sum(f["spearman"] >= 0.8 for f in flat),
+                     "top5_within_3pct": sum(f["top5_slowdown"] <= 0.03 for f in flat),
+                     "timings": n, "median_error": round(med, 4), "figures": figures}
+    return out
 
 
 def median_error(preds: dict, meas: dict) -> tuple[int, float]:
@@ -478,6 +525,27 @@ def main(argv: list[str]) -> int:
             for kernel, sizes in kernels.items():
                 for size, f in sizes.items():
                     print(model, kernel, size, json.dumps(f))
+        return 0
+    if argv[:1] == ["onchip"]:
+        # onchip GPU OUT.json: freeze the predictions of HELDOUT_<GPU>'s rows (on_chip)
+        gpu, out = argv[1], Path(argv[2])
+        frozen = on_chip(json.loads((DOCS / "facts.json").read_text()), gpu, globals()[f"HELDOUT_{gpu.upper()}"])
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
+        print(f"{'; '.join(frozen['variants'])} -> {out}")
+        return 0
+    if argv[:1] == ["onchip-score"]:
+        # onchip-score FROZEN.json TIMES.json... [--json OUT]: score_on_chip
+        args, out = argv[1:], None
+        if "--json" in args:
+            i = args.index("--json")
+            out, args = Path(args[i + 1]), args[:i] + args[i + 2:]
+        figures = score_on_chip(json.loads(Path(args[0]).read_text()), [json.loads(Path(a).read_text()) for a in args[1:]])
+        if out:
+            out.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+        for name, f in figures.items():
+            print(f"{name}: both goals at {f['both_goals']} of {f['rows']} rows (Spearman >= 0.8 at {f['spearman_0.8']}, "
+                  f"top 5 within 3% at {f['top5_within_3pct']}); median error {f['median_error']:.1%} over {f['timings']} timings")
         return 0
     if argv[:1] == ["predict"]:
         # Freeze a model's predictions for every space and size, timed or not (the held-out check).

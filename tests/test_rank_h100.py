@@ -83,3 +83,13 @@ def test_rank_on_the_default_chip_of_sm_90a_runs_the_calibrated_model(cli):
     code, out, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", "s", "--top", "1")
     assert code == 0 and "(model 21; docs/rank.md)" in out and "no calibration" not in out, out
 
+
+def test_the_frozen_h100_predictions_are_what_the_stored_facts_give():
+    """docs/rank/h100/predictions.json, frozen before the H100 timed those rows: recomputed from the facts."""
+    ev = _script("rank_eval")
+    frozen = json.loads((RANK / "h100" / "predictions.json").read_text())
+    again = ev.on_chip(json.loads((RANK / "facts.json").read_text()), "h100", ev.HELDOUT_H100)
+    assert again == json.loads(json.dumps(frozen))
+    assert set(frozen["variants"]) == {"model 21 (h100 calibration)", "model 21 (h200 figures)",
+                                       "model 2 (h100 uncalibrated)"}
+    assert sum(len(sizes) for sizes in frozen["sizes"].values()) == 13
