@@ -135,6 +135,26 @@ def test_a_kernel_reading_a_stream_of_records_is_ranked_with_a_warning_before_mo
     assert code == 0 and "records" not in err, err
 
 
+def test_configs_that_differ_only_in_a_launch_order_are_named_as_alike(tmp_path, cli):
+    """The matmul's GROUP_M sets the order its programs take the output in (which tiles of B stay in L2), and
+    nothing the model prices: two configs that differ only there get one time. Liger's `_swiglu_kernel_forward`
+    has such pairs (GROUP_SIZE_M 1 and 8), one 22% slower on the H200, ranked in either order. The table
+    says which places are alike and why; configs that tie with other warps or stages are not named."""
+    (tmp_path / "g.yaml").write_text("name: g\nkernels: [matmul]\ntargets: [sm_90a]\ngrid:\n  BLOCK_M: [128]\n"
+                                     "  BLOCK_N: [128]\n  BLOCK_K: [64]\n  GROUP_M: [1, 8]\n  num_warps: [4, 8]\n"
+                                     "  num_stages: [3]\n")
+    code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0, err
+    assert "#1 and #2, #3 and #4 are predicted alike: they differ only in GROUP_M, which changes nothing the " \
+           "model prices" in out
+    code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--top", "3")
+    assert "#1 and #2 are predicted alike" in out and "#3" not in out.split("predicted alike")[0].rsplit("\n", 1)[-1]
+    (tmp_path / "w.yaml").write_text("name: w\nkernels: [add]\ntargets: [sm_90a]\ngrid:\n  BLOCK_SIZE: [1024]\n"
+                                     "  num_warps: [4, 8]\n")
+    code, out, err = cli("rank", "w.yaml", "--gpu", "h200", "--size", "bench", "--out", "s")
+    assert code == 0 and "predicted alike" not in out, out
+
+
 def test_a_stencil_whose_loops_reread_its_inputs_is_ranked_with_a_warning(tmp_path, cli):
     """The fused blur's 121 taps read its tile's neighbourhood 121 times an output pixel. The model charges
     each byte once and put it at 14 us where the H200 took 280 (docs/rank/heldout-blur/): the ranking says it

@@ -398,6 +398,26 @@ def _near_best(ranking) -> int:
     return sum(1 for t in times if t <= times[0] * (1 + NEAR)) if times else 0
 
 
+def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
+    """Runs of the shown configs predicted to the same time that differ only in constexprs (the same warps and
+    stages): (first place, last place, the constexprs that differ). Nothing the model prices changes with
+    those (a launch order like GROUP_SIZE_M, which the L2 sees): the model cannot order them."""
+    shown = [r for r in ranking[:top] if r.estimate.launchable]  # (launchable configs come first)
+    runs, i = [], 0
+    while i < len(shown):
+        j = i
+        while j + 1 < len(shown) and shown[j + 1].estimate.ms == shown[i].estimate.ms:
+            j += 1
+        group = [r.facts for r in shown[i:j + 1]]
+        if j > i and len({(f.num_warps, f.num_stages) for f in group}) == 1:
+            keys = sorted({k for f in group for k in f.constexprs})
+            differ = [k for k in keys if len({repr(f.constexprs.get(k)) for f in group}) > 1]
+            if differ:
+                runs.append((i + 1, j + 1, differ))  # (places as the table numbers them)
+        i = j + 1
+    return runs
+
+
 def _score(ranking, measured):
     """The ranking's Evaluation against the measured times, or None when fewer than two configs have both."""
     from ..rank.evaluate import evaluate
@@ -536,6 +556,13 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
     if near >= 2:
         ui.print(f"{near} configs (#1-{near}) are predicted within {NEAR:.0%} of the best, closer than the model can "
                  f"order them (docs/rank.md): time them all")
+    alike = _alike(ranking, top)
+    if alike:
+        names = sorted({k for *_, differ in alike for k in differ})
+        where = ", ".join(f"#{a}-{b}" if b > a + 1 else f"#{a} and #{b}" for a, b, _ in alike[:4]) + \
+            (f" and {len(alike) - 4} more" if len(alike) > 4 else "")
+        ui.print(f"{where} are predicted alike: they differ only in {', '.join(names)}, which changes nothing the "
+                 f"model prices (a launch order's reuse in L2 is not modelled): time each")
     cannot = sum(1 for r in ranking if not r.estimate.launchable)
     if cannot:
         ui.print(f"{cannot} config(s) cannot launch on {target} (listed last with --json)")
