@@ -131,6 +131,11 @@ def fit(doc: dict, dram_gbs: float, rounds: int = 8) -> dict:
 
     ones = [r for r in doc["rows"] if r["per_thread"] == 1 and r["num_warps"] == 4 and r["record"] >= 16]
     wide = [r for r in doc["rows"] if r["record"] == 59]
+    if len(ones) < 2 or not wide:
+        raise SystemExit("rank_aos: --fit needs the rows of one record a thread at 4 warps and the 59-word rows: "
+                         "a run of this script's whole grid")
+    if any(t <= 0 for *_, t in map(parts, ones + wide)):
+        raise SystemExit(f"rank_aos: some rows took less than their stores at {dram_gbs} GB/s: is --dram-gbs this chip's?")
     flight = math.inf
     for _ in range(rounds):
         a = np.array([[n * runs * 1e-12, n * sectors * 1e-12] for runs, sectors, _ in map(parts, ones)])
@@ -139,6 +144,8 @@ def fit(doc: dict, dram_gbs: float, rounds: int = 8) -> dict:
         (run_ps, sector_ps), *_ = np.linalg.lstsq(a * slow[:, None], y, rcond=None)
         past = np.array([r["records_in_flight_an_sm"] - 1024 for r in wide], dtype=float)
         extra = np.array([t / (n * (runs * run_ps + sectors * sector_ps) * 1e-12) - 1 for runs, sectors, t in map(parts, wide)])
+        if past @ extra <= 0:
+            raise SystemExit("rank_aos: the 59-word rows do not slow with the records in flight: no flight figure")
         flight = float(past @ past / (past @ extra))
     fitted = a * slow[:, None] @ np.array([run_ps, sector_ps])
     return {"gpu": doc["versions"]["gpu"], "dram_gbs": dram_gbs, "rows": len(ones), "flight_rows": len(wide),

@@ -863,8 +863,10 @@ def facts_of_runs(runs: list[dict], workdir: str, kinds=tuple(MATRIX_LOOPS)) -> 
         out.append({"kind": kind, "run": run["started"], "ms": r["ms"], "facts": facts_of(load_snapshot(o.path)).as_dict(),
                     "problem": FACT_KINDS[kind][2](kind, r, run["sms"]),
                     **({"params": {k: v for k, v in r.items() if k in WAVES_PARAMS}} if kind == "waves" else {})})
-    gpu = "h100" if all("H100" in run.get("gpu", "") for run in runs) else "h200"
-    return {"gpu": gpu, "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
+    chips = {"h100" if "H100" in run.get("gpu", "") else "h200" for run in runs}
+    if len(chips) != 1:
+        raise SystemExit(f"rank_calibrate: runs of {len(chips) or 'no'} chips ({', '.join(sorted(chips))}): one at a time")
+    return {"gpu": chips.pop(), "target": "sm_90a", "runs": [run["started"] for run in runs], "rows": out}
 
 
 def fit_soft(doc: dict) -> dict:
@@ -1259,6 +1261,14 @@ def fit_rows(doc: dict, model: int = 10, gpu: str = "h200") -> dict:
             f"rms_log_error_{model - 1}": round(rms(h200, model - 1), 5), "rows": len(rows)}
 
 
+def _rows_chip(doc: dict, asked: str | None) -> str:
+    """The chip a --facts-of file's rows ran on (its `gpu`), which --gpu may name but not contradict."""
+    own = doc.get("gpu", "h200")
+    if asked and asked != own:
+        raise SystemExit(f"rank_calibrate: the rows ran on the {own.upper()}, not the {asked.upper()} (--gpu)")
+    return own
+
+
 def fit_wspill(doc: dict) -> dict:
     """Model 7's rate of spill traffic inside a matrix loop: per spilling shape (4 warps), the time an
     iteration takes beyond the same shape's at 8 warps (no spills), over the loop's spill bytes (the
@@ -1308,8 +1318,9 @@ def main() -> int:
                     help="print model 10's figures from OUT.json's one-row programs, a --facts-of --kinds rows file")
     ap.add_argument("--model", type=int, default=10, choices=(10, 11),
                     help="with --fit-rows: whose figures (10, or 11: the same two with SASS issue)")
-    ap.add_argument("--gpu", default="h200", choices=("h200", "h100"),
-                    help="with --fit-rows: the chip the rows ran on (its DRAM figures are kept)")
+    ap.add_argument("--gpu", choices=("h200", "h100"),
+                    help="with --fit-rows: the chip the rows ran on, whose DRAM figures are kept (default: the "
+                         "file's own `gpu`)")
     ap.add_argument("--fit-power", nargs="*", metavar="FACTS.json",
                     help="print model 12's figures from OUT.json's rows and these --facts-of files' (matrix loops)")
     ap.add_argument("--power-model", type=int, default=12, choices=(12, 13),
@@ -1374,7 +1385,7 @@ def main() -> int:
         return 0
     fit = (fit_loop if args.fit_loop else fit_dram if args.fit_dram else fit_feed if args.fit_feed else fit_wspill if args.fit_wspill
            else fit_tiles if args.fit_tiles else fit_soft if args.fit_soft else check_chain if args.check_chain
-           else (lambda doc: fit_rows(doc, args.model, args.gpu)) if args.fit_rows else None)
+           else (lambda doc: fit_rows(doc, args.model, _rows_chip(doc, args.gpu))) if args.fit_rows else None)
     if fit is not None:
         with open(args.out) as f:
             print(json.dumps(fit(json.load(f))))

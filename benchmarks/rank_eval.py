@@ -297,14 +297,13 @@ def score_models(facts_doc: dict, meas: dict) -> dict:
     return {f"model {m}": score(predictions(facts_doc, m), meas) for m in MODELS}
 
 
-def on_chip(facts_doc: dict, gpu: str, sizes: dict) -> dict:
+def on_chip(facts_doc: dict, gpu: str, sizes: dict, model: int = 21) -> dict:
     """Frozen predictions of the stored facts on another chip at `sizes` ({kernel: (size, ...)}): model 21 on
     the chip's own calibration, model 21 on the H200's figures (what `--gpu h200` gave for it), and model 2
     on the chip without a calibration (what `irscope rank` gave it before it had one)."""
     import dataclasses
 
     from irscope.rank.chips import CHIPS
-    from irscope.rank.model import DEFAULT_MODEL
 
     chip = CHIPS[gpu]
     bare = dataclasses.replace(chip, **{f.name: None for f in dataclasses.fields(chip) if f.name.startswith("measured")})
@@ -312,8 +311,8 @@ def on_chip(facts_doc: dict, gpu: str, sizes: dict) -> dict:
     def only(preds: dict) -> dict:
         return {k: {s: preds[k][s] for s in ss} for k, ss in sizes.items()}
 
-    variants = {f"model {DEFAULT_MODEL} ({gpu} calibration)": only(predictions(facts_doc, DEFAULT_MODEL, chip)),
-                f"model {DEFAULT_MODEL} (h200 figures)": only(predictions(facts_doc, DEFAULT_MODEL, CHIPS["h200"])),
+    variants = {f"model {model} ({gpu} calibration)": only(predictions(facts_doc, model, chip)),
+                f"model {model} (h200 figures)": only(predictions(facts_doc, model, CHIPS["h200"])),
                 f"model 2 ({gpu} uncalibrated)": only(predictions(facts_doc, 2, bare))}
     return {"gpu": gpu, "facts": "docs/rank/facts.json", "sizes": {k: list(v) for k, v in sizes.items()},
             "variants": variants}
@@ -321,8 +320,10 @@ def on_chip(facts_doc: dict, gpu: str, sizes: dict) -> dict:
 
 def score_on_chip(frozen: dict, times_docs: list[dict]) -> dict:
     """Each frozen variant's figures against the chip's timings, per space and size, with the rows that meet
-    both goals and the median error of the predicted times."""
-    meas = measured(merge_times(times_docs))
+    both goals and the median error of the predicted times (the frozen rows only: a timing of another size
+    has no prediction)."""
+    timed = measured(merge_times(times_docs))
+    meas = {k: {s: timed[k][s] for s in ss if s in timed.get(k, {})} for k, ss in frozen["sizes"].items() if k in timed}
     out = {}
     for name, preds in frozen["variants"].items():
         figures = score(preds, meas)

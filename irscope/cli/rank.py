@@ -31,8 +31,8 @@ def add_parser(sub) -> None:
     p.add_argument("--kernel", "-k", metavar="NAME",
                    help="rank this kernel of a sweep or launch file that holds several (default: its only kernel)")
     p.add_argument("--model", type=int, choices=MODELS, default=DEFAULT_MODEL,
-                   help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the H200's "
-                        f"calibration (default {DEFAULT_MODEL})")
+                   help=f"the cost model (docs/rank.md): 1 datasheet only, 2-{MODELS[-1]} add more of the chip's "
+                        f"calibration (the H200's and the H100's; default {DEFAULT_MODEL})")
     p.add_argument("--top", type=positive_int, default=10, metavar="N",
                    help="configs to print, and to write with --emit-configs (default 10)")
     p.add_argument("--out", "-o", metavar="DIR", help="snapshot root (default: a sweep file's `out:`, else "
@@ -238,26 +238,14 @@ def run(args, ui) -> int:
         if not args.json:
             _print(ui, name, chip, target, first, ranking, problems, args.top, failed, args.measured, measured,
                    scored, tuned if captured is not None else None, (args.model, report["model_run"]), options)
-        # (models 17 and 18 run a loop whose bounds are constants as they say: its re-reads are priced, not missed)
-        # (a chip without the calibration a model needs runs an older one: then the advice is the chip)
-        if chip.calibration(args.model) is None:
-            advice = f"{chip.product} has no calibration for model {args.model}: " + \
-                (("try --gpu h200" + (f" with --model {DEFAULT_MODEL}" if args.model < 17 else ""))
-                 if target == "sm_90a" else "only the H100 and the H200 (sm_90a) have one")
-        elif args.model < 17:
-            advice = f"try --model {DEFAULT_MODEL} (the default), which runs such loops as their bounds say"
-        else:
-            advice = ""  # (17 and later run constant bounds as they say: these loops' bounds are not constants)
+        # (models 17 and later run a loop whose bounds are constants as they say: its re-reads are priced)
         _warn_rereads(ui, {label: v for label, v in reread.items()
                            if not (report["model_run"] >= 17 and facts[label][1].bounded_trips >= 0)},
-                      first.size_name if len(planned) > 1 else "", advice)
+                      first.size_name if len(planned) > 1 else "",
+                      _advice(chip, args.model, 17, ", which runs such loops as their bounds say"))
         if report["model_run"] < 21:
-            elsewhere = ("try --gpu h200" + (" with --model 21" if args.model < 21 else "")) if target == "sm_90a" \
-                else "only the H100 and the H200 (sm_90a) have one"
             _warn_records(ui, {label: f for label, (_, f) in facts.items() if label in problems},
-                          first.size_name if len(planned) > 1 else "",
-                          "try --model 21 (the default)" if chip.calibration(21) is not None else
-                          f"{chip.product} has no calibration for model 21: {elsewhere}")
+                          first.size_name if len(planned) > 1 else "", _advice(chip, args.model, 21))
         rankings.append(ranking)
     if args.json:  # (before the check below: with --json, the report holds each config's reason)
         ui.print(json.dumps(finite(report), indent=1))
@@ -396,6 +384,18 @@ def _near_best(ranking) -> int:
     """How many launchable configs are predicted within NEAR of the fastest (the fastest among them)."""
     times = [r.estimate.ms for r in ranking if r.estimate.launchable]
     return sum(1 for t in times if t <= times[0] * (1 + NEAR)) if times else 0
+
+
+def _advice(chip, asked: int, needs: int, why: str = "") -> str:
+    """What to try when a warning's cause is priced from model `needs` on: the default model, where the chip
+    has that model's calibration and a model before it was asked for; else the chips that have one (a chip
+    without it runs an older model whatever is asked); "" where the model asked for prices it already."""
+    from ..rank.chips import CHIPS
+    if chip.calibration(needs) is None:
+        have = [c.name.upper() for c in CHIPS.values() if c.calibration(needs) is not None]
+        return f"{chip.product} has no calibration for model {needs}" + \
+            (f": only the {' and the '.join(have)} ({CHIPS[have[0].lower()].target}) have one" if have else "")
+    return f"try --model {DEFAULT_MODEL} (the default){why}" if asked < needs else ""
 
 
 def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:

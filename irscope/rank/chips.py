@@ -4,7 +4,8 @@ A target is an instruction set; a chip is what runs it. Every figure here is the
 peak (datasheet or whitepaper) or a documented architectural constant, never a value fitted to timings:
 the ranking's evaluation (docs/rank.md) would mean nothing if the model had seen the measured data. The
 few figures no vendor publishes (latencies, the L2-to-SM feed) are set once, from the sources named
-beside them, and are the same for every kernel.
+beside them, and are the same for every kernel. The calibrations (`Measured`: the H200's, and the H100's
+from it) are fitted on timings of benchmarks' kernels of their own, never of the evaluation's.
 """
 from __future__ import annotations
 

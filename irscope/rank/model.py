@@ -63,7 +63,8 @@ the fullest wave is the estimate's bound (`core` is named by its largest part: t
 spills). No constant here is fitted to the evaluation's timings: docs/rank.md gives the derivation
 and names the structural choices made after looking at in-sample timings, and every constant is in
 chips.py with its source. Models 2-8 add figures measured on the H200 by
-benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which).
+benchmarks/rank_calibrate.py, on kernels of their own (chips.py says which run gave which; the H100
+takes them with its DRAM's measured again).
 """
 from __future__ import annotations
 
