@@ -110,3 +110,37 @@ def test_the_h100_runs_figures_are_what_the_committed_timings_give():
     counts = {name: (f["rows"], f["both_goals"], f["median_error"]) for name, f in figures.items()}
     assert counts == {"model 21 (h100 calibration)": (13, 11, 0.1398), "model 21 (h200 figures)": (13, 13, 0.1875),
                       "model 2 (h100 uncalibrated)": (13, 0, 0.2121)}
+
+
+def test_the_figures_the_h100_takes_from_the_h200_hold_on_an_h100():
+    """A check run on an H100 after the calibration's own check (docs/rank/calibrate-h100-check.json: the
+    `loop`, `feed`, `wspill`, `waves` and `clocks` kinds): the SM's and the L2's figures the H100 takes from the
+    H200, fitted from it by the same scripts, are within 7% of the H200's; a launch's fixed cost and the
+    epilogue's store rate are not (16% and 25% apart, and kept: docs/rank.md, "The H100's calibration"); and
+    model 21 on the H100 predicts its 64 `waves` rows (1-16 waves, where the card's clock falls under its
+    power) at an RMS log error of 0.072, against 0.056 for the H200's on the H200."""
+    import math
+
+    from irscope.rank import estimate
+    from irscope.rank.facts import Facts
+    from irscope.spec.problem import Problem
+    cal = _script("rank_calibrate")
+    h100 = json.loads((RANK / "calibrate-h100-check.json").read_text())
+    assert "H100" in h100["gpu"]
+    h200 = {k: json.loads((RANK / f"calibrate-h200-v{v}.json").read_text()) for k, v in (("loop", 5), ("feed", 7), ("wspill", 8))}
+    pairs = {**{k: (v, cal.fit_loop(h200["loop"])[k]) for k, v in cal.fit_loop(h100).items()},
+             "l2_bytes_clk": (cal.fit_feed(h100)["l2_bytes_clk"], cal.fit_feed(h200["feed"])["l2_bytes_clk"]),
+             "loop_dot_spill_warp_bytes_clk": (cal.fit_wspill(h100)["loop_dot_spill_warp_bytes_clk"],
+                                               cal.fit_wspill(h200["wspill"])["loop_dot_spill_warp_bytes_clk"])}
+    apart = {k: round(a / b - 1, 2) for k, (a, b) in pairs.items() if k not in ("latency_rows", "shapes")}
+    assert apart == {"launch_us": 0.16, "epilogue_bytes_clk": 0.25, "loop_copy_latency": -0.06,
+                     "loop_copy_bytes_clk": 0.05, "l2_bytes_clk": -0.04, "loop_dot_spill_warp_bytes_clk": -0.06}
+    keys = ("warps", "bm", "bn", "bk", "stages", "programs_per_sm", "waves", "k", "masked")
+    times = {tuple(r[k] for k in keys): r["ms"] for r in h100["waves"]}
+    errors = []
+    for r in json.loads((RANK / "calibration-facts-waves.json").read_text())["rows"]:
+        p = r["problem"]
+        problem = Problem("calibration", "", {}, (p["programs"],), p["flops"], p["min_bytes"])
+        ms = estimate(Facts.from_dict(r["facts"]), problem, CHIPS["h100"], 21).ms
+        errors.append(math.log(ms / times[tuple(r["params"][k] for k in keys)]))
+    assert len(errors) == 64 and round(math.sqrt(sum(e * e for e in errors) / len(errors)), 3) == 0.072
