@@ -147,6 +147,9 @@ def test_configs_that_differ_only_in_a_launch_order_are_named_as_alike(tmp_path,
     assert code == 0, err
     assert "#1 and #2, #3 and #4 are predicted alike: they differ only in GROUP_M, which changes nothing the " \
            "model prices" in out
+    code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--json", "--top", "1")
+    assert json.loads(out)["sizes"][0]["alike"] == [{"places": [1, 2], "constexprs": ["GROUP_M"]},
+                                                    {"places": [3, 4], "constexprs": ["GROUP_M"]}]  # (all places)
     code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--top", "3")
     assert "#1 and #2 are predicted alike" in out and "#3" not in out.split("predicted alike")[0].rsplit("\n", 1)[-1]
     (tmp_path / "w.yaml").write_text("name: w\nkernels: [add]\ntargets: [sm_90a]\ngrid:\n  BLOCK_SIZE: [1024]\n"

@@ -222,6 +222,7 @@ def run(args, ui) -> int:
                 reread[label] = rereads(s.read("ttgir"), problems[label]) if "ttgir" in s.stage_files else None
         ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
+                 "alike": [{"places": [a, b], "constexprs": differ} for a, b, differ in _alike(ranking, len(ranking))],
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
                               "programs": problems[r.facts.label].programs,
                               # each config's own (its grid, its trips): "problem" above is the first's
