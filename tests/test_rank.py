@@ -128,6 +128,8 @@ def test_a_kernel_reading_a_stream_of_records_is_ranked_with_a_warning_before_mo
                          "have one" in err and "--model" not in err, err
     assert "(model 2: A100 SXM 80GB has no calibration for model 21, so times are from published peaks; compare " \
            "its configs, not chips; docs/rank.md)" in out  # the table says it too
+    code, js, _ = cli("rank", lidar, "--target", "sm_80", "--size", "bench", "--out", "s80", "--json")
+    assert code == 0 and (json.loads(js)["model_run"], json.loads(js)["calibration"]) == (2, None)
     code, out, err = cli("rank", lidar, "--target", "sm_90a", "--gpu", "h200", "--size", "bench", "--out", "s",
                          "--model", "21")
     assert code == 0 and "not to be trusted" not in err, err

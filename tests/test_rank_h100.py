@@ -82,6 +82,7 @@ def test_rank_on_the_default_chip_of_sm_90a_runs_the_calibrated_model(cli):
     assert code == 0, err
     data = json.loads(out)
     assert (data["gpu"], data["model"], data["model_run"]) == ("h100", 21, 21)
+    assert "the H100's DRAM measured again" in data["calibration"]
     code, out, err = cli("rank", "add", "--target", "sm_90a", "--size", "bench", "--out", "s", "--top", "1")
     assert code == 0 and "(model 21; docs/rank.md)" in out and "no calibration" not in out, out
 

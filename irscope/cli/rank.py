@@ -210,8 +210,9 @@ def run(args, ui) -> int:
     if args.measured and all(m is None for *_, m in planned):
         raise no_runs_error(planned[0][1].size_name, args.space, str(out), menu=not _is_sweep_file(args.space))
     # (the model asked for, and the one the chip's calibration allows: docs/rank.md)
+    ran = effective_model(chip, args.model)
     report = {"space": args.space, "kernel": name, "target": target, "gpu": chip.name, "model": args.model,
-              "model_run": effective_model(chip, args.model), "sizes": [],
+              "model_run": ran, "calibration": getattr(chip.calibration(ran), "source", None), "sizes": [],
               "not_compiled": [{"label": r.label, "status": str(r.status), "reason": r.reason} for r in failed]}
     rankings = []
     for size, first, problems, measured in planned:

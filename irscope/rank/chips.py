@@ -384,7 +384,9 @@ H200_MEASURED_16 = dataclasses.replace(H200_MEASURED_15, wave_store_fraction=0.3
 # 9.30 ps and 24,734 records (worst row 19%); these figures came from an earlier fit of the same rows, not
 # kept as a script, and stay: the held-out kernels' rankings were frozen with them (docs/rank.md).
 H200_MEASURED_21 = dataclasses.replace(H200_MEASURED_16, record_run_ps=10.1, record_sector_ps=9.4,
-                                       record_flight=25000.0)
+                                       record_flight=25000.0,
+                                       source="benchmarks/rank_calibrate.py and rank_aos.py on the H200, "
+                                              "2026-12-01/06 (docs/rank/calibrate-h200*.json, aos-h200.json)")
 
 # The H100 SXM5: the H200's SMs, clocks and L2 (the same GH100 die, the same 700 W limit) with HBM3 in place
 # of HBM3e. Its calibration takes the H200's figures for what runs on the SM and L2 and measures again on
