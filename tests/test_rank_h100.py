@@ -145,3 +145,24 @@ def test_the_figures_the_h100_takes_from_the_h200_hold_on_an_h100():
         ms = estimate(Facts.from_dict(r["facts"]), problem, CHIPS["h100"], 21).ms
         errors.append(math.log(ms / times[tuple(r["params"][k] for k in keys)]))
     assert len(errors) == 64 and round(math.sqrt(sum(e * e for e in errors) / len(errors)), 3) == 0.072
+
+
+def test_the_launch_orders_figures_are_what_the_committed_run_gives():
+    """docs/rank.md, "The launch order, measured and not modelled": kernels/matmul.py at GROUP_M 1-64 on an
+    H100 (docs/rank/order-h100.json). The DRAM count of an order is the script's own arithmetic, checked here
+    on the matmul_kernel's mapping: GROUP_M 1 walks a row of tiles, a group of 8 goes down 8 rows first."""
+    order = _script("rank_order")
+    assert [order.tile_of(p, 64, 32, 1) for p in (0, 1, 32)] == [(0, 0), (0, 1), (1, 0)]
+    assert [order.tile_of(p, 64, 32, 8) for p in (0, 1, 8)] == [(0, 0), (1, 0), (0, 1)]
+    doc = json.loads((RANK / "order-h100.json").read_text())
+    assert "H100" in doc["versions"]["gpu"] and len(doc["rows"]) == 63
+    groups: dict = {}
+    for r in doc["rows"]:
+        assert r["max_abs_error"] < 0.2  # fp16 outputs of K-long sums, checked against torch
+        assert r["wave_dram_bytes"] == order.wave_bytes(r["m"], r["n"], r["k"], r["bm"], r["bn"], r["group"],
+                                                        doc["sms"] * r["programs_an_sm"])
+        groups.setdefault((r["m"], r["n"], r["k"], r["bm"], r["bn"]), {})[r["group"]] = r["ms"]
+    worst = sorted(round(max(g.values()) / min(g.values()) - 1, 2) for g in groups.values())
+    eight = sorted(round(g[8] / min(g.values()) - 1, 2) for g in groups.values())
+    assert (worst[0], worst[-1], eight[0], eight[-1]) == (0.08, 0.92, 0.0, 0.14)
+    assert sorted(min(g, key=g.get) for g in groups.values()) == [1, 16, 16, 16, 16, 16, 32, 64, 64]
