@@ -154,6 +154,14 @@ def test_configs_that_differ_only_in_a_launch_order_are_named_as_alike(tmp_path,
                                                     {"places": [3, 4], "constexprs": ["GROUP_M"]}]  # (all places)
     code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--top", "3")
     assert "#1 and #2 are predicted alike" in out and "#3" not in out.split("predicted alike")[0].rsplit("\n", 1)[-1]
+    # --emit-configs with a --top that splits an alike pair (past the near-best ones) says so
+    code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--top", "3",
+                         "--emit-configs", "top3.py")
+    assert code == 0 and "--top 3 cuts through #3-4, predicted alike (they differ only in GROUP_M); --top 4 " \
+                         "lets the autotuner time them all" in err, err
+    code, out, err = cli("rank", "g.yaml", "--gpu", "h200", "--size", "bench", "--out", "s", "--top", "4",
+                         "--emit-configs", "top4.py")
+    assert code == 0 and "cuts through" not in err, err
     (tmp_path / "w.yaml").write_text("name: w\nkernels: [add]\ntargets: [sm_90a]\ngrid:\n  BLOCK_SIZE: [1024]\n"
                                      "  num_warps: [4, 8]\n")
     code, out, err = cli("rank", "w.yaml", "--gpu", "h200", "--size", "bench", "--out", "s")

@@ -274,6 +274,12 @@ def run(args, ui) -> int:
                 ui.err.write(f"irscope: note: {near} configs are predicted within {NEAR:.0%} of the best"
                              f"{'' if len(sizes) == 1 else ' at ' + entry['size']}, more than --top {args.top} "
                              f"keeps; --top {near} lets the autotuner time them all\n")
+            cut = [a for a in entry["alike"] if a["places"][0] <= args.top < a["places"][1]]
+            if cut and near <= args.top:  # (alike configs past the near-best ones: the model cannot order them)
+                (first, last), keys = cut[0]["places"], cut[0]["constexprs"]
+                ui.err.write(f"irscope: note: --top {args.top} cuts through #{first}-{last}"
+                             f"{'' if len(sizes) == 1 else ' at ' + entry['size']}, predicted alike (they differ "
+                             f"only in {', '.join(keys)}); --top {last} lets the autotuner time them all\n")
     return 0
 
 
