@@ -19,12 +19,13 @@ the chip's calibration measured (its stores, a word a record, are priced there, 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_runs import header, keep, parser, run_or_summary  # noqa: E402
 
 N = 4_000_000
 RECORDS = (8, 16, 32, 59, 64)  # words a record; 59: an odd size, whose fields start anywhere in a sector
@@ -71,9 +72,7 @@ def run(out: Path) -> dict:
     fn = kernel()
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
-    doc = {"versions": {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()},
-           "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "sms": sms, "n": N, "offset": OFFSET, "rows": []}
+    doc = header(sms=sms, n=N, offset=OFFSET)
     y = torch.empty(N, device="cuda", dtype=torch.float32)
     for record in RECORDS:
         x = torch.randn(N * record + 64, device="cuda", dtype=torch.float32)
@@ -101,9 +100,7 @@ def run(out: Path) -> dict:
                            "records_in_flight_an_sm": programs * block, "sectors_a_record": sectors,
                            "sector_gbs": N * (sectors * 32 + 4) / (ms * 1e-3) / 1e9,
                            "useful_gbs": N * (fields * 4 + 4) / (ms * 1e-3) / 1e9}
-                    doc["rows"].append(row)
-                    print(json.dumps(row), flush=True)
-                    out.write_text(json.dumps(doc, indent=1))
+                    keep(doc, row, out)
         del x
     return doc
 
@@ -164,9 +161,7 @@ def summary(path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", nargs="?")
-    ap.add_argument("--summary")
+    ap = parser(__doc__.split("\n\n")[0])
     ap.add_argument("--fit", metavar="OUT.json", help="print model 21's figures from this run's rows")
     ap.add_argument("--dram-gbs", type=float, help="with --fit: the DRAM bandwidth the chip's calibration measured")
     args = ap.parse_args()
@@ -175,13 +170,7 @@ def main() -> int:
             ap.error("--fit needs --dram-gbs (the chip's: irscope/rank/chips.py, model 4's dram_gbs)")
         print(json.dumps(fit(json.loads(Path(args.fit).read_text()), args.dram_gbs)))
         return 0
-    if args.summary:
-        summary(Path(args.summary))
-        return 0
-    if not args.out:
-        ap.error("give OUT.json, or --summary OUT.json")
-    run(Path(args.out))
-    return 0
+    return run_or_summary(ap, args, run, summary)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,12 @@ result, per (element bytes, lane stride): the clocks an SM spends per warp load,
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_runs import header, keep, parser, run_or_summary  # noqa: E402
 
 STRIDES_BYTES = (2, 4, 8, 12, 16, 32, 64, 128, 196, 256)  # 12 and 196 (3 and 49 words): every bank, many lines
 # lanes holding distinct addresses (the rest repeat them, as a slice of a 2-D layout's rows does: the conv1d's
@@ -55,10 +56,7 @@ def run(out: Path, clock_ghz: float) -> dict:
     fn = kernel()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     programs, iters = sms * 16, 2048  # 16 one-warp programs an SM
-    doc = {"versions": {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()},
-           "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "clock_ghz": clock_ghz, "sms": sms, "programs": programs, "iters": iters, "loads_an_iteration":
-           LOADS_AN_ITERATION, "rows": []}
+    doc = header(clock_ghz=clock_ghz, sms=sms, programs=programs, iters=iters, loads_an_iteration=LOADS_AN_ITERATION)
     cases = [(e, s, 32) for e in (2, 4) for s in STRIDES_BYTES]
     cases += [(e, s, d) for e in (2, 4) for s in DISTINCT_STRIDES for d in DISTINCT if d != 32]
     for elem, stride_bytes, distinct in cases:
@@ -78,9 +76,7 @@ def run(out: Path, clock_ghz: float) -> dict:
         loads_per_sm = programs * iters * LOADS_AN_ITERATION / sms
         row = {"element_bytes": elem, "stride_bytes": stride_bytes, "distinct_lanes": distinct, "ms": ms,
                "clocks_a_load": ms * 1e-3 * clock_ghz * 1e9 / loads_per_sm}
-        doc["rows"].append(row)
-        print(json.dumps(row), flush=True)
-        out.write_text(json.dumps(doc, indent=1))
+        keep(doc, row, out)
     return doc
 
 
@@ -97,16 +93,10 @@ def summary(path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out", nargs="?")
+    ap = parser(__doc__.split("\n\n")[0])
     ap.add_argument("--clock-ghz", type=float, default=1.98)
-    ap.add_argument("--summary")
     args = ap.parse_args()
-    if args.summary:
-        summary(Path(args.summary))
-        return 0
-    run(Path(args.out), args.clock_ghz)
-    return 0
+    return run_or_summary(ap, args, lambda out: run(out, args.clock_ghz), summary)
 
 
 if __name__ == "__main__":

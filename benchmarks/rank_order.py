@@ -9,12 +9,13 @@ read their A and B panels once and nothing is left in L2 from the wave before.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_runs import header, keep, parser, run_or_summary  # noqa: E402
 
 SIZES = [(8192, 8192, 4096), (16384, 16384, 1024), (4096, 16384, 4096)]
 TILES = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (64, 128, 64, 4, 4)]  # BM, BN, BK, warps, stages
@@ -50,9 +51,7 @@ def run(out: Path) -> dict:
     from kernels.matmul import matmul_kernel
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    doc = {"versions": {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()},
-           "command": " ".join(sys.argv), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "sms": sms, "rows": []}
+    doc = header(sms=sms)
     for m, n, k in SIZES:
         torch.manual_seed(0)
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
@@ -80,9 +79,7 @@ def run(out: Path) -> dict:
                        "group": group, "ms": ms, "max_abs_error": err, "registers": regs, "shared": shared,
                        "programs_an_sm": per_sm, "tflops": 2 * m * n * k / (ms * 1e-3) / 1e12,
                        "wave_dram_bytes": wave_bytes(m, n, k, bm, bn, group, sms * per_sm)}
-                doc["rows"].append(row)
-                print(json.dumps(row), flush=True)
-                out.write_text(json.dumps(doc, indent=1))
+                keep(doc, row, out)
     return doc
 
 
@@ -98,17 +95,8 @@ def summary(path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", nargs="?")
-    ap.add_argument("--summary")
-    args = ap.parse_args()
-    if args.summary:
-        summary(Path(args.summary))
-        return 0
-    if not args.out:
-        ap.error("give OUT.json, or --summary OUT.json")
-    run(Path(args.out))
-    return 0
+    ap = parser(__doc__.split("\n\n")[0])
+    return run_or_summary(ap, ap.parse_args(), run, summary)
 
 
 if __name__ == "__main__":
