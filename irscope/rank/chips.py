@@ -416,15 +416,25 @@ def _on_h100(measured: "Measured", *own: dict) -> "Measured":
                                "H100's DRAM measured again (docs/rank/calibrate-h100-dram.json, aos-h100.json)")
 
 
-H100_CALIBRATION = {
-    "measured": H200_MEASURED, "measured_3": H200_MEASURED_3, "measured_4": _on_h100(H200_MEASURED_4),
-    "measured_5": _on_h100(H200_MEASURED_5), "measured_6": _on_h100(H200_MEASURED_6),
-    "measured_7": _on_h100(H200_MEASURED_7), "measured_8": _on_h100(H200_MEASURED_8),
-    "measured_10": _on_h100(H200_MEASURED_10, H100_ROWS_10), "measured_11": _on_h100(H200_MEASURED_11, H100_ROWS_11),
-    "measured_12": _on_h100(H200_MEASURED_12, H100_ROWS_11), "measured_13": _on_h100(H200_MEASURED_13, H100_ROWS_11),
-    "measured_14": _on_h100(H200_MEASURED_14, H100_ROWS_11), "measured_15": _on_h100(H200_MEASURED_15, H100_ROWS_11),
-    "measured_16": _on_h100(H200_MEASURED_16, H100_ROWS_11),
-    "measured_21": _on_h100(H200_MEASURED_21, H100_ROWS_11, H100_RECORDS)}
+H200_CALIBRATION = {
+    "measured": H200_MEASURED, "measured_3": H200_MEASURED_3, "measured_4": H200_MEASURED_4,
+    "measured_5": H200_MEASURED_5, "measured_6": H200_MEASURED_6, "measured_7": H200_MEASURED_7,
+    "measured_8": H200_MEASURED_8, "measured_10": H200_MEASURED_10, "measured_11": H200_MEASURED_11,
+    "measured_12": H200_MEASURED_12, "measured_13": H200_MEASURED_13, "measured_14": H200_MEASURED_14,
+    "measured_15": H200_MEASURED_15, "measured_16": H200_MEASURED_16, "measured_21": H200_MEASURED_21}
+
+
+def _h100_of(key: str, measured: "Measured") -> "Measured":
+    """The H100's figures for one of the H200's: its DRAM's from model 4 (the first to measure the DRAM),
+    its one-row programs' from model 10, its records' at model 21."""
+    model = int(key.split("_")[1]) if "_" in key else 2
+    if model < 4:
+        return measured
+    return _on_h100(measured, *([H100_ROWS_10] if model == 10 else [H100_ROWS_11] if model >= 11 else []),
+                    *([H100_RECORDS] if model >= 21 else []))
+
+
+H100_CALIBRATION = {key: _h100_of(key, m) for key, m in H200_CALIBRATION.items()}
 
 # A100: 312 TFLOP/s fp16 dense at 1.41 GHz on 108 SMs = 2048 flops/clk/SM; L2 5120 B/clk (A100 whitepaper).
 # H100/H200 SXM: 989.4 TFLOP/s fp16 dense at 1.83 GHz on 132 SMs = 4096 flops/clk/SM with wgmma; the
@@ -441,11 +451,7 @@ CHIPS: dict[str, Chip] = {c.name: c for c in (
          fallback={"mma": 0.5}, memory_gb=80, source="NVIDIA H100 datasheet and whitepaper", **H100_CALIBRATION),
     Chip("h200", "sm_90a", "H200 SXM 141GB", 132, 1.83, 4800, _rates(4096), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.5}, memory_gb=141, source="NVIDIA H200 datasheet (H100's SMs, HBM3e)",
-         measured=H200_MEASURED, measured_3=H200_MEASURED_3, measured_4=H200_MEASURED_4, measured_5=H200_MEASURED_5,
-         measured_6=H200_MEASURED_6, measured_7=H200_MEASURED_7, measured_8=H200_MEASURED_8,
-         measured_10=H200_MEASURED_10, measured_11=H200_MEASURED_11, measured_12=H200_MEASURED_12,
-         measured_13=H200_MEASURED_13, measured_14=H200_MEASURED_14, measured_15=H200_MEASURED_15,
-         measured_16=H200_MEASURED_16, measured_21=H200_MEASURED_21),
+         **H200_CALIBRATION),
     Chip("b200", "sm_100a", "B200", 148, 1.86, 8000, _rates(8192), l2_bytes_clk=5120 / 108,
          fallback={"mma": 0.25, "wgmma": 0.5}, memory_gb=180, source="NVIDIA Blackwell datasheet"),
     Chip("rtx5090", "sm_120a", "GeForce RTX 5090", 170, 2.41, 1792, _rates(512), fp32_flops=256,
