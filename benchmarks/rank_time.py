@@ -31,7 +31,8 @@ SPACES = {  # kernel -> the two sizes of the evaluation (docs/rank.md)
 # sys.path when it runs).
 from rank_eval import (HELDOUT, HELDOUT_3, HELDOUT_4, HELDOUT_5, HELDOUT_6, HELDOUT_7, HELDOUT_8,  # noqa: E402
                        HELDOUT_9, HELDOUT_9W, HELDOUT_10, HELDOUT_10W, HELDOUT_11, HELDOUT_11W, HELDOUT_12,
-                       HELDOUT_13, HELDOUT_14, HELDOUT_14W, HELDOUT_15, HELDOUT_16, HELDOUT_17, HELDOUT_BLUR,
+                       HELDOUT_13, HELDOUT_14, HELDOUT_14W, HELDOUT_15, HELDOUT_16, HELDOUT_17, HELDOUT_22,
+                       HELDOUT_22W, HELDOUT_BLUR,
                        HELDOUT_FIR, HELDOUT_CONV1D, HELDOUT_19, HELDOUT_20, HELDOUT_21, HELDOUT_21B, HELDOUT_H100,
                        RERUN, RERUN_W)
 
@@ -64,6 +65,8 @@ RUNS = [("heldout", HELDOUT, "the held-out sizes"),
         ("heldout20", HELDOUT_20, "3-D Gaussian splatting's covariance (benchmarks/rank/gscov.py), model 20's held-out kernel"),
         ("heldout21", HELDOUT_21, "a LiDAR sweep's per-point range (benchmarks/rank/lidar.py), model 21's held-out kernel"),
         ("heldout21b", HELDOUT_21B, "a particle system's step (benchmarks/rank/particles.py), model 21's second held-out kernel"),
+        ("heldout22", HELDOUT_22, "model 22's held-out sizes (add, the persistent softmax; first root)"),
+        ("heldout22w", HELDOUT_22W, "model 22's held-out sizes (the persistent softmax; softmax-wide root)"),
         ("heldouth100", HELDOUT_H100, "the evaluation's spaces on an H100, the H100 calibration's check (both roots)"),
         ("rerun", RERUN, "every size already timed again (the first root's spaces without matrix products; for "
                          "rank_eval.py noise)"),

@@ -221,7 +221,7 @@ def run(args, ui) -> int:
             if label in problems:  # a captured kernel's launches at other sizes are ranked in their own table
                 ranking.extend(rank([f], problems[label], chip, args.model))
                 reread[label] = rereads(s.read("ttgir"), problems[label]) if "ttgir" in s.stage_files else None
-        ranking.sort(key=lambda r: (r.estimate.ms, r.facts.label))
+        ranking.sort(key=lambda r: (r.estimate.key, r.facts.label))
         entry = {"size": first.size_name, "problem": first.as_dict(), "near_best": _near_best(ranking),
                  "alike": [{"places": [a, b], "constexprs": differ} for a, b, differ in _alike(ranking, len(ranking))],
                  "ranking": [{"place": i + 1, "facts": r.facts.as_dict(), "estimate": r.estimate.as_dict(),
@@ -414,7 +414,7 @@ def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
     runs, i = [], 0
     while i < len(shown):
         j = i
-        while j + 1 < len(shown) and shown[j + 1].estimate.ms == shown[i].estimate.ms:
+        while j + 1 < len(shown) and shown[j + 1].estimate.key == shown[i].estimate.key:
             j += 1
         group = [r.facts for r in shown[i:j + 1]]
         if j > i and len({(f.num_warps, f.num_stages) for f in group}) == 1:
@@ -429,7 +429,7 @@ def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
 def _score(ranking, measured):
     """The ranking's Evaluation against the measured times, or None when fewer than two configs have both."""
     from ..rank.evaluate import evaluate
-    predicted = {r.facts.label: r.estimate.ms if r.estimate.launchable else None for r in ranking}
+    predicted = {r.facts.label: r.estimate.key if r.estimate.launchable else None for r in ranking}
     try:
         return evaluate(predicted, measured.times)
     except ValueError:

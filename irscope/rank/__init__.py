@@ -34,7 +34,8 @@ class Ranked:
 
 
 def rank(facts: list[Facts], problem, chip: Chip, model: int = DEFAULT_MODEL) -> list[Ranked]:
-    """Every config's estimate at `problem` on `chip`, fastest first (ties by label, so a ranking is stable)."""
+    """Every config's estimate at `problem` on `chip`, fastest first (from model 22, configs predicted to the
+    same time by how hard their demands crowd it: Estimate.key; ties left by label, so a ranking is stable)."""
     est = [(f, estimate(f, problem, chip, model)) for f in facts]
-    est.sort(key=lambda fe: (fe[1].ms, fe[0].label))
+    est.sort(key=lambda fe: (fe[1].key, fe[0].label))
     return [Ranked(i + 1, f, e) for i, (f, e) in enumerate(est)]

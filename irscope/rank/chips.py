@@ -65,7 +65,7 @@ class Chip:
                 14: self.measured_14, 15: self.measured_15, 16: self.measured_16,
                 17: self.measured_16, 18: self.measured_16, 19: self.measured_16,
                 20: self.measured_16,  # 17-20: no new figure here (20 fits facts.L1_LINES_CLK)
-                21: self.measured_21}.get(model)
+                21: self.measured_21, 22: self.measured_21}.get(model)  # 22: no new figure
 
     def mma_rate(self, dtype: str, instruction: str) -> float:
         """flops/clock/SM of `instruction` ("wgmma", "mma", "tcgen05", "mfma", "wmma", "fma") on `dtype` inputs."""

@@ -47,33 +47,61 @@ class Evaluation:
     top5_slowdown: float  # the best measured time among the predicted top-5, over the measured best, minus 1
     unlaunchable_predicted: int  # configs the model says cannot launch
     unlaunchable_agreed: int  # ... of which the GPU also refused or failed them
+    # Configs predicted alike leave a ranking's order among them to the label (above). The same figures
+    # at the worst order among them: how many share the first place's prediction, how many the fifth's
+    # (those past the fifth among them too), and the slowdowns if the slowest of them were taken.
+    ties_top1: int = 1
+    ties_top5: int = 1
+    top1_slowdown_worst: float = 0.0
+    top5_slowdown_worst: float = 0.0
 
     def as_dict(self) -> dict:
         return dict(vars(self))
 
 
-def evaluate(predicted_ms: Mapping[str, float | None], measured_ms: Mapping[str, float | None]) -> Evaluation:
+def evaluate(predicted_ms: Mapping[str, "float | tuple | list | None"],
+             measured_ms: Mapping[str, float | None]) -> Evaluation:
     """Compare predictions with measurements, by config label. None (or inf) means "cannot launch" /
-    "did not run"; only configs with both a prediction and a measurement enter the correlation."""
+    "did not run"; only configs with both a prediction and a measurement enter the correlation. A
+    prediction is a time, or (time, crowding) as model 22 orders configs predicted to the same time
+    (Estimate.key); configs whose predictions are equal are tied: Spearman gives them their mean rank, the
+    top-1 and top-5 take them by label, and the `_worst` figures take the slowest of them."""
     both = sorted(k for k, v in predicted_ms.items()
                   if _finite(v) and _finite(measured_ms.get(k)))
     if len(both) < 2:
         raise ValueError("fewer than two configs were both predicted and measured")
-    pred = [float(predicted_ms[k]) for k in both]
+    key = {k: _key(predicted_ms[k]) for k in both}
     meas = [float(measured_ms[k]) for k in both]
-    by_pred = sorted(both, key=lambda k: (predicted_ms[k], k))
+    by_pred = sorted(both, key=lambda k: (key[k], k))
     best = min(both, key=lambda k: (measured_ms[k], k))
     t_best = float(measured_ms[best])
     top5 = by_pred[:5]
     no_launch = [k for k, v in predicted_ms.items() if not _finite(v)]
+    # The worst order among ties: the slowest of those tied at the first place; at the fifth, those
+    # predicted ahead of it and the slowest of those tied with it
+    first = [k for k in both if key[k] == key[by_pred[0]]]
+    fifth = key[top5[-1]]
+    ahead = [k for k in both if key[k] < fifth]
+    tied = sorted((k for k in both if key[k] == fifth), key=lambda k: -float(measured_ms[k]))
+    worst5 = ahead + tied[:len(top5) - len(ahead)]
     return Evaluation(
-        configs=len(both), spearman=round(spearman(pred, meas), 4), best=best, predicted_top1=by_pred[0],
-        best_in_top1=by_pred[0] == best, best_in_top5=best in top5,
+        configs=len(both), spearman=round(spearman([key[k] for k in both], meas), 4), best=best,
+        predicted_top1=by_pred[0], best_in_top1=by_pred[0] == best, best_in_top5=best in top5,
         top1_slowdown=round(float(measured_ms[by_pred[0]]) / t_best - 1, 4),
         top5_slowdown=round(min(float(measured_ms[k]) for k in top5) / t_best - 1, 4),
         unlaunchable_predicted=len(no_launch),
-        unlaunchable_agreed=sum(1 for k in no_launch if not _finite(measured_ms.get(k))))
+        unlaunchable_agreed=sum(1 for k in no_launch if not _finite(measured_ms.get(k))),
+        ties_top1=len(first), ties_top5=len(tied),
+        top1_slowdown_worst=round(max(float(measured_ms[k]) for k in first) / t_best - 1, 4),
+        top5_slowdown_worst=round(min(float(measured_ms[k]) for k in worst5) / t_best - 1, 4))
+
+
+def _key(v) -> tuple[float, float]:
+    """A prediction as what a ranking sorts by: (time, model 22's crowding; 0 for a bare time)."""
+    if isinstance(v, (tuple, list)):
+        return (float(v[0]), float(v[1]) if len(v) > 1 else 0.0)
+    return (float(v), 0.0)
 
 
 def _finite(v) -> bool:
-    return v is not None and math.isfinite(float(v))
+    return v is not None and math.isfinite(_key(v)[0])

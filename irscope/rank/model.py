@@ -89,15 +89,23 @@ class Estimate:
     waves: int = 0
     wave_fill: float = 0.0  # programs / (waves x SMs x blocks per SM)
     terms_us: dict | None = None  # each demand of the fullest wave, microseconds
+    # Model 22: how hard the fullest wave's demands crowd its bound (their p-norm over the largest, less
+    # one), which orders configs predicted to the same time; 0 before model 22 (ties then go by label)
+    crowding: float = 0.0
 
     @property
     def launchable(self) -> bool:
         return math.isfinite(self.ms)
 
+    @property
+    def key(self) -> tuple[float, float]:
+        """What a ranking sorts by: the time, then (model 22) the crowding of configs predicted alike."""
+        return (self.ms, self.crowding)
+
     def as_dict(self) -> dict:
         return {"label": self.label, "ms": self.ms if self.launchable else None, "bound": self.bound,
                 "reason": self.reason, "waves": self.waves, "wave_fill": round(self.wave_fill, 4),
-                "terms_us": self.terms_us}
+                "terms_us": self.terms_us, "crowding": self.crowding}
 
 
 def _work(d: dict) -> Work:
@@ -118,7 +126,7 @@ def iterations(facts: Facts, flops: float, min_bytes: float, programs: int) -> f
     return 1.0
 
 
-MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
+MODELS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
 SCHEDULERS = 4  # model 18: an SM's warp schedulers, each issuing an instruction a clock (NVIDIA's SM since Volta)
 L1_WAVEFRONTS_CLK = 1.0  # model 17: wavefronts (up to 4 sectors, 128 bytes) the L1 serves an SM a clock
 DEFAULT_MODEL = 21  # docs/rank.md ("Model 21 the default"): the latest model whose held-out runs bore it out
@@ -175,11 +183,16 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         # the L1's 32 banks their words need (facts.l1_wavefronts_strided). Model 20: each row of lanes
         # taking at least its L1 lines' lookups, a few a clock (fitted on our own kernel: rank_l1.py).
         # Model 21: a stream of records at the DRAM's runs and sectors it touches (rank_aos.py).
+        # Model 22: model 21, configs predicted to the same time ordered by how hard their demands crowd
+        # the bound (model 8's p-norm of the fullest wave's demands, its calibrated p): a memory-bound
+        # space's configs all reach the DRAM's time, and the one whose other demands come nearest to it
+        # is the likeliest to fall short of it (docs/rank.md, "Model 22: ties").
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
                          reps_fraction=chip.calibration(15).mma_reps_fraction,
                          wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=model >= 18,
                          strided=model >= 19, lookups=model >= 20,
-                         records=chip.calibration(21) if model >= 21 else None)
+                         records=chip.calibration(21) if model >= 21 else None,
+                         crowding_p=chip.calibration(22).soft_p if model >= 22 else None)
         return power_capped(base, facts, problem, chip, chip.calibration(13), once=True)
     if model >= 16:
         # Model 16: model 15, a loop that multiplies run in waves whose programs fill and drain together
@@ -206,7 +219,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
 def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float | None = None,
               reps_fraction: float | None = None, wave_stores: float | None = None, l1: bool = False,
               own: bool = False, strided: bool = False, lookups: bool = False,
-              records: "Measured | None" = None) -> Estimate:
+              records: "Measured | None" = None, crowding_p: float | None = None) -> Estimate:
     """Models 1-11's estimate (`estimate` runs models 12-16 on model 11's); `wait_cycles`: model 14's
     floor of a kernel without matrix products' own work, what each wait on a scoreboard adds to the
     clocks its SASS stalls a warp (none: model 11's, one clock an instruction); `reps_fraction`: model
@@ -217,7 +230,8 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
     L1's wavefronts of each access at its own width, unrolled loops, the SASS issued as a demand);
     `strided`: model 19's (the passes of the L1's banks each access's lanes need at its pointer's step);
     `lookups`: model 20's (those passes, or the lanes' L1 lines' lookups where they take longer);
-    `records`: model 21's figures for streams of records (facts.records: _record_seconds)."""
+    `records`: model 21's figures for streams of records (facts.records: _record_seconds); `crowding_p`:
+    model 22's p of the crowding (Estimate.crowding) that orders configs predicted alike."""
     measured = chip.calibration(model) if model >= 2 else None
     if not facts.launchable or facts.blocks_per_sm < 1:
         why = facts.launch_reasons[0] if facts.launch_reasons else "no program fits on an SM"
@@ -512,7 +526,14 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
                        f"epilogue{'s' if b > 1 else ''} beside its iterations{together}")
         if combined > 1.03 * largest:
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
-    return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us)
+    crowding = 0.0
+    if crowding_p:
+        # Model 22: the fullest wave's demands and one program's chain, as its wave() weighs them: their
+        # p-norm over the largest alone, less one (how far the others add to the bound; waves of other
+        # sizes compare alike)
+        crowded = [fullest * v for v in demand.values()] + [chain]
+        crowding = sum((v / max(crowded)) ** crowding_p for v in crowded) ** (1.0 / crowding_p) - 1.0
+    return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us, crowding)
 
 
 def _record_seconds(facts: Facts, problem, m) -> tuple[float, float]:
@@ -604,7 +625,8 @@ def power_capped(base: Estimate, facts: Facts, problem, chip: Chip, m, once: boo
     # (an effective clock, against model 11's times, which hold what the one-wave calibration ran at)
     reason = base.reason + (f"; power: +{factor - 1:.0%} at the lower clock the card keeps under this "
                             f"launch's load" if factor > 1.005 else "")
-    return Estimate(base.label, base.ms * factor, base.bound, reason, base.waves, base.wave_fill, base.terms_us)
+    return Estimate(base.label, base.ms * factor, base.bound, reason, base.waves, base.wave_fill, base.terms_us,
+                    base.crowding)
 
 
 def _spills(facts: Facts, n: float, threads: int, chip: Chip, measured, model: int, sync_rate: float,
