@@ -463,6 +463,13 @@ def _print_measured(ui, ranking, m, ev, chip) -> None:
         ui.print(f"  the fastest, {name(ev.best)} ({m.times[ev.best] * 1e3:,.1f} us), is #{place} of the ranking; "
                  f"{top1} runs {ev.top1_slowdown:.1%} slower, the best of the {'first 5 timed' if partial else 'top 5'} "
                  f"{ev.top5_slowdown:.1%}" + ("" if partial else " (goal: within 3%)"))
+        if ev.ties_top1 > 1 or ev.ties_top5 > 1:
+            # configs predicted to the same time stand in label order: what another order among them gives
+            places = [f"{n} the #{k}'s" for n, k in ((ev.ties_top1, 1), (ev.ties_top5, 5)) if n > 1]
+            shared = places[0].replace(" the", " share the", 1) + " predicted time" + \
+                "".join(f" and {p}" for p in places[1:])
+            ui.print(f"  {shared}; at their worst order the #1 runs {ev.top1_slowdown_worst:.1%} slower, the best of "
+                     f"the {'first 5 timed' if partial else 'top 5'} {ev.top5_slowdown_worst:.1%}")
     cannot = [r.facts.label for r in ranking if not r.estimate.launchable]
     if cannot:
         failed = sum(1 for label in cannot if label in m.times and m.times[label] is None)
