@@ -6,7 +6,7 @@
     python benchmarks/rank_eval.py sizes                        # models 9-13's held-out sizes added to facts.json
     python benchmarks/rank_eval.py table                        # docs/rank.md's table
     python benchmarks/rank_eval.py errors                       # each model's median error
-    python benchmarks/rank_eval.py topn [MODEL...] [--before-heldout17 | --heldout17]  # how many top configs to time
+    python benchmarks/rank_eval.py topn [MODEL...] [--before-heldout17 | --heldout17] [--worst]  # how many to time
     python benchmarks/rank_eval.py noise RERUN.json...          # -> docs/rank/noise.json: run-to-run orders
     python benchmarks/rank_eval.py onchip h100 OUT.json [--model M] [--rows HELDOUT_22,...]  # freeze on another chip
     python benchmarks/rank_eval.py onchip-score OUT.json TIMES.json... [--json EVAL.json]
@@ -368,10 +368,11 @@ TOP_N = (1, 2, 3, 5, 8, 10, 15, 20)
 BIG_SPACE = 24  # configs timed at a row: the softmax spaces of 5 and 6 configs are smaller
 
 
-def top_n(preds: dict, meas: dict) -> dict:
+def top_n(preds: dict, meas: dict, worst: bool = False) -> dict:
     """How many of the predicted fastest configs a user has to time: per row (space and size), the least N
     whose best measured time is within 3% (and 1%) of the measured best, and over the rows, how many of
-    them timing the predicted top N brings within 3% and 1% for N in TOP_N."""
+    them timing the predicted top N brings within 3% and 1% for N in TOP_N. Configs predicted alike stand
+    in label order, or with `worst` the slowest of them first."""
     rows: dict = {}
     for kernel, sizes in meas.items():
         for size, m in sizes.items():
@@ -381,7 +382,7 @@ def top_n(preds: dict, meas: dict) -> dict:
                 continue
             best = min(m[c] for c in both)
             need, fastest = {}, float("inf")
-            for i, c in enumerate(sorted(both, key=lambda c: (p[c], c)), 1):
+            for i, c in enumerate(sorted(both, key=lambda c: (p[c], -m[c] if worst else 0.0, c)), 1):
                 fastest = min(fastest, m[c])
                 for pct in (3, 1):
                     if pct not in need and fastest <= best * (1 + pct / 100):
@@ -629,9 +630,10 @@ def main(argv: list[str]) -> int:
             meas = {k: {s: m for s, m in sizes.items() if (s in late.get(k, ())) == keep} for k, sizes in meas.items()}
         models = [int(a) for a in argv[1:] if not a.startswith("--")] or [15, 16]
         for m in models:
-            doc = top_n(predictions(facts, m), meas)
+            # --worst: configs predicted alike taken slowest first (docs/rank.md, "Ties, and model 22")
+            doc = top_n(predictions(facts, m), meas, "--worst" in argv)
             print(f"model {m}, {doc['rows']} rows: timing the predicted top N finds a config within 3% / 1% "
-                  f"of the measured best at")
+                  f"of the measured best at" + (" (ties at their worst order)" if "--worst" in argv else ""))
             print(f"  (and at the {doc['big_rows']} rows of {BIG_SPACE} configs or more)")
             for n, c in doc["top_n"].items():
                 b = doc["big_top_n"][n]
@@ -681,7 +683,8 @@ def markdown(figures: dict, default: int | None = None) -> str:
     names = " / ".join(str(m) for m in MODELS)
     rows = [f"| space | size | held out from model | configs timed | Spearman model {names} | best in top-1 / "
             f"top-5 (model {default}) | predicted top-1 slower than best, {names} | best of predicted top-5 slower, "
-            f"{names} | cannot launch: predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|"]
+            f"{names} | the same at the worst order of configs predicted alike (model {default}) | cannot launch: "
+            f"predicted / GPU agreed |", "|---|---|---|---|---|---|---|---|---|---|"]
     d = MODELS.index(default)
 
     def cells(each, key, fmt):
@@ -696,6 +699,8 @@ def markdown(figures: dict, default: int | None = None) -> str:
                         f"{'yes' if f['best_in_top1'] else 'no'} / {'yes' if f['best_in_top5'] else 'no'} | "
                         + cells(each, "top1_slowdown", lambda v: f"{v:.1%}") + " | "
                         + cells(each, "top5_slowdown", lambda v: f"{v:.1%}") + " | "
+                        + (f"{f['top5_slowdown_worst']:.1%} ({f['ties_top5']} alike at #5)" if f["ties_top5"] > 1
+                           else "the same") + " | "
                         f"{f['unlaunchable_predicted']} / {f['unlaunchable_agreed']} |")
     return "\n".join(rows)
 

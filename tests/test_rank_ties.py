@@ -121,6 +121,19 @@ def test_model_22s_held_out_rows_rescore_from_the_committed_timings():
     flat22 = [f for ss in mine["figures"].values() for f in ss.values()]
     assert rank_eval.goals(flat21)["both_goals_worst"] == 10 and rank_eval.goals(flat21)["top5_within_3pct_worst"] == 12
     assert max(f["top1_slowdown_worst"] for f in flat22) < 0.03 < 0.2 < max(f["top1_slowdown_worst"] for f in flat21)
+    # the second run of the same rows (the same binaries, ten minutes later)
+    again = [json.loads((folder / f"rank-times-{n}-h100-again.json").read_text()) for n in ("heldout22", "heldout22w")]
+    figures = rank_eval.score_on_chip(frozen, again)
+    assert figures == json.loads((folder / "evaluation-h100-again.json").read_text())
+    mine = figures["model 22 (h100 calibration)"]
+    assert (mine["both_goals"], mine["top5_within_3pct_worst"]) == (8, 13)
+    timed = rank_eval.measured(rank_eval.merge_times(again))
+    meas = {k: {s: timed[k][s] for s in ss} for k, ss in sizes.items()}
+    flat21 = [f for ss in rank_eval.score({k: {s: p21[k][s] for s in ss} for k, ss in sizes.items()}, meas).values()
+              for f in ss.values()]
+    assert (rank_eval.goals(flat21)["both_goals"], rank_eval.goals(flat21)["both_goals_worst"]) == (9, 9)
+    flat22 = [f for ss in mine["figures"].values() for f in ss.values()]
+    assert max(f["top1_slowdown_worst"] for f in flat22) < 0.05 < 0.2 < max(f["top1_slowdown_worst"] for f in flat21)
 
 
 ADD_TIES = """\
