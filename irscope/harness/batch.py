@@ -12,6 +12,7 @@ import re
 import time
 import enum
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +139,7 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
         check_writable(folder, allow_goldens)
     executor = executor or LocalPool(workers, start_method)
     remote = executor.remote
-    logs = Path(tempfile.mkdtemp(prefix="irscope-logs-"))  # what a compiler that aborts wrote first
+    logs = log_folder()  # what a compiler that aborts wrote first
     # A remote compile's log is on its worker (see _on_worker): its job names none here.
     jobs = [(p, str(out), "" if remote else str(logs / f"{i}.log")) for i, p in enumerate(points)]
     labels = [folder.relative_to(out).as_posix() for folder in folders]
@@ -167,6 +168,54 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
     if layouts:
         _add_layouts(outcomes, workers, start_method)
     return outcomes
+
+
+LOG_PREFIX = "irscope-logs-"
+
+
+def log_folder() -> Path:
+    """A new folder for the compile children's last words, named for this process (irscope-logs-PID-...),
+    after removing those of irscope processes that are gone: one killed before its `finally` ran (SIGKILL,
+    the kernel's OOM killer) leaves its folder behind, and nothing else would remove it."""
+    sweep_logs()
+    return Path(tempfile.mkdtemp(prefix=f"{LOG_PREFIX}{os.getpid()}-"))
+
+
+def sweep_logs(where: str | None = None) -> int:
+    """Remove the log folders under `where` (the temporary folder) of processes no longer running that this
+    user owns; how many. Anything else there, or named so but not a folder, not this user's, or of a
+    running process, stays."""
+    root = Path(where or tempfile.gettempdir())
+    try:
+        found = [p for p in root.iterdir() if p.name.startswith(LOG_PREFIX)]
+    except OSError:
+        return 0
+    removed = 0
+    for folder in found:
+        pid, dash, _ = folder.name[len(LOG_PREFIX):].partition("-")
+        if not (dash and pid.isdigit()) or _running(int(pid)):
+            continue
+        try:
+            st = folder.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != getattr(os, "getuid", lambda: st.st_uid)():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += not folder.exists()
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return True  # (not a process a folder could be named for: leave it)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's, or not a number the system takes: not ours to judge
+    return True
 
 
 def _planned_key(point: Point) -> str:
