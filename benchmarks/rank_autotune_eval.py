@@ -48,7 +48,9 @@ def predictions(ranking: dict, model: int | None = None) -> dict[str, float | No
     if model is not None and not recomputable(ranking, model):
         raise ValueError("this ranking does not keep each config's problem")
     return {(r["facts"]["label"], r["facts"].get("config_warps") or r["facts"]["num_warps"], r["facts"]["num_stages"]): (
-        r["facts"]["constexprs"], r["estimate"]["ms"] if model is None else _estimate(ranking, r, model))
+        r["facts"]["constexprs"], (r["estimate"]["ms"], r["estimate"].get("crowding", 0.0))
+        if model is None and r["estimate"]["ms"] is not None else r["estimate"]["ms"] if model is None
+        else _estimate(ranking, r, model))
         for r in entry["ranking"]}
 
 
@@ -77,7 +79,8 @@ def _estimate(ranking: dict, r: dict, model: int) -> float | None:
     problem = Problem(p["kernel"], p["size_name"], p["size"], tuple(p["grid"]), p["flops"], p["min_bytes"],
                       trips=p.get("trips"), loop=p.get("loop"))
     e = estimate(Facts.from_dict(r["facts"]), problem, chip_for(ranking["target"], ranking["gpu"]), model)
-    return e.ms if e.launchable else None
+    # (model 22 orders configs predicted to the same time: its predictions are (ms, crowding))
+    return (e.key if model >= 22 else e.ms) if e.launchable else None
 
 
 def joined(ranking: dict, timings: dict, field: str = "ms", model: int | None = None) -> tuple[dict, dict]:

@@ -28,6 +28,17 @@ def test_ties_are_scored_at_their_worst_order_beside_the_label_order():
     meas = {"a": 1.10, "b": 1.20, "c": 1.30, "d": 1.40, "f": 1.00, "g": 1.50}
     ev = evaluate(pred, meas)
     assert (ev.top5_slowdown, ev.ties_top5, ev.top5_slowdown_worst) == (0.0, 2, 0.1)
+    # one tie from the #1 past the #5: at the worst order the top 5 are its five slowest
+    pred = {k: 1.0 for k in "abcdefg"}
+    meas = dict(zip("abcdefg", (1.00, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06)))
+    ev = evaluate(pred, meas)
+    assert (ev.ties_top1, ev.ties_top5, ev.top1_slowdown_worst, ev.top5_slowdown_worst) == (7, 7, 0.06, 0.02)
+    assert (ev.top1_slowdown, ev.top5_slowdown, ev.spearman) == (0.0, 0.0, 0.0)
+    # a tie inside the top 5 cannot change it: nothing shares the #5's place at its edge
+    pred = {"a": 1.0, "b": 2.0, "c": 2.0, "d": 3.0, "e": 4.0, "f": 5.0}
+    meas = {"a": 1.5, "b": 1.2, "c": 1.0, "d": 1.3, "e": 1.4, "f": 1.6}
+    ev = evaluate(pred, meas)
+    assert (ev.ties_top1, ev.ties_top5, ev.top5_slowdown_worst) == (1, 1, 0.0)
     # five configs or fewer are all the top 5: no fifth place to share
     ev = evaluate({"a": 1.0, "b": 2.0, "c": 2.0}, {"a": 1.0, "b": 2.0, "c": 3.0})
     assert (ev.ties_top1, ev.ties_top5, ev.top5_slowdown_worst) == (1, 1, 0.0)

@@ -171,35 +171,50 @@ def compile_points(points: Sequence[Point], out: Path, *, workers: int | None = 
 
 
 LOG_PREFIX = "irscope-logs-"
+STALE_S = 3600  # a gone process's log folder is removed once nothing was added to it for this long
+
+
+def log_prefix() -> str:
+    """This process's log folders' prefix: irscope-logs-HOST-PID- (the host with anything but letters and
+    digits as _, so that the name splits on its dashes)."""
+    import socket
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
+    return f"{LOG_PREFIX}{host}-{os.getpid()}-"
 
 
 def log_folder() -> Path:
-    """A new folder for the compile children's last words, named for this process (irscope-logs-PID-...),
-    after removing those of irscope processes that are gone: one killed before its `finally` ran (SIGKILL,
-    the kernel's OOM killer) leaves its folder behind, and nothing else would remove it."""
+    """A new folder for the compile children's last words, named for this host and process, after removing
+    those of this host's irscope processes that are gone: one killed before its `finally` ran (SIGKILL, the
+    kernel's OOM killer) leaves its folder behind, and nothing else would remove it."""
     sweep_logs()
-    return Path(tempfile.mkdtemp(prefix=f"{LOG_PREFIX}{os.getpid()}-"))
+    return Path(tempfile.mkdtemp(prefix=log_prefix()))
 
 
-def sweep_logs(where: str | None = None) -> int:
-    """Remove the log folders under `where` (the temporary folder) of processes no longer running that this
-    user owns; how many. Anything else there, or named so but not a folder, not this user's, or of a
-    running process, stays."""
+def sweep_logs(where: str | None = None, now: float | None = None) -> int:
+    """Remove the log folders under `where` (the temporary folder) of this host's processes no longer running,
+    that this user owns and nothing was added to for STALE_S (a temporary folder shared by machines or
+    containers whose process numbers mean other processes: the host's name and the age both guard); how many.
+    Anything else there stays: named so but not a folder (a link is not followed), another host's or user's,
+    a running process's, or recent. Not on Windows, where a process's number is not checked this way."""
+    if os.name == "nt":
+        return 0
     root = Path(where or tempfile.gettempdir())
+    host = log_prefix()[len(LOG_PREFIX):].split("-")[0]
     try:
-        found = [p for p in root.iterdir() if p.name.startswith(LOG_PREFIX)]
+        found = [p for p in root.iterdir() if p.name.startswith(f"{LOG_PREFIX}{host}-")]
     except OSError:
         return 0
+    now = time.time() if now is None else now
     removed = 0
     for folder in found:
-        pid, dash, _ = folder.name[len(LOG_PREFIX):].partition("-")
+        pid, dash, _ = folder.name[len(LOG_PREFIX) + len(host) + 1:].partition("-")
         if not (dash and pid.isdigit()) or _running(int(pid)):
             continue
         try:
             st = folder.lstat()
         except OSError:
             continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != getattr(os, "getuid", lambda: st.st_uid)():
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or now - st.st_mtime < STALE_S:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed += not folder.exists()
@@ -355,7 +370,8 @@ def _on_worker(job: tuple[Point, str, str], run: Callable) -> JobResult:
     compile crashed."""
     target = get_target(job[0].target)
     _warm_for(job[0], target)
-    with tempfile.TemporaryDirectory(prefix="irscope-logs-") as tmp:
+    sweep_logs()
+    with tempfile.TemporaryDirectory(prefix=log_prefix()) as tmp:
         log = Path(tmp) / "compile.log"
         r = run((job[0], job[1], str(log)))
         if r.status == JobStatus.CRASHED:

@@ -49,8 +49,8 @@ class Evaluation:
     unlaunchable_agreed: int  # ... of which the GPU also refused or failed them
     # Configs predicted alike leave a ranking's order among them to the label (above). The same figures
     # at the worst order among them: how many share the first place's prediction, how many the fifth's
-    # (those past the fifth among them too; 1 where five configs or fewer are all the top 5), and the
-    # slowdowns if the slowest of them were taken.
+    # (those past the fifth among them too; 1 where every config tied with the fifth is in the top 5, as
+    # in a space of five configs or fewer), and the slowdowns if the slowest of them were taken.
     ties_top1: int = 1
     ties_top5: int = 1
     top1_slowdown_worst: float = 0.0
@@ -79,14 +79,14 @@ def evaluate(predicted_ms: Mapping[str, "float | tuple | list | None"],
     top5 = by_pred[:5]
     no_launch = [k for k, v in predicted_ms.items() if not _finite(v)]
     # The worst order among ties: the slowest of those tied at the first place; at the fifth, those
-    # predicted ahead of it and the slowest of those tied with it (five configs or fewer: all are the top 5)
+    # predicted ahead of it and the slowest of those tied with it
     first = [k for k in both if key[k] == key[by_pred[0]]]
     fifth = key[top5[-1]]
     ahead = [k for k in both if key[k] < fifth]
     tied = sorted((k for k in both if key[k] == fifth), key=lambda k: -float(measured_ms[k]))
     worst5 = ahead + tied[:len(top5) - len(ahead)]
-    if len(both) <= 5:
-        tied = [top5[-1]]
+    if len(ahead) + len(tied) <= len(top5):
+        tied = [top5[-1]]  # all of them are in the top 5 whatever their order: none shares a place at its edge
     return Evaluation(
         configs=len(both), spearman=round(spearman([key[k] for k in both], meas), 4), best=best,
         predicted_top1=by_pred[0], best_in_top1=by_pred[0] == best, best_in_top5=best in top5,

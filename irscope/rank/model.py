@@ -186,7 +186,7 @@ def estimate(facts: Facts, problem, chip: Chip, model: int = DEFAULT_MODEL) -> E
         # Model 22: model 21, configs predicted to the same time ordered by how hard their demands crowd
         # the bound (model 8's p-norm of the fullest wave's demands, its calibrated p): a memory-bound
         # space's configs all reach the DRAM's time, and the one whose other demands come nearest to it
-        # is the likeliest to fall short of it (docs/rank.md, "Model 22: ties").
+        # is the likeliest to fall short of it (docs/rank.md, "Ties, and model 22").
         base = _estimate(facts, problem, chip, 11, wait_cycles=chip.calibration(14).wait_cycles,
                          reps_fraction=chip.calibration(15).mma_reps_fraction,
                          wave_stores=chip.calibration(16).wave_store_fraction, l1=True, own=model >= 18,
@@ -528,11 +528,12 @@ def _estimate(facts: Facts, problem, chip: Chip, model: int, wait_cycles: float 
             reason += f"; demands near each other: {combined / largest - 1:.0%} over the largest alone"
     crowding = 0.0
     if crowding_p:
-        # Model 22: the fullest wave's demands and one program's chain, as its wave() weighs them: their
-        # p-norm over the largest alone, less one (how far the others add to the bound; waves of other
-        # sizes compare alike)
-        crowded = [fullest * v for v in demand.values()] + [chain]
-        crowding = sum((v / max(crowded)) ** crowding_p for v in crowded) ** (1.0 / crowding_p) - 1.0
+        # Model 22: the fullest wave's demands and one program's chain among them: their p-norm over the
+        # largest alone, less one (how far the others add to the bound; waves of other sizes compare alike)
+        crowded = [max(0.0, fullest * v) for v in demand.values()] + [max(0.0, chain)]
+        top = max(crowded)
+        if top > 0 and math.isfinite(top):
+            crowding = sum((v / top) ** crowding_p for v in crowded) ** (1.0 / crowding_p) - 1.0
     return Estimate(facts.label, ms, bound, reason, waves, fill, terms_us, crowding)
 
 
