@@ -178,6 +178,7 @@ def test_rank_measured_says_what_its_ties_hide(cli, tmp_path):
             "gpu": {"device": "NVIDIA H200"}, "bench": {"kernel": {"ms": ms}}})
     code, stdout, err = cli(*base, "--model", "21", "--measured")
     assert code == 0, err
+    assert "#1-4 are predicted to the same time: they stand in label order (--model 22 orders them" in stdout
     assert "runs 0.0% slower" in stdout
     assert "4 share the #1's predicted time; at their worst order the #1 runs 17.6% slower, the best of the " \
         "top 5 0.0%" in stdout, stdout
@@ -189,3 +190,4 @@ def test_rank_measured_says_what_its_ties_hide(cli, tmp_path):
     assert entry["measured"]["evaluation"]["ties_top1"] == 1
     code, stdout, err = cli(*base, "--model", "22", "--measured")
     assert code == 0 and "share the #1's predicted time" not in stdout
+    assert "#1-4 are predicted to the same time: model 22 orders them by how hard their other demands" in stdout

@@ -406,6 +406,22 @@ def _advice(chip, asked: int, needs: int, why: str = "") -> str:
     return f"try --model {DEFAULT_MODEL} (the default){why}" if asked < needs else ""
 
 
+def _tied(ranking, top: int) -> list[tuple[int, int]]:
+    """Runs of the shown configs predicted to the same time, other than those predicted alike (_alike: the
+    same in everything the model reads); (first place, last place)."""
+    shown = [r for r in ranking[:top] if r.estimate.launchable]
+    alike = {(a, b) for a, b, _ in _alike(ranking, top)}
+    runs, i = [], 0
+    while i < len(shown):
+        j = i
+        while j + 1 < len(shown) and shown[j + 1].estimate.ms == shown[i].estimate.ms:
+            j += 1
+        if j > i and (i + 1, j + 1) not in alike:
+            runs.append((i + 1, j + 1))
+        i = j + 1
+    return runs
+
+
 def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
     """Runs of the shown configs predicted to the same time that differ only in constexprs (the same warps and
     stages): (first place, last place, the constexprs that differ). Nothing the model prices changes with
@@ -571,6 +587,15 @@ def _print(ui, name, chip, target, problem, ranking, problems, top, failed, show
     if near >= 2:
         ui.print(f"{near} configs (#1-{near}) are predicted within {NEAR:.0%} of the best, closer than the model can "
                  f"order them (docs/rank.md): time them all")
+    tied = _tied(ranking, top)
+    if tied:
+        where = ", ".join(f"#{a}-{b}" if b > a + 1 else f"#{a} and #{b}" for a, b in tied[:4]) + \
+            (f" and {len(tied) - 4} more" if len(tied) > 4 else "")
+        ui.print(f"{where} are predicted to the same time" + (
+            f": model {ran} orders them by how hard their other demands crowd the bound (docs/rank.md, \"Ties, "
+            f"and model 22\")" if ran is not None and ran >= 22 else
+            ": they stand in label order" + (" (--model 22 orders them; docs/rank.md, \"Ties, and model 22\")"
+                                              if chip.calibration(22) is not None else "")))
     alike = _alike(ranking, top)
     if alike:
         names = sorted({k for *_, differ in alike for k in differ})
