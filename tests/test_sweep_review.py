@@ -180,6 +180,15 @@ def test_a_scheduler_that_goes_away_mid_sweep_is_one_line_exit_5_not_tracebacks_
                    "  BLOCK_SIZE: [64, 128, 256, 512, 1024, 2048]\n  num_warps: [1, 2, 4]\n")
     proc = None
     try:
+        # (the sweep starts once the scheduler listens: on a loaded machine its start can outlast the client's
+        # connect timeout, and this test is about losing a scheduler, not about never reaching one)
+        listening = time.monotonic() + 120
+        while time.monotonic() < listening:
+            assert scheduler.poll() is None, "the Dask scheduler exited before it listened"
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
         proc = subprocess.Popen([sys.executable, "-m", "irscope", "sweep", str(sweep), "--scheduler", address],
                                 cwd=tmp_path, env=_cluster_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
