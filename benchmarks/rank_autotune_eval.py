@@ -47,10 +47,11 @@ def predictions(ranking: dict, model: int | None = None) -> dict[str, float | No
     (entry,) = ranking["sizes"]
     if model is not None and not recomputable(ranking, model):
         raise ValueError("this ranking does not keep each config's problem")
+    def own(e: dict):  # the ranking's own estimate, as it sorted by: (ms, crowding; 0 before model 22)
+        return None if e["ms"] is None else (e["ms"], e.get("crowding", 0.0))
+
     return {(r["facts"]["label"], r["facts"].get("config_warps") or r["facts"]["num_warps"], r["facts"]["num_stages"]): (
-        r["facts"]["constexprs"], (r["estimate"]["ms"], r["estimate"].get("crowding", 0.0))
-        if model is None and r["estimate"]["ms"] is not None else r["estimate"]["ms"] if model is None
-        else _estimate(ranking, r, model))
+        r["facts"]["constexprs"], own(r["estimate"]) if model is None else _estimate(ranking, r, model))
         for r in entry["ranking"]}
 
 

@@ -280,9 +280,10 @@ def predictions(facts_doc: dict, model: int = 2, chip=None) -> dict:
     return out
 
 
-def ms_of(v) -> float | None:
+def ms_of(v) -> float:
     """A prediction's time: a bare time (models 1-21) or model 22's [ms, crowding]."""
-    return v[0] if isinstance(v, (list, tuple)) else v
+    from irscope.rank.evaluate import prediction_key
+    return prediction_key(v)[0]
 
 
 def measured(times_doc: dict) -> dict:

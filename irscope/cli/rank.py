@@ -406,20 +406,25 @@ def _advice(chip, asked: int, needs: int, why: str = "") -> str:
     return f"try --model {DEFAULT_MODEL} (the default){why}" if asked < needs else ""
 
 
+def _runs(shown, value) -> list[tuple[int, int]]:
+    """(first index, last index) of each run of two or more neighbours in `shown` with equal `value(r)`."""
+    runs, i = [], 0
+    while i < len(shown):
+        j = i
+        while j + 1 < len(shown) and value(shown[j + 1]) == value(shown[i]):
+            j += 1
+        if j > i:
+            runs.append((i, j))
+        i = j + 1
+    return runs
+
+
 def _tied(ranking, top: int) -> list[tuple[int, int]]:
     """Runs of the shown configs predicted to the same time, other than those predicted alike (_alike: the
     same in everything the model reads); (first place, last place)."""
     shown = [r for r in ranking[:top] if r.estimate.launchable]
     alike = {(a, b) for a, b, _ in _alike(ranking, top)}
-    runs, i = [], 0
-    while i < len(shown):
-        j = i
-        while j + 1 < len(shown) and shown[j + 1].estimate.ms == shown[i].estimate.ms:
-            j += 1
-        if j > i and (i + 1, j + 1) not in alike:
-            runs.append((i + 1, j + 1))
-        i = j + 1
-    return runs
+    return [(i + 1, j + 1) for i, j in _runs(shown, lambda r: r.estimate.ms) if (i + 1, j + 1) not in alike]
 
 
 def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
@@ -427,18 +432,14 @@ def _alike(ranking, top: int) -> list[tuple[int, int, list[str]]]:
     stages): (first place, last place, the constexprs that differ). Nothing the model prices changes with
     those (a launch order like GROUP_SIZE_M, which the L2 sees): the model cannot order them."""
     shown = [r for r in ranking[:top] if r.estimate.launchable]  # (launchable configs come first)
-    runs, i = [], 0
-    while i < len(shown):
-        j = i
-        while j + 1 < len(shown) and shown[j + 1].estimate.key == shown[i].estimate.key:
-            j += 1
+    runs = []
+    for i, j in _runs(shown, lambda r: r.estimate.key):
         group = [r.facts for r in shown[i:j + 1]]
-        if j > i and len({(f.num_warps, f.num_stages) for f in group}) == 1:
+        if len({(f.num_warps, f.num_stages) for f in group}) == 1:
             keys = sorted({k for f in group for k in f.constexprs})
             differ = [k for k in keys if len({repr(f.constexprs.get(k)) for f in group}) > 1]
             if differ:
                 runs.append((i + 1, j + 1, differ))  # (places as the table numbers them)
-        i = j + 1
     return runs
 
 

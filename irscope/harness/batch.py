@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..errors import IrscopeError, SnapshotError, UsageError
 from ..spec.kernel import CompileOptions, variant_name
-from ..store.folder import check_writable, snapshot_dir, write_folder
+from ..store.folder import check_writable, process_running, snapshot_dir, write_folder
 from ..store.writer import snapshot_files
 from ..targets import Target, get_target
 from .executors import LocalPool
@@ -174,12 +174,15 @@ LOG_PREFIX = "irscope-logs-"
 STALE_S = 3600  # a gone process's log folder is removed once nothing was added to it for this long
 
 
-def log_prefix() -> str:
-    """This process's log folders' prefix: irscope-logs-HOST-PID- (the host with anything but letters and
-    digits as _, so that the name splits on its dashes)."""
+def _host() -> str:
+    """This host's name in a log folder's: anything but letters and digits as _, so the name splits on dashes."""
     import socket
-    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
-    return f"{LOG_PREFIX}{host}-{os.getpid()}-"
+    return re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
+
+
+def log_prefix() -> str:
+    """This process's log folders' prefix: irscope-logs-HOST-PID-."""
+    return f"{LOG_PREFIX}{_host()}-{os.getpid()}-"
 
 
 def log_folder() -> Path:
@@ -199,7 +202,7 @@ def sweep_logs(where: str | None = None, now: float | None = None) -> int:
     if os.name == "nt":
         return 0
     root = Path(where or tempfile.gettempdir())
-    host = log_prefix()[len(LOG_PREFIX):].split("-")[0]
+    host = _host()
     try:
         found = [p for p in root.iterdir() if p.name.startswith(f"{LOG_PREFIX}{host}-")]
     except OSError:
@@ -208,7 +211,7 @@ def sweep_logs(where: str | None = None, now: float | None = None) -> int:
     removed = 0
     for folder in found:
         pid, dash, _ = folder.name[len(LOG_PREFIX) + len(host) + 1:].partition("-")
-        if not (dash and pid.isdigit()) or _running(int(pid)):
+        if not (dash and pid.isdigit()) or process_running(int(pid)):
             continue
         try:
             st = folder.lstat()
@@ -219,18 +222,6 @@ def sweep_logs(where: str | None = None, now: float | None = None) -> int:
         shutil.rmtree(folder, ignore_errors=True)
         removed += not folder.exists()
     return removed
-
-
-def _running(pid: int) -> bool:
-    if pid <= 0:
-        return True  # (not a process a folder could be named for: leave it)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # another user's, or not a number the system takes: not ours to judge
-    return True
 
 
 def _planned_key(point: Point) -> str:

@@ -71,7 +71,7 @@ def evaluate(predicted_ms: Mapping[str, "float | tuple | list | None"],
                   if _finite(v) and _finite(measured_ms.get(k)))
     if len(both) < 2:
         raise ValueError("fewer than two configs were both predicted and measured")
-    key = {k: _key(predicted_ms[k]) for k in both}
+    key = {k: prediction_key(predicted_ms[k]) for k in both}
     meas = [float(measured_ms[k]) for k in both]
     by_pred = sorted(both, key=lambda k: (key[k], k))
     best = min(both, key=lambda k: (measured_ms[k], k))
@@ -99,7 +99,7 @@ def evaluate(predicted_ms: Mapping[str, "float | tuple | list | None"],
         top5_slowdown_worst=round(min(float(measured_ms[k]) for k in worst5) / t_best - 1, 4))
 
 
-def _key(v) -> tuple[float, float]:
+def prediction_key(v) -> tuple[float, float]:
     """A prediction as what a ranking sorts by: (time, model 22's crowding; 0 for a bare time)."""
     if isinstance(v, (tuple, list)):
         return (float(v[0]), float(v[1]) if len(v) > 1 else 0.0)
@@ -107,4 +107,4 @@ def _key(v) -> tuple[float, float]:
 
 
 def _finite(v) -> bool:
-    return v is not None and math.isfinite(_key(v)[0])
+    return v is not None and math.isfinite(prediction_key(v)[0])

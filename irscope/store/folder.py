@@ -258,16 +258,20 @@ def _remove_if_orphan(path: Path) -> None:
         pid = int(path.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
         return
-    if pid != os.getpid() and not _alive(pid):
+    if pid != os.getpid() and not process_running(pid):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process of this number runs here; True where that cannot be told (another user's, a number
+    the system does not take, or none a process could have), so that nothing of it is removed."""
+    if pid <= 0:
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (PermissionError, OverflowError, OSError):
         return True
     return True
 
@@ -301,5 +305,5 @@ def _remove_file_if_orphan(path: Path) -> None:
         pid = int(path.name.rsplit("-", 2)[-2])
     except (ValueError, IndexError):
         return
-    if pid != os.getpid() and not _alive(pid) and not path.is_dir():
+    if pid != os.getpid() and not process_running(pid) and not path.is_dir():
         path.unlink(missing_ok=True)
